@@ -1,0 +1,53 @@
+"""Atomic file writes: write to a temporary file in the same directory, then rename."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success rename it onto ``path``.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with atomic_path(d / "x.txt") as tmp:
+    ...     _ = tmp.write_text("hi")
+    >>> (d / "x.txt").read_text()
+    'hi'
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+    """Open a file for writing that appears at ``path`` only when the block succeeds."""
+    if "b" not in mode:
+        kwargs.setdefault("encoding", "utf-8")
+    with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as fh:
+        yield fh
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write ``obj`` as indented UTF-8 JSON, atomically."""
+    with atomic_open(path) as fh:
+        json.dump(obj, fh, indent=2, ensure_ascii=False, sort_keys=False)
+        fh.write("\n")

@@ -1,0 +1,34 @@
+"""Where xlsent keeps its cache and where it looks for the shared benchmark data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def xlsent_home() -> Path:
+    """Cache directory for converted models and encodings: ``$XLSENT_HOME`` or ``~/.cache/xlsent``."""
+    env = os.environ.get("XLSENT_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "xlsent"
+
+
+def data_root(root: str | os.PathLike[str] | None = None) -> Path:
+    """Locate the benchmark data folder.
+
+    Order: the ``root`` argument, ``$XLSENT_DATA``, ``./shared/data``, ``../shared/data`` (relative to the
+    working directory, then to the source checkout). Raises ``FileNotFoundError`` naming what was tried.
+    """
+    candidates: list[Path] = []
+    if root is not None:
+        candidates.append(Path(root))
+    elif os.environ.get("XLSENT_DATA"):
+        candidates.append(Path(os.environ["XLSENT_DATA"]))
+    else:
+        checkout = Path(__file__).resolve().parents[2]
+        for base in (Path.cwd(), checkout):
+            candidates += [base / "shared" / "data", base.parent / "shared" / "data"]
+    for cand in candidates:
+        if cand.is_dir():
+            return cand
+    tried = ", ".join(str(c) for c in candidates)
+    raise FileNotFoundError(f"benchmark data folder not found (tried {tried}); set XLSENT_DATA=/path/to/data")
