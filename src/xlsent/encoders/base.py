@@ -23,7 +23,7 @@ class Encoder(Protocol):
         sentences: Sequence[str],
         lang: str | None = None,
         *,
-        batch_tokens: int = 16384,
+        batch_tokens: int = 2048,
         progress: bool = False,
     ) -> np.ndarray: ...
 
@@ -35,7 +35,7 @@ class HiddenStateEncoder(Encoder, Protocol):
     num_layers: int
 
     def layer_pooled(
-        self, sentences: Sequence[str], *, batch_tokens: int = 16384, progress: bool = False
+        self, sentences: Sequence[str], *, batch_tokens: int = 2048, progress: bool = False
     ) -> tuple[np.ndarray, np.ndarray]: ...
 
 

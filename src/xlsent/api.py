@@ -1,0 +1,44 @@
+"""The public surface: ``load``, ``encode``, ``embed_file``, ``export``.
+
+>>> import xlsent
+>>> enc = xlsent.load()                                   # doctest: +SKIP
+>>> xlsent.encode(["Guten Morgen", "Good morning"]).shape  # doctest: +SKIP
+(2, 384)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.registry import DEFAULT_MODEL, load_encoder
+
+__all__ = ["load", "encode", "embed_file", "EmbedOptions", "EmbedSummary", "export_sentence_transformers"]
+
+
+@lru_cache(maxsize=4)
+def load(name_or_path: str | Path = DEFAULT_MODEL) -> Encoder:
+    """An encoder from a registered name (``me5-small``, ``muse``), a model directory or ``module:function``."""
+    return load_encoder(name_or_path)
+
+
+def encode(sentences: Sequence[str], model: str | Path = DEFAULT_MODEL, lang: str | None = None,
+           *, progress: bool = False) -> np.ndarray:
+    """Embed ``sentences`` with ``model``: ``(n, dim)`` float32 unit rows, row i for sentence i."""
+    return load(model).encode(sentences, lang, progress=progress)
+
+
+def export_sentence_transformers(model: str | Path, out: str | Path) -> Path:
+    """Export a transformer-type model as a sentence-transformers folder."""
+    from xlsent.encoders.export import export_sentence_transformers as _export
+    from xlsent.encoders.transformer import TransformerEncoder
+
+    encoder = load(model)
+    if not isinstance(encoder, TransformerEncoder):
+        raise ValueError(f"{model}: only transformer models can be exported to sentence-transformers")
+    return _export(encoder, out)

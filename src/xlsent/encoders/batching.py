@@ -1,0 +1,55 @@
+"""Token-budget batching over length-sorted windows, and the window split for over-long inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Window:
+    """A slice of one sentence's content tokens, run as one model input."""
+
+    sentence: int
+    ids: list[int]
+
+
+def split_windows(content: Sequence[Sequence[int]], max_content: int) -> tuple[list[Window], int]:
+    """Split each sentence's token ids into windows of at most ``max_content`` tokens.
+
+    Returns the windows and the number of sentences that needed more than one.
+
+    >>> ws, n_long = split_windows([[1, 2, 3], [4]], max_content=2)
+    >>> [(w.sentence, w.ids) for w in ws], n_long
+    ([(0, [1, 2]), (0, [3]), (1, [4])], 1)
+    """
+    windows: list[Window] = []
+    n_long = 0
+    for i, ids in enumerate(content):
+        if len(ids) > max_content:
+            n_long += 1
+        for start in range(0, max(len(ids), 1), max_content):
+            windows.append(Window(i, list(ids[start : start + max_content])))
+    return windows, n_long
+
+
+def token_budget_batches(lengths: Sequence[int], batch_tokens: int) -> Iterator[list[int]]:
+    """Group item indices, longest first, so that ``count * longest`` stays within ``batch_tokens``.
+
+    Every batch holds at least one item, so an item longer than the budget still runs alone.
+
+    >>> list(token_budget_batches([3, 10, 4, 9], batch_tokens=20))
+    [[1, 3], [2, 0]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    batch: list[int] = []
+    longest = 0
+    for i in order:
+        longest_if_added = max(longest, lengths[i])
+        if batch and longest_if_added * (len(batch) + 1) > batch_tokens:
+            yield batch
+            batch, longest_if_added = [], lengths[i]
+        batch.append(i)
+        longest = longest_if_added
+    if batch:
+        yield batch

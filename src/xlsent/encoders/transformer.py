@@ -1,0 +1,137 @@
+"""The transformer encoder backend: any model directory holding an XLM-R style model (e.g. me5-small)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
+from tqdm.auto import tqdm
+
+from xlsent.encoders.base import l2_normalize
+from xlsent.encoders.batching import Window, split_windows, token_budget_batches
+from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
+from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BATCH_TOKENS = 2048
+
+
+class TransformerEncoder:
+    """Sentence encoder over a frozen transformer: prefix, mean pooling, L2 normalisation.
+
+    Inputs longer than the position window are split into windows whose mean-pooled vectors are
+    averaged (weighted by token count); how many were split is logged, nothing is cut.
+
+    >>> import xlsent
+    >>> enc = xlsent.load("me5-small")                       # doctest: +SKIP
+    >>> v = enc.encode(["Der Hund bellt.", "The dog barks."])  # doctest: +SKIP
+    >>> float(v[0] @ v[1]) > 0.8                              # doctest: +SKIP
+    True
+    """
+
+    def __init__(self, model_dir: str | Path, *, name: str | None = None, verify: str = "size") -> None:
+        self.model_dir = Path(model_dir)
+        self.manifest: dict[str, Any] = read_manifest(self.model_dir, verify=verify)
+        cfg_path = self.model_dir / "config.json"
+        if not cfg_path.is_file():
+            raise ModelDirError(f"{self.model_dir}: config.json is missing")
+        self.config = TransformerConfig.from_json(cfg_path)
+        self.model = TransformerModel(self.config)
+        try:
+            state = load_file(str(self.model_dir / "model.safetensors"))
+        except Exception as exc:  # safetensors raises several types for a corrupt file
+            raise ModelDirError(f"{self.model_dir / 'model.safetensors'}: cannot be read ({exc})") from exc
+        state = {k: v for k, v in state.items() if not k.startswith("pooler.")}
+        missing, unexpected = self.model.load_state_dict(state, strict=False)
+        if missing or unexpected:
+            raise ModelDirError(f"{self.model_dir}: weights do not match config (missing {missing[:3]}, "
+                                f"unexpected {unexpected[:3]})")
+        self.model.eval()
+        self.tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+        enc_cfg = self.manifest.get("encoder", {})
+        self.prefix: str = enc_cfg.get("prefix", "")
+        self.bos: int = enc_cfg.get("bos_id", 0)
+        self.eos: int = enc_cfg.get("eos_id", 2)
+        self.pad: int = self.config.pad_token_id
+        self.max_tokens: int = self.config.max_position_embeddings - self.pad - 1
+        self.name: str = name or self.manifest.get("name", self.model_dir.name)
+        self.dim: int = self.config.hidden_size
+        self.num_layers: int = self.config.num_hidden_layers
+        self.id: str = f"{self.name}@{model_checksum(self.manifest)}"
+
+    def content_ids(self, sentences: Sequence[str]) -> list[list[int]]:
+        """Token ids of ``prefix + sentence`` without the special tokens."""
+        encs = self.tokenizer.encode_batch([self.prefix + s for s in sentences], add_special_tokens=False)
+        return [e.ids for e in encs]
+
+    def _windows(self, sentences: Sequence[str]) -> tuple[list[int], list[Window]]:
+        keep = [i for i, s in enumerate(sentences) if s.strip()]
+        content = self.content_ids([sentences[i] for i in keep])
+        windows, n_long = split_windows(content, self.max_tokens - 2)
+        if n_long:
+            log.warning("%d input(s) longer than %d tokens were split into windows and averaged",
+                        n_long, self.max_tokens)
+        return keep, windows
+
+    def _run(self, windows: list[Window], batch_tokens: int, progress: bool, all_layers: bool,
+             total: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per-window token sums ``(windows, layers, dim)`` and token counts."""
+        n_layers = self.num_layers + 1 if all_layers else 1
+        sums = np.zeros((len(windows), n_layers, self.dim), dtype=np.float32)
+        counts = np.zeros(len(windows), dtype=np.float32)
+        lengths = [len(w.ids) + 2 for w in windows]
+        bar = tqdm(total=total, disable=not progress, unit="sent", desc=f"encode {self.name}")
+        with torch.inference_mode():
+            for batch in token_budget_batches(lengths, batch_tokens):
+                width = max(lengths[i] for i in batch)
+                ids = torch.full((len(batch), width), self.pad, dtype=torch.long)
+                mask = torch.zeros((len(batch), width), dtype=torch.long)
+                for row, i in enumerate(batch):
+                    seq = [self.bos, *windows[i].ids, self.eos]
+                    ids[row, : len(seq)] = torch.tensor(seq)
+                    mask[row, : len(seq)] = 1
+                states = self.model(ids, mask, all_layers=all_layers)
+                m = mask.unsqueeze(-1).to(states[0].dtype)
+                pooled = torch.stack([(s * m).sum(dim=1) for s in states], dim=1)
+                sums[batch] = pooled.numpy()
+                counts[batch] = mask.sum(dim=1).numpy()
+                bar.update(len(batch) * total / max(len(windows), 1))
+        bar.close()
+        return sums, counts
+
+    def encode(self, sentences: Sequence[str], lang: str | None = None, *,
+               batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False) -> np.ndarray:
+        """``(len(sentences), dim)`` float32 unit rows; empty sentences give zero rows."""
+        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
+        keep, windows = self._windows(sentences)
+        if not windows:
+            return out
+        sums, counts = self._run(windows, batch_tokens, progress, all_layers=False, total=len(keep))
+        means = sums[:, 0, :] / counts[:, None]
+        weights = np.array([max(len(w.ids), 1) for w in windows], dtype=np.float32)
+        acc = np.zeros((len(keep), self.dim), dtype=np.float64)
+        owner = np.array([w.sentence for w in windows])
+        np.add.at(acc, owner, means * weights[:, None])
+        out[keep] = l2_normalize(acc.astype(np.float32))
+        return out
+
+    def layer_pooled(self, sentences: Sequence[str], *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
+                     progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Sum-pooled token states of every layer ``(n, layers + 1, dim)`` and token counts ``(n,)``."""
+        sums = np.zeros((len(sentences), self.num_layers + 1, self.dim), dtype=np.float32)
+        counts = np.zeros(len(sentences), dtype=np.float32)
+        keep, windows = self._windows(sentences)
+        if not windows:
+            return sums, counts
+        wsums, wcounts = self._run(windows, batch_tokens, progress, all_layers=True, total=len(keep))
+        owner = np.array([keep[w.sentence] for w in windows])
+        np.add.at(sums, owner, wsums)
+        np.add.at(counts, owner, wcounts)
+        return sums, counts

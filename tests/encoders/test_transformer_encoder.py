@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xlsent.encoders.batching import Window
+from xlsent.encoders.model_dir import ModelDirError
+from xlsent.encoders.registry import load_encoder
+from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.testing import make_tiny_model_dir
+
+SENTS = ["the dog barks", "der hund bellt", "a cat runs", "the cat", "b", "the dog runs fast and the cat barks"]
+
+
+def test_rows_are_unit_and_in_input_order(tiny_encoder: TransformerEncoder) -> None:
+    vecs = tiny_encoder.encode(SENTS)
+    assert vecs.shape == (len(SENTS), 32) and vecs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    reversed_vecs = tiny_encoder.encode(SENTS[::-1])
+    np.testing.assert_allclose(reversed_vecs[::-1], vecs, atol=1e-6)
+
+
+def test_vector_does_not_depend_on_batch(tiny_encoder: TransformerEncoder) -> None:
+    together = tiny_encoder.encode(SENTS, batch_tokens=10_000)
+    for i, s in enumerate(SENTS):
+        alone = tiny_encoder.encode([s], batch_tokens=1)
+        assert np.abs(alone[0] - together[i]).max() <= 1e-5
+
+
+def test_empty_rows_are_zero(tiny_encoder: TransformerEncoder) -> None:
+    vecs = tiny_encoder.encode(["the dog", "", "   ", "the cat"])
+    assert not vecs[1].any() and not vecs[2].any()
+    assert np.linalg.norm(vecs[0]) == pytest.approx(1.0, abs=1e-5)
+    assert tiny_encoder.encode([]).shape == (0, 32)
+
+
+def test_long_input_is_windowed_and_logged(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    enc = TransformerEncoder(make_tiny_model_dir(tmp_path / "m", max_positions=8))
+    long_text = "the dog barks " * 10
+    with caplog.at_level(logging.WARNING):
+        vec = enc.encode([long_text])[0]
+    assert "1 input(s) longer than 8 tokens" in caplog.text
+    ids = enc.content_ids([long_text])[0]
+    assert len(ids) > 6
+    windows = [ids[i : i + 6] for i in range(0, len(ids), 6)]
+    sums, counts = enc._run([Window(0, w) for w in windows], 100, False, False, 1)
+    means = sums[:, 0] / counts[:, None]
+    weights = np.array([len(w) for w in windows], dtype=np.float32)
+    expected = (means * weights[:, None]).sum(0)
+    np.testing.assert_allclose(vec, expected / np.linalg.norm(expected), atol=1e-5)
+
+
+def test_layer_pooled_matches_encode(tiny_encoder: TransformerEncoder) -> None:
+    sums, counts = tiny_encoder.layer_pooled(SENTS[:3])
+    assert sums.shape == (3, 3, 32)
+    last = sums[:, -1] / counts[:, None]
+    last /= np.linalg.norm(last, axis=1, keepdims=True)
+    np.testing.assert_allclose(last, tiny_encoder.encode(SENTS[:3]), atol=1e-5)
+
+
+def test_corrupt_model_dir_errors(tmp_path: Path) -> None:
+    d = make_tiny_model_dir(tmp_path / "m")
+    weights = d / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(ModelDirError, match="corrupt or partial"):
+        TransformerEncoder(d)
+    with pytest.raises(ModelDirError, match="not an xlsent model directory"):
+        load_encoder(tmp_path)
+    with pytest.raises(ValueError, match="unknown model"):
+        load_encoder("no-such-model")
