@@ -59,6 +59,70 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from xlsent.api import load
+    from xlsent.evaluation.runner import run_task
+
+    encoder = load(args.model)
+    for task in args.tasks:
+        options = {"margin_k": args.margin_k} if task == "tatoeba" else {}
+        result = run_task(task, encoder, langs=args.langs, root=args.data, progress=not args.quiet, **options)
+        path = result.save(args.out)
+        averages = ", ".join(f"{k} {v:.1f}" for k, v in result.averages.items())
+        print(f"{task}: {result.main_metric} {result.main_score:.2f} ({averages}) -> {path}")
+    return 0
+
+
+def _cmd_mine(args: argparse.Namespace) -> int:
+    from xlsent.api import load
+    from xlsent.data.text_input import InputSpec
+    from xlsent.mining.calibration import load_threshold
+    from xlsent.mining.pipeline import MineConfig, mine_files
+
+    encoder = load(args.model)
+    threshold = None if args.threshold is None else (
+        load_threshold(encoder) if args.threshold == "auto" else float(args.threshold))
+    cfg = MineConfig(k=args.k, margin=args.margin, mode=args.mode, threshold=threshold, dedup=not args.no_dedup,
+                     one_to_one=args.one_to_one, index=args.index, max_memory=int(args.max_memory * 2**30),
+                     with_ids=args.with_ids)
+    src = InputSpec(Path(args.src), args.format, args.column, args.field)
+    tgt = InputSpec(Path(args.tgt), args.format, args.column, args.field)
+    if args.engine == "ray":
+        from xlsent.mining.distributed import mine_files_ray
+
+        summary = mine_files_ray(src, tgt, args.output, args.model, cfg, src_lang=args.src_lang,
+                                 tgt_lang=args.tgt_lang, address=args.address, num_cpus=args.num_cpus,
+                                 progress=not args.quiet)
+    else:
+        summary = mine_files(
+            src, tgt, args.output, encoder, cfg, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
+            src_emb=Path(args.src_emb) if args.src_emb else None,
+            tgt_emb=Path(args.tgt_emb) if args.tgt_emb else None, progress=not args.quiet,
+        )
+    print(summary.describe())
+    return 0
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from xlsent.api import load
+    from xlsent.evaluation.bucc import calibrate
+    from xlsent.mining.calibration import save_threshold
+
+    encoder = load(args.model)
+    record = calibrate(encoder, root=args.data)
+    path = save_threshold(encoder, record)
+    print(f"{args.model}: ratio-margin threshold {record['threshold']:.4f} (saved in {path})")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from xlsent.evaluation.report import write_report
+
+    write_report(Path(args.results), Path(args.docs), Path(args.plots))
+    print(f"wrote {args.docs} and plots in {args.plots}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every ``xlsent`` command."""
     parser = argparse.ArgumentParser(
@@ -99,6 +163,68 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sentence-transformers", required=True, metavar="OUT",
                    help="write a folder that SentenceTransformer(OUT) loads with the same vectors")
     p.set_defaults(func=_cmd_export)
+
+    from xlsent.evaluation.runner import TASKS
+
+    p = sub.add_parser(
+        "eval", help="evaluate an encoder on the papers' benchmarks, writing results/*.json",
+        description="Tasks: " + "; ".join(f"{k}: {v}" for k, v in TASKS.items()),
+    )
+    p.add_argument("tasks", nargs="+", choices=list(TASKS), metavar="TASK", help=" | ".join(TASKS))
+    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
+    p.add_argument("--langs", nargs="+", help="restrict to these languages / subsets (task-specific codes)")
+    p.add_argument("--out", default="results", help="folder for the result JSON (default results/)")
+    p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
+    p.add_argument("--margin-k", type=int, help="tatoeba: ratio-margin retrieval with this k (e.g. 4)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_eval)
+
+    p = sub.add_parser(
+        "mine", help="mine translation pairs out of two monolingual files (margin-based, resumable)",
+        description="Embed SRC and TGT (or reuse --src-emb/--tgt-emb made by `xlsent embed` from the same "
+        "files), find the k nearest neighbours in both directions, score with the margin of Artetxe & Schwenk "
+        "(2019) and write `score TAB src TAB tgt` lines, best first. Re-running after a kill resumes.",
+    )
+    p.add_argument("src", help="source sentences (one a line; or TSV/JSONL/Parquet with --column/--field)")
+    p.add_argument("tgt", help="target sentences")
+    p.add_argument("-o", "--output", required=True, help="output TSV")
+    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
+    p.add_argument("--src-lang", help="source language code")
+    p.add_argument("--tgt-lang", help="target language code")
+    p.add_argument("--src-emb", help="embeddings of SRC from `xlsent embed` (checked against SRC)")
+    p.add_argument("--tgt-emb", help="embeddings of TGT from `xlsent embed` (checked against TGT)")
+    p.add_argument("--margin", default="ratio", choices=["ratio", "distance", "absolute"])
+    p.add_argument("--mode", default="max", choices=["forward", "backward", "max", "intersect"],
+                   help="candidate generation (default max: best of both directions, greedy 1:1)")
+    p.add_argument("--k", type=int, default=4, help="neighbours in the margin (default 4)")
+    p.add_argument("--threshold", help="keep pairs scoring at least this; 'auto' = the encoder's calibrated "
+                   "threshold (see `xlsent calibrate`); default: keep every candidate")
+    p.add_argument("--no-dedup", action="store_true", help="keep repeated sentences (default: best pair only)")
+    p.add_argument("--one-to-one", action="store_true", help="each line index used at most once")
+    p.add_argument("--index", default="exact", choices=["exact", "flat", "ivf", "ivfpq", "hnsw", "auto"],
+                   help="k-NN search: exact blocked (default) or a FAISS approximate index")
+    p.add_argument("--max-memory", type=float, default=1.0, help="GiB for the similarity blocks (default 1)")
+    p.add_argument("--with-ids", action="store_true", help="append the 1-based line numbers of both sides")
+    p.add_argument("--engine", default="local", choices=["local", "ray"],
+                   help="local: one process, resumable (default); ray: Ray Data embedding + sharded search")
+    p.add_argument("--address", help="with --engine ray: join this Ray cluster (default: start Ray locally)")
+    p.add_argument("--num-cpus", type=int, help="with --engine ray and no --address: CPUs for local Ray")
+    p.add_argument("--format", default="auto", choices=["auto", "txt", "tsv", "jsonl", "parquet"])
+    p.add_argument("--column", help="TSV/Parquet column holding the text")
+    p.add_argument("--field", help="JSONL field holding the text")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=_cmd_mine)
+
+    p = sub.add_parser("calibrate", help="calibrate an encoder's mining threshold on BUCC-style sets")
+    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
+    p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
+    p.set_defaults(func=_cmd_calibrate)
+
+    p = sub.add_parser("report", help="render docs/results.md and plots from results/*.json")
+    p.add_argument("--results", default="results", help="folder of result JSON (default results/)")
+    p.add_argument("--docs", default="docs/results.md", help="markdown to write (default docs/results.md)")
+    p.add_argument("--plots", default="docs/plots", help="folder for PNG plots (default docs/plots)")
+    p.set_defaults(func=_cmd_report)
 
     p = sub.add_parser("demo", help="embed the shipped German-English example and pair it up (make run)")
     p.add_argument("--model", default="me5-small", help=MODEL_HELP)

@@ -1,0 +1,69 @@
+"""Evaluation results: one JSON file per (task, encoder) run under ``results/``.
+
+Each file holds the task, dataset and its file checksums, the encoder id, every score, the main score,
+the protocol options, seconds taken and the xlsent version; ``xlsent report`` renders them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xlsent.atomic import write_json
+from xlsent.checksum import sha256_file
+from xlsent.version import __version__
+
+
+@dataclass
+class TaskResult:
+    """The outcome of one evaluation run.
+
+    ``scores`` maps a sub-set name (usually a language or language pair) to a dict of metrics;
+    ``averages`` holds named averages; ``main_score`` is the headline number (percent, higher is better).
+    """
+
+    task: str
+    encoder: str
+    dataset: str
+    main_score: float
+    main_metric: str
+    scores: dict[str, dict[str, float]]
+    averages: dict[str, float] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    dataset_files: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    variant: str = ""
+    xlsent_version: str = __version__
+    created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+
+    def file_name(self) -> str:
+        """``<task>[-<variant>]__<encoder>.json`` with unsafe characters replaced."""
+        stem = self.task + (f"-{self.variant}" if self.variant else "")
+        enc = self.encoder.split("@")[0]
+        return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{stem}__{enc}") + ".json"
+
+    def save(self, out_dir: str | Path) -> Path:
+        """Write the result atomically into ``out_dir`` and return the path."""
+        path = Path(out_dir) / self.file_name()
+        write_json(path, asdict(self))
+        return path
+
+
+def load_results(results_dir: str | Path) -> list[TaskResult]:
+    """Every result JSON in ``results_dir``, sorted by task, variant and encoder."""
+    out = []
+    for path in sorted(Path(results_dir).glob("*.json")):
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(raw, dict) and {"task", "encoder", "main_score"} <= raw.keys():
+            out.append(TaskResult(**{k: v for k, v in raw.items() if k in TaskResult.__dataclass_fields__}))
+    return sorted(out, key=lambda r: (r.task, r.variant, r.encoder))
+
+
+def file_checksums(paths: list[Path], root: Path) -> dict[str, str]:
+    """``{relative path: sha256}`` of the dataset files a task read."""
+    return {str(p.relative_to(root)) if p.is_relative_to(root) else str(p): sha256_file(p) for p in paths}

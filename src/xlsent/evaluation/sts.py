@@ -1,0 +1,73 @@
+"""Semantic textual similarity: Spearman correlation (x100) of cosine similarity with gold scores."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.cache import cached_encode, encoder_id
+from xlsent.evaluation.results import TaskResult, file_checksums
+from xlsent.paths import data_root
+
+EXCLUDED_FROM_AVERAGE = ("4b",)
+
+
+def cosine_spearman(a: np.ndarray, b: np.ndarray, gold: Sequence[float]) -> float:
+    """Spearman x 100 between row-wise cosine of ``a`` and ``b`` and the gold scores.
+
+    >>> a = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]]); b = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])
+    >>> round(cosine_spearman(a, b, [5.0, 2.5, 0.0]), 1)
+    100.0
+    """
+    na = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    cos = np.sum(a * b, axis=1) / np.maximum(na, 1e-12)
+    return float(spearmanr(cos, np.asarray(gold)).statistic) * 100
+
+
+def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
+        progress: bool = False) -> TaskResult:
+    """STS17 tracks 1-6 and cross-lingual en-xx pairs built from ``stsb_multi_mt`` test.
+
+    ``langs`` filters the subsets by name (e.g. ``sts17-5``, ``stsb-en-de``); default all.
+    """
+    from xlsent.data.sts import STS17_TRACKS, STSB_LANGS, load_sts17, load_stsb_crosslingual
+
+    start = time.perf_counter()
+    base = data_root(root)
+    subsets = {f"sts17-{t}": (lambda t=t: load_sts17(t, base)) for t in STS17_TRACKS}
+    subsets.update({f"stsb-en-{x}": (lambda x=x: load_stsb_crosslingual("en", x, "test", base))
+                    for x in STSB_LANGS if x != "en"})
+    chosen = langs or list(subsets)
+    unknown = sorted(set(chosen) - set(subsets))
+    if unknown:
+        raise ValueError(f"unknown STS subset(s) {unknown}; known: {' '.join(subsets)}")
+    scores: dict[str, dict[str, float]] = {}
+    for name in chosen:
+        pairs = subsets[name]()
+        a = cached_encode(encoder, pairs.sent1, pairs.lang1)
+        b = cached_encode(encoder, pairs.sent2, pairs.lang2)
+        scores[name] = {"spearman": cosine_spearman(a, b, pairs.scores), "pairs": float(len(pairs.scores))}
+    sts17 = [s["spearman"] for n, s in scores.items()
+             if n.startswith("sts17-") and n.removeprefix("sts17-") not in EXCLUDED_FROM_AVERAGE]
+    cross = [s["spearman"] for n, s in scores.items() if n.startswith("stsb-")]
+    averages = {}
+    if sts17:
+        averages["sts17 (without 4b)"] = float(np.mean(sts17))
+    if cross:
+        averages["stsb en-xx"] = float(np.mean(cross))
+    main = next(iter(averages.values()), float("nan"))
+    files = sorted(p for p in (base / "sts2017").rglob("*.txt")) + sorted((base / "stsb_multi_mt").rglob("*test*"))
+    return TaskResult(
+        task="sts", encoder=encoder_id(encoder), dataset="SemEval-2017 STS + stsb_multi_mt test",
+        main_score=main, main_metric="spearman", scores=scores, averages=averages,
+        options={"similarity": "cosine", "correlation": "spearman x 100"},
+        dataset_files=file_checksums([p for p in files if p.is_file()], base), seconds=time.perf_counter() - start,
+        notes=["track 6 uses the first 250 input lines (as MTEB and SBERT)",
+               "track 4b's gold holds only the integers 2-5; reported but left out of the average",
+               "cross-lingual pairs: sent1 from stsb_multi_mt English test, sent2 from the other language"],
+    )

@@ -1,0 +1,218 @@
+"""``xlsent mine``: embed -> k-NN (sharded, resumable) -> margin scoring -> selection -> TSV.
+
+Every stage writes its output atomically into a work folder (``OUTPUT.work/`` by default) keyed by the
+job's inputs, so a killed run started again with the same arguments skips what is finished: embedding
+chunks, k-NN shards of the source side, then the final selection. The result is identical.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from xlsent.atomic import atomic_open, atomic_path, write_json
+from xlsent.checksum import sha256_file
+from xlsent.data.text_input import InputSpec, iter_rows
+from xlsent.embed_job import EmbedOptions, embed_file
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.cache import encoder_id
+from xlsent.mining.knn import KnnResult, approx_bidirectional_knn, bidirectional_knn
+from xlsent.mining.margin import Margin, Mode, greedy_one_to_one, select_candidates
+from xlsent.store import load_embeddings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MineConfig:
+    """How to mine. Defaults follow Artetxe & Schwenk (2019): ratio margin, k=4, max retrieval."""
+
+    k: int = 4
+    margin: str = "ratio"
+    mode: str = "max"
+    threshold: float | None = None
+    dedup: bool = True
+    one_to_one: bool = False
+    index: str = "exact"
+    max_memory: int = 1 << 30
+    shard_rows: int = 200_000
+    with_ids: bool = False
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Candidate pairs: source row, target row, margin score (sorted by score, best first)."""
+
+    src: np.ndarray
+    tgt: np.ndarray
+    score: np.ndarray
+
+
+@dataclass
+class MineSummary:
+    """What a mining run produced."""
+
+    output: Path
+    src_rows: int
+    tgt_rows: int
+    candidates: int
+    written: int
+    seconds: float
+
+    def describe(self) -> str:
+        return (f"wrote {self.output}: {self.written} pairs from {self.candidates} candidates "
+                f"({self.src_rows} x {self.tgt_rows} sentences) in {self.seconds:.1f}s")
+
+
+def knn_shard(x_shard: np.ndarray, y: np.ndarray, offset: int, k: int, max_memory: int,
+              progress: bool = False) -> KnnResult:
+    """k-NN of one block of source rows: complete forward lists, and the target side's lists restricted
+    to this block (indices shifted by ``offset``), to be merged over all blocks."""
+    res = bidirectional_knn(np.asarray(x_shard), y, k, max_memory=max_memory, progress=progress)
+    return KnnResult(res.fwd_idx, res.fwd_sim, res.bwd_idx + offset, res.bwd_sim)
+
+
+def merge_knn_shards(parts: list[KnnResult], k: int) -> KnnResult:
+    """Join per-shard results: forward lists are concatenated, backward lists re-ranked to the best k."""
+    bwd_sim = np.concatenate([p.bwd_sim for p in parts], axis=1)
+    bwd_idx = np.concatenate([p.bwd_idx for p in parts], axis=1)
+    order = np.argsort(-bwd_sim, axis=1, kind="stable")[:, : min(k, bwd_sim.shape[1])]
+    return KnnResult(np.concatenate([p.fwd_idx for p in parts]), np.concatenate([p.fwd_sim for p in parts]),
+                     np.take_along_axis(bwd_idx, order, axis=1), np.take_along_axis(bwd_sim, order, axis=1))
+
+
+def shard_bounds(rows: int, shard_rows: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` row ranges of the source shards."""
+    return [(lo, min(rows, lo + shard_rows)) for lo in range(0, max(rows, 1), shard_rows)]
+
+
+def sharded_knn(x: np.ndarray, y: np.ndarray, k: int, work: Path | None, *, shard_rows: int,
+                max_memory: int, progress: bool = False) -> KnnResult:
+    """Exact bidirectional k-NN computed shard by shard over ``x``; finished shards are reused from ``work``."""
+    bounds = shard_bounds(len(x), shard_rows)
+    parts = []
+    for shard, (lo, hi) in enumerate(tqdm(bounds, disable=not progress or len(bounds) == 1, desc="k-NN shards")):
+        path = work / f"knn-{shard:05d}.npz" if work else None
+        if path is not None and path.is_file():
+            with np.load(path, allow_pickle=False) as z:
+                part = KnnResult(z["fwd_idx"], z["fwd_sim"], z["bwd_idx"], z["bwd_sim"])
+        else:
+            part = knn_shard(x[lo:hi], y, lo, k, max_memory, progress)
+            if path is not None:
+                with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+                    np.savez(fh, **asdict(part))
+        parts.append(part)
+    return merge_knn_shards(parts, k)
+
+
+def candidates_from_knn(knn: KnnResult, cfg: MineConfig) -> Candidates:
+    """Margin-scored candidates from bidirectional k-NN lists, best first."""
+    src, tgt, score = select_candidates(knn.fwd_idx, knn.fwd_sim, knn.bwd_idx, knn.bwd_sim,
+                                        margin=Margin(cfg.margin), mode=Mode(cfg.mode))
+    order = np.argsort(-score, kind="stable")
+    return Candidates(src[order], tgt[order], score[order])
+
+
+def mine_arrays(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path | None = None,
+                progress: bool = False) -> Candidates:
+    """Candidate pairs between two embedding matrices (rows L2-normalised)."""
+    if cfg.index == "exact":
+        knn = sharded_knn(x, y, cfg.k, work, shard_rows=cfg.shard_rows, max_memory=cfg.max_memory,
+                          progress=progress)
+    else:
+        knn = approx_bidirectional_knn(np.asarray(x), np.asarray(y), cfg.k, cfg.index)
+    return candidates_from_knn(knn, cfg)
+
+
+def select_pairs(cands: Candidates, src_text: list[str], tgt_text: list[str], cfg: MineConfig) -> Candidates:
+    """Apply the threshold, drop empty sentences, optional 1-to-1, and text deduplication (best pair kept)."""
+    keep = np.ones(len(cands.score), dtype=bool)
+    if cfg.threshold is not None:
+        keep &= cands.score >= cfg.threshold
+    keep &= np.array([bool(src_text[s].strip()) and bool(tgt_text[t].strip())
+                      for s, t in zip(cands.src, cands.tgt, strict=True)], dtype=bool)
+    c = Candidates(cands.src[keep], cands.tgt[keep], cands.score[keep])
+    if cfg.one_to_one:
+        s, t, sc = greedy_one_to_one(c.src, c.tgt, c.score)
+        order = np.argsort(-sc, kind="stable")
+        c = Candidates(s[order], t[order], sc[order])
+    if cfg.dedup:
+        seen_src: set[str] = set()
+        seen_tgt: set[str] = set()
+        mask = np.zeros(len(c.score), dtype=bool)
+        for i, (s, t) in enumerate(zip(c.src, c.tgt, strict=True)):
+            a, b = src_text[s].strip(), tgt_text[t].strip()
+            if a not in seen_src and b not in seen_tgt:
+                mask[i] = True
+                seen_src.add(a)
+                seen_tgt.add(b)
+        c = Candidates(c.src[mask], c.tgt[mask], c.score[mask])
+    return c
+
+
+def _embeddings(spec: InputSpec, given: Path | None, work: Path, name: str, encoder: Encoder, lang: str | None,
+                progress: bool) -> np.ndarray:
+    sha = sha256_file(spec.path)
+    if given is not None:
+        vecs, _ = load_embeddings(given, expect_sha256=sha, expect_encoder=encoder_id(encoder))
+        return vecs
+    out = work / f"{name}.npy"
+    if out.is_file():
+        try:
+            return load_embeddings(out, expect_sha256=sha, expect_encoder=encoder_id(encoder))[0]
+        except ValueError as exc:
+            log.warning("re-embedding %s: %s", spec.path, exc)
+    embed_file(spec, out, encoder, EmbedOptions(resume=True, progress=progress, lang=lang))
+    return load_embeddings(out, expect_sha256=sha)[0]
+
+
+def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Encoder, cfg: MineConfig, *,
+               src_lang: str | None = None, tgt_lang: str | None = None, src_emb: Path | None = None,
+               tgt_emb: Path | None = None, work_dir: Path | None = None, keep_work: bool = False,
+               progress: bool = True) -> MineSummary:
+    """Mine ``src`` x ``tgt`` into ``output`` as ``score TAB src TAB tgt`` (plus line numbers with ids)."""
+    start = time.perf_counter()
+    output = Path(output)
+    work = work_dir or output.with_name(output.name + ".work")
+    key = {"src": sha256_file(src.path), "tgt": sha256_file(tgt.path), "encoder": encoder_id(encoder),
+           "k": cfg.k, "shard_rows": cfg.shard_rows, "index": cfg.index}
+    state = work / "job.json"
+    if work.exists() and (not state.is_file() or json.loads(state.read_text(encoding="utf-8")) != key):
+        log.warning("%s belongs to another job; starting over", work)
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    write_json(state, key)
+    if progress:
+        print("[1/3] embedding", flush=True)
+    x = _embeddings(src, src_emb, work, "src", encoder, src_lang, progress)
+    y = _embeddings(tgt, tgt_emb, work, "tgt", encoder, tgt_lang, progress)
+    if progress:
+        print(f"[2/3] k-NN search ({len(x)} x {len(y)}, index={cfg.index}, k={cfg.k})", flush=True)
+    cands = mine_arrays(x, y, cfg, work, progress)
+    if progress:
+        print(f"[3/3] scoring and selecting {len(cands.score)} candidates", flush=True)
+    written = write_pairs(output, cands, list(iter_rows(src)), list(iter_rows(tgt)), cfg)
+    if not keep_work:
+        shutil.rmtree(work)
+    return MineSummary(output, len(x), len(y), len(cands.score), written, time.perf_counter() - start)
+
+
+def write_pairs(output: Path, cands: Candidates, src_text: list[str], tgt_text: list[str], cfg: MineConfig) -> int:
+    """Select pairs from ``cands`` and write ``score TAB src TAB tgt [TAB src_line TAB tgt_line]`` atomically."""
+    chosen = select_pairs(cands, src_text, tgt_text, cfg)
+    with atomic_open(output) as fh:
+        for s, t, sc in zip(chosen.src, chosen.tgt, chosen.score, strict=True):
+            ids = f"\t{s + 1}\t{t + 1}" if cfg.with_ids else ""
+            fh.write(f"{sc:.6f}\t{_clean(src_text[s])}\t{_clean(tgt_text[t])}{ids}\n")
+    return len(chosen.score)
+
+
+def _clean(text: str) -> str:
+    return text.replace("\t", " ").replace("\n", " ")
