@@ -1,0 +1,81 @@
+"""File helpers shared by the dataset readers: locating files, decoding lines, splitting fields."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sized
+from pathlib import Path
+
+from xlsent.paths import data_root
+
+
+def dataset_path(root: str | Path | None, *parts: str) -> Path:
+    """``parts`` joined under the benchmark data folder; ``FileNotFoundError`` naming the path if absent."""
+    path = data_root(root).joinpath(*parts)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found (benchmark data folder incomplete)")
+    return path
+
+
+def read_lines(path: Path) -> list[str]:
+    """The lines of a UTF-8 file without their ending (``\\n`` or ``\\r\\n``).
+
+    Only ``\\n`` ends a line: other Unicode line separators found inside sentences are kept. Invalid UTF-8 raises
+    ``ValueError`` naming the file and line.
+    """
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_no = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{path}:{line_no}: invalid UTF-8 ({exc.reason}); expected a UTF-8 text file") from exc
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def read_legacy_lines(path: Path) -> list[str]:
+    """The lines of a single-byte encoded file: each line decoded as cp1252, or latin-1 where cp1252 fails."""
+    lines = path.read_bytes().split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    decoded = []
+    for raw in lines:
+        raw = raw.removesuffix(b"\r")
+        try:
+            decoded.append(raw.decode("cp1252"))
+        except UnicodeDecodeError:
+            decoded.append(raw.decode("latin-1"))
+    return decoded
+
+
+def split_fields(line: str, path: Path, line_no: int, expected: int, *, at_least: bool = False) -> list[str]:
+    """``line`` split on tabs; ``ValueError`` naming the file and line unless it has ``expected`` fields.
+
+    With ``at_least``, more fields are allowed (and returned).
+    """
+    fields = line.split("\t")
+    if len(fields) < expected or (len(fields) > expected and not at_least):
+        wanted = f"at least {expected}" if at_least else str(expected)
+        raise ValueError(f"{path}:{line_no}: {len(fields)} tab-separated field(s), expected {wanted}")
+    return fields
+
+
+def parse_float(value: str, path: Path, line_no: int, what: str) -> float:
+    """``value`` as a float; ``ValueError`` naming the file, line and what was expected otherwise."""
+    try:
+        return float(value)
+    except ValueError as exc:
+        raise ValueError(f"{path}:{line_no}: {value!r} is not a number; expected {what}") from exc
+
+
+def check_choice(value: str, choices: Collection[str], what: str) -> None:
+    """``ValueError`` listing the valid ``choices`` unless ``value`` is one of them."""
+    if value not in choices:
+        raise ValueError(f"unknown {what} {value!r}; valid: {' '.join(choices)}")
+
+
+def check_same_length(path_a: Path, a: Sized, path_b: Path, b: Sized) -> None:
+    """``ValueError`` naming both files unless they have the same number of rows."""
+    if len(a) != len(b):
+        raise ValueError(f"row counts differ: {path_a} has {len(a)}, {path_b} has {len(b)}; expected row-aligned files")

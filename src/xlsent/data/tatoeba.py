@@ -1,0 +1,45 @@
+"""Tatoeba similarity-search test set (Artetxe & Schwenk 2019): up to 1000 xx-English pairs for 112 languages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from xlsent.data._files import check_choice, check_same_length, dataset_path, read_lines
+
+FOLDER = "tatoeba_v1"
+
+XTREME36: tuple[str, ...] = (
+    "ara", "heb", "vie", "ind", "jav", "tgl", "eus", "mal", "tel", "afr", "nld", "deu", "ell", "ben", "hin", "mar",
+    "urd", "tam", "fra", "ita", "por", "spa", "bul", "rus", "jpn", "kat", "kor", "tha", "swh", "cmn", "kaz", "tur",
+    "est", "fin", "hun", "pes",
+)
+"""The 36 Tatoeba languages averaged in XTREME."""
+
+PAPER14: tuple[str, ...] = (
+    "deu", "fra", "cmn", "rus", "hin", "ell", "bul", "spa", "tur", "tha", "urd", "vie", "ara", "kat",
+)
+"""The 14 languages reported in the paper's main table."""
+
+
+def tatoeba_languages(root: str | Path | None = None) -> list[str]:
+    """The 3-letter codes of the languages in ``tatoeba_v1`` (both files present), sorted."""
+    folder = dataset_path(root, FOLDER)
+    langs = []
+    for eng in folder.glob("tatoeba.*-eng.eng"):
+        lang = eng.name.removeprefix("tatoeba.").removesuffix("-eng.eng")
+        if (folder / f"tatoeba.{lang}-eng.{lang}").is_file():
+            langs.append(lang)
+    return sorted(langs)
+
+
+def load_tatoeba(lang: str, root: str | Path | None = None) -> tuple[list[str], list[str]]:
+    """The sentences in ``lang`` and their English translations: line i of both lists is a pair.
+
+    Lines are returned as in the files, without the newline (other whitespace is kept).
+    """
+    check_choice(lang, tatoeba_languages(root), "Tatoeba language")
+    folder = dataset_path(root, FOLDER)
+    xx_path, en_path = folder / f"tatoeba.{lang}-eng.{lang}", folder / f"tatoeba.{lang}-eng.eng"
+    xx, en = read_lines(xx_path), read_lines(en_path)
+    check_same_length(xx_path, xx, en_path, en)
+    return xx, en
