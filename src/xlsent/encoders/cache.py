@@ -39,7 +39,10 @@ def cache_dir(encoder: Encoder, root: Path | None = None) -> Path:
 
 def cached_encode(encoder: Encoder, sentences: Sequence[str], lang: str | None = None, *,
                   root: Path | None = None, progress: bool = False) -> np.ndarray:
-    """``encoder.encode(sentences, lang)``, read from or written to the on-disk cache."""
+    """``encoder.encode(sentences, lang)``, read from or written to the on-disk cache.
+
+    Repeated sentences are encoded once (an encoder's vector does not depend on its batch).
+    """
     key = sentences_key(sentences, lang)
     path = cache_dir(encoder, root) / f"{key[:32]}.npy"
     if path.is_file():
@@ -48,7 +51,8 @@ def cached_encode(encoder: Encoder, sentences: Sequence[str], lang: str | None =
             return np.asarray(vecs)
         except (EmbeddingFileError, ValueError) as exc:
             log.warning("ignoring unusable cache file %s (%s)", path, exc)
-    vecs = encoder.encode(sentences, lang, progress=progress)
+    unique, inverse = np.unique(np.asarray(sentences, dtype=object), return_inverse=True)
+    vecs = encoder.encode([str(u) for u in unique], lang, progress=progress)[inverse.reshape(-1)]
     meta = base_metadata(len(sentences), vecs.shape[1], encoder_id(encoder), {"sha256": key, "lang": lang})
     save_embeddings(path, vecs.astype(np.float32), meta)
     return vecs

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -96,8 +97,10 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
 
     start = time.perf_counter()
     base = data_root(root)
-    builders = {"zh-en (bucc2018 sample)": lambda: load_bucc_sample("zh-en", base)}
-    builders.update({f"{x}-en (newstest)": (lambda x=x: newstest_bucc(x, base)) for x in NEWSTEST_LANGS})
+    builders: dict[str, Callable[[], BuccSet]] = {
+        "zh-en (bucc2018 sample)": partial(load_bucc_sample, "zh-en", base),
+        **{f"{x}-en (newstest)": partial(newstest_bucc, x, base) for x in NEWSTEST_LANGS},
+    }
     chosen = [n for n in builders if not langs or n.split(" ")[0] in langs or n.split("-")[0] in langs]
     scores: dict[str, dict[str, float]] = {}
     notes = [f"ratio margin, k={k}, candidates by {mode!r} retrieval with LASER's greedy 1:1 filter, "

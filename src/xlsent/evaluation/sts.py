@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -35,13 +36,14 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
 
     ``langs`` filters the subsets by name (e.g. ``sts17-5``, ``stsb-en-de``); default all.
     """
-    from xlsent.data.sts import STS17_TRACKS, STSB_LANGS, load_sts17, load_stsb_crosslingual
+    from xlsent.data.sts import STS17_TRACKS, STSB_LANGS, StsPairs, load_sts17, load_stsb_crosslingual
 
     start = time.perf_counter()
     base = data_root(root)
-    subsets = {f"sts17-{t}": (lambda t=t: load_sts17(t, base)) for t in STS17_TRACKS}
-    subsets.update({f"stsb-en-{x}": (lambda x=x: load_stsb_crosslingual("en", x, "test", base))
-                    for x in STSB_LANGS if x != "en"})
+    subsets: dict[str, Callable[[], StsPairs]] = {
+        **{f"sts17-{t}": partial(load_sts17, t, base) for t in STS17_TRACKS},
+        **{f"stsb-en-{x}": partial(load_stsb_crosslingual, "en", x, "test", base) for x in STSB_LANGS if x != "en"},
+    }
     chosen = langs or list(subsets)
     unknown = sorted(set(chosen) - set(subsets))
     if unknown:

@@ -1,0 +1,112 @@
+"""SentEval-style transfer tasks (MR, SUBJ, TREC, SST-2): logistic regression on frozen English embeddings.
+
+MR and SUBJ have no official split and are scored by stratified 10-fold cross-validation; TREC and SST-2 use
+their train/test splits. The regularisation strength C is always tuned by an inner cross-validation on the
+training part only.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
+from tqdm.auto import tqdm
+
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.cache import cached_encode, encoder_id
+from xlsent.evaluation.results import TaskResult, file_checksums
+from xlsent.paths import data_root
+
+log = logging.getLogger(__name__)
+
+C_GRID = (0.25, 1.0, 4.0, 16.0, 64.0, 256.0)
+"""Inverse L2 strengths tried: SentEval's scikit-learn grid (2^-2..2^3) widened upwards for unit-length embeddings."""
+PAPER_TASKS = ("MR", "SUBJ", "TREC", "SST2")
+"""The tasks DuEAM reports (Table 6), run by default and averaged as ``all-4``; CR and MPQA run on request."""
+TASK_FILES: dict[str, tuple[str, ...]] = {
+    "MR": ("harvardnlp_raw/rt-polarity.pos", "harvardnlp_raw/rt-polarity.neg"),
+    "SUBJ": ("harvardnlp_raw/subj.objective", "harvardnlp_raw/subj.subjective"),
+    "TREC": ("harvardnlp_raw/TREC.train", "harvardnlp_raw/TREC.test"),
+    "SST2": ("SST2_senteval/sentiment-train", "SST2_senteval/sentiment-test"),
+    "CR": ("harvardnlp_raw/custrev.pos", "harvardnlp_raw/custrev.neg"),
+    "MPQA": ("harvardnlp_raw/mpqa.pos", "harvardnlp_raw/mpqa.neg"),
+}
+"""Files under ``<data>/senteval`` that each task is read from (for the result's checksums)."""
+
+
+def tuned_logreg(*, c_grid: Sequence[float] = C_GRID, inner_folds: int = 5, seed: int = 0) -> GridSearchCV:
+    """An L2 logistic regression whose C is picked from ``c_grid`` by stratified inner CV, then refit on all."""
+    return GridSearchCV(LogisticRegression(max_iter=2000), {"C": list(c_grid)}, scoring="accuracy",
+                        cv=StratifiedKFold(inner_folds, shuffle=True, random_state=seed))
+
+
+def cv_accuracy(x: np.ndarray, y: np.ndarray, *, folds: int = 10, c_grid: Sequence[float] = C_GRID,
+                inner_folds: int = 5, seed: int = 0) -> float:
+    """Mean test accuracy (%) over stratified ``folds``-fold CV, C tuned inside each training part.
+
+    >>> x = np.array([[0.0], [1.0]] * 10); y = np.array([0, 1] * 10)
+    >>> cv_accuracy(x, y, folds=2, inner_folds=2, c_grid=[1.0, 10.0])
+    100.0
+    """
+    model = tuned_logreg(c_grid=c_grid, inner_folds=inner_folds, seed=seed)
+    outer = StratifiedKFold(folds, shuffle=True, random_state=seed)
+    return float(np.mean(cross_val_score(model, x, y, cv=outer, scoring="accuracy"))) * 100
+
+
+def split_accuracy(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, *,
+                   c_grid: Sequence[float] = C_GRID, inner_folds: int = 5, seed: int = 0) -> tuple[float, float]:
+    """Test accuracy (%) of the tuned model fitted on the training split, and the C it chose."""
+    model = tuned_logreg(c_grid=c_grid, inner_folds=inner_folds, seed=seed).fit(x, y)
+    return float(model.score(x_test, y_test)) * 100, float(model.best_params_["C"])
+
+
+def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
+        progress: bool = False, folds: int = 10, inner_folds: int = 5, c_grid: Sequence[float] = C_GRID,
+        seed: int = 0) -> TaskResult:
+    """Accuracy on MR, SUBJ, TREC and SST-2 (or the tasks in ``langs``, e.g. ``["MR", "CR"]``) and their average."""
+    from xlsent.data.senteval import SENTEVAL_TASKS, load_senteval
+
+    start = time.perf_counter()
+    base = data_root(root)
+    tasks = langs or list(PAPER_TASKS)
+    unknown = sorted(set(tasks) - set(SENTEVAL_TASKS))
+    if unknown:
+        raise ValueError(f"unknown SentEval task(s) {unknown}; known: {' '.join(SENTEVAL_TASKS)}")
+    scores: dict[str, dict[str, float]] = {}
+    for name in tqdm(tasks, disable=not progress, desc="senteval", unit="task"):
+        data = load_senteval(name, base)
+        x, y = cached_encode(encoder, data.texts, "en"), np.asarray(data.labels)
+        if data.test_texts is None or data.test_labels is None:
+            acc = cv_accuracy(x, y, folds=folds, c_grid=c_grid, inner_folds=inner_folds, seed=seed)
+            scores[name] = {"accuracy": acc, "examples": float(len(y)), "folds": float(folds)}
+        else:
+            x_test, y_test = cached_encode(encoder, data.test_texts, "en"), np.asarray(data.test_labels)
+            acc, c = split_accuracy(x, y, x_test, y_test, c_grid=c_grid, inner_folds=inner_folds, seed=seed)
+            scores[name] = {"accuracy": acc, "train": float(len(y)), "test": float(len(y_test)), "C": c}
+        log.info("senteval %s: %.2f", name, scores[name]["accuracy"])
+    averages = {"all-4": float(np.mean([scores[t]["accuracy"] for t in PAPER_TASKS]))} \
+        if all(t in scores for t in PAPER_TASKS) else {}
+    main = averages.get("all-4", float(np.mean([s["accuracy"] for s in scores.values()])))
+    files = [base / "senteval" / rel for name in tasks for rel in TASK_FILES.get(name, ())]
+    grid = ", ".join(f"{c:g}" for c in c_grid)
+    return TaskResult(
+        task="senteval", encoder=encoder_id(encoder), dataset="SentEval " + ", ".join(tasks) + " (English)",
+        main_score=main, main_metric="accuracy", scores=scores, averages=averages,
+        options={"classifier": "sklearn LogisticRegression (L2, lbfgs)", "c_grid": list(c_grid),
+                 "inner_folds": inner_folds, "folds": folds, "seed": seed,
+                 "main": "all-4" if averages else "tasks"},
+        dataset_files=file_checksums([p for p in files if p.is_file()], base), seconds=time.perf_counter() - start,
+        notes=[
+            f"logistic regression on frozen embeddings; C chosen from {{{grid}}} by stratified {inner_folds}-fold "
+            "CV on the training part only, then refit on the whole training part",
+            f"tasks without a test split (MR, SUBJ, CR, MPQA): stratified {folds}-fold CV (shuffled, seed {seed}), "
+            "mean fold accuracy; TREC and SST-2: official train/test split (SST-2 dev unused)",
+            "SentEval (whose numbers DuEAM reports) tunes MR, SUBJ and TREC the same way but selects the SST-2 "
+            "model on the dev split, and by default trains its classifier in PyTorch: close, not identical",
+        ],
+    )
