@@ -27,6 +27,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
+    tmp_path.chmod(0o644)
     try:
         yield tmp_path
         os.replace(tmp_path, target)

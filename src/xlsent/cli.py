@@ -115,6 +115,46 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_index(args: argparse.Namespace) -> int:
+    from xlsent.api import load
+    from xlsent.data.text_input import InputSpec
+    from xlsent.mining.search_index import build_sentence_index
+
+    spec = InputSpec(Path(args.input), args.format, args.column, args.field)
+    out = build_sentence_index(spec, args.output, load(args.model), args.model, kind=args.kind,
+                               progress=not args.quiet)
+    print(f"wrote index {out}")
+    return 0
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from xlsent.api import load
+    from xlsent.data.text_input import InputSpec, iter_rows
+    from xlsent.encoders.cache import encoder_id
+    from xlsent.mining.search_index import SentenceIndex
+
+    index = SentenceIndex.open(args.index)
+    encoder = load(index.model)
+    if encoder_id(encoder) != index.encoder:
+        raise ValueError(f"{args.index} was built with {index.encoder}, but {index.model} is now "
+                         f"{encoder_id(encoder)}; rebuild the index")
+    queries = list(args.query) + (list(iter_rows(InputSpec(Path(args.file)))) if args.file else [])
+    if not queries:
+        raise ValueError("give at least one QUERY or --file")
+    for query, hits in zip(queries, index.search(encoder.encode(queries), args.k), strict=True):
+        print(f"query: {query}")
+        for hit in hits:
+            print(f"  {hit.rank}. {hit.score:.4f}  [{hit.row + 1}] {hit.text}")
+    return 0
+
+
+def _cmd_train_dual_pivot(args: argparse.Namespace) -> int:
+    from xlsent.methods.dual_pivot import run_from_args
+
+    print(f"wrote model directory {run_from_args(args)}")
+    return 0
+
+
 def _cmd_report(args: argparse.Namespace) -> int:
     from xlsent.evaluation.report import write_report
 
@@ -214,6 +254,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--field", help="JSONL field holding the text")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_cmd_mine)
+
+    p = sub.add_parser("index", help="embed a text file into a saved FAISS index for `xlsent search`")
+    p.add_argument("input", help="sentences (one a line; or TSV/JSONL/Parquet with --column/--field)")
+    p.add_argument("-o", "--output", required=True, help="index folder to write")
+    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
+    p.add_argument("--kind", default="auto", choices=["flat", "ivf", "ivfpq", "hnsw", "auto"],
+                   help="FAISS index type (default auto: exact below ~200k rows, IVF above)")
+    p.add_argument("--format", default="auto", choices=["auto", "txt", "tsv", "jsonl", "parquet"])
+    p.add_argument("--column", help="TSV/Parquet column holding the text")
+    p.add_argument("--field", help="JSONL field holding the text")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_index)
+
+    p = sub.add_parser("search", help="nearest sentences of a saved index for each query")
+    p.add_argument("index", help="index folder from `xlsent index`")
+    p.add_argument("query", nargs="*", help="query sentences")
+    p.add_argument("--file", help="more queries, one a line")
+    p.add_argument("-k", type=int, default=5, help="results per query (default 5)")
+    p.set_defaults(func=_cmd_search)
+
+    train = sub.add_parser("train", help="train or adapt an encoder with one of the papers' methods")
+    methods = train.add_subparsers(dest="method", required=True, metavar="METHOD")
+    from xlsent.methods import dual_pivot
+
+    p = methods.add_parser(
+        "dual-pivot", help="dual-pivot transfer: frozen LM + layer mix + linear map, one language pair",
+        description=(dual_pivot.__doc__ or "").strip().splitlines()[0],
+    )
+    dual_pivot.add_arguments(p)
+    p.set_defaults(func=_cmd_train_dual_pivot)
 
     p = sub.add_parser("calibrate", help="calibrate an encoder's mining threshold on BUCC-style sets")
     p.add_argument("--model", default="me5-small", help=MODEL_HELP)

@@ -33,6 +33,7 @@ REGISTERED: dict[str, ModelInfo] = {
 # model-directory types -> "module:function" building an encoder from the directory
 DIRECTORY_TYPES: dict[str, str] = {
     "transformer": "xlsent.encoders.transformer:TransformerEncoder",
+    "dual-pivot": "xlsent.methods.dual_pivot:DualPivotEncoder",
 }
 
 

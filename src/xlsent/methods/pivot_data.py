@@ -1,0 +1,236 @@
+"""Training data for dual-pivot transfer: the bitext of one (or a few) language pairs, or unpaired sets cut from it.
+
+Sources per pair, all from ``../shared/data/parallel`` through :mod:`xlsent.data.parallel`:
+
+- Tatoeba-Challenge test v2021-08-07 when one side is English (31 languages), minus every pair touching the
+  Tatoeba v1 test set;
+- Multi30k *train* when both languages are among en, de, fr, cs (its test splits are left for evaluation);
+- WMT newstest 2008-2011, 2013 (multi-way) and 2014 (X-en) where both languages exist. newstest2012 is held
+  out: xlsent's BUCC-style mining evaluation is built from it.
+
+Every source is then filtered: empty lines, exact duplicate pairs and pairs with either side (stripped) in
+*any* Tatoeba v1 test file are dropped. For the unsupervised mode :func:`split_unpaired` cuts the bitext into
+two halves and keeps the source side of one and the target side of the other; lines sharing a sentence (on
+either side) always fall into the same half, so no sentence on one side has a corpus translation on the other.
+
+>>> from xlsent.methods.pivot_data import Bitext, split_unpaired
+>>> bi = Bitext(["a", "b", "c", "d"], ["A", "B", "C", "D"], "xx", "yy")
+>>> un = split_unpaired(bi, seed=0)
+>>> len(un.src) + len(un.tgt), {s.upper() for s in un.src} & set(un.tgt)
+(4, set())
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xlsent.paths import data_root
+
+log = logging.getLogger(__name__)
+
+# 2-letter code -> the 3-letter code of its Tatoeba-Challenge eng-X test set
+TATOEBA_CHALLENGE = {
+    "ar": "ara", "bg": "bul", "cs": "ces", "da": "dan", "de": "deu", "el": "ell", "es": "spa", "fa": "fas",
+    "fi": "fin", "fr": "fra", "he": "heb", "hi": "hin", "hu": "hun", "id": "ind", "it": "ita", "ja": "jpn",
+    "ko": "kor", "ms": "msa", "nl": "nld", "pl": "pol", "pt": "por", "ro": "ron", "ru": "rus", "sv": "swe",
+    "sw": "swa", "th": "tha", "tr": "tur", "uk": "ukr", "ur": "urd", "vi": "vie", "zh": "zho",
+}
+MULTI30K = ("en", "de", "fr", "cs")
+# newstest years used for training and their languages (2014 has X-en sets only); 2012 is held out
+NEWSTEST = {
+    2008: ("cs", "de", "en", "es", "fr", "hu"),
+    2009: ("cs", "de", "en", "es", "fr", "hu", "it"),
+    2010: ("cs", "de", "en", "es", "fr"),
+    2011: ("cs", "de", "en", "es", "fr"),
+    2013: ("cs", "de", "en", "es", "fr", "ru"),
+}
+NEWSTEST_2014_X_EN = ("cs", "de", "fr", "hi", "ru")
+# the 16 X-en pairs of the paper's multi-pair experiment (Table 5, footnote 3)
+PAPER_MULTI_PAIRS = ("ar-en", "bg-en", "de-en", "el-en", "es-en", "fa-en", "fr-en", "hi-en", "id-en", "ru-en",
+                     "sw-en", "th-en", "tr-en", "ur-en", "vi-en", "zh-en")
+
+Loader = Callable[[], tuple[list[str], list[str]]]
+
+
+@dataclass(frozen=True)
+class Bitext:
+    """Parallel sentences: ``src[i]`` translates ``tgt[i]``."""
+
+    src: list[str]
+    tgt: list[str]
+    src_lang: str = ""
+    tgt_lang: str = ""
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.src) != len(self.tgt):
+            raise ValueError(f"bitext sides differ in length: {len(self.src)} != {len(self.tgt)}")
+
+
+@dataclass(frozen=True)
+class Unpaired:
+    """Monolingual sentences of two languages with no translation relation between the two lists."""
+
+    src: list[str]
+    tgt: list[str]
+    src_lang: str = ""
+    tgt_lang: str = ""
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_pair(pair: str) -> tuple[str, str]:
+    """``"de-en"`` -> ``("de", "en")``."""
+    parts = pair.split("-")
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise ValueError(f"language pair {pair!r}: expected two different codes like de-en")
+    return parts[0], parts[1]
+
+
+def bitext_sources(a: str, b: str, root: Path) -> dict[str, Loader]:
+    """The corpora holding ``a``-``b`` sentence pairs, each as a loader returning ``(a side, b side)``."""
+    from xlsent.data import parallel
+
+    sources: dict[str, Loader] = {}
+    other = b if a == "en" else a if b == "en" else None
+    if other in TATOEBA_CHALLENGE:
+        code = TATOEBA_CHALLENGE[other]
+
+        def tatoeba() -> tuple[list[str], list[str]]:
+            xx, en = parallel.load_tatoeba_challenge(code, root=root, exclude_tatoeba_v1=True)
+            return (list(en), list(xx)) if a == "en" else (list(xx), list(en))
+
+        sources["tatoeba-challenge"] = tatoeba
+    if a in MULTI30K and b in MULTI30K:
+        sources["multi30k-train"] = lambda: _lists(parallel.load_multi30k(a, b, split="train", root=root))
+    years = [y for y, langs in NEWSTEST.items() if a in langs and b in langs]
+    if other in NEWSTEST_2014_X_EN:
+        years.append(2014)
+    for year in years:
+        sources[f"newstest{year}"] = _newstest(year, a, b, root)
+    return sources
+
+
+def _newstest(year: int, a: str, b: str, root: Path) -> Loader:
+    def load() -> tuple[list[str], list[str]]:
+        from xlsent.data.parallel import load_newstest
+
+        return _lists(load_newstest(year, a, b, root=root))
+
+    return load
+
+
+def _lists(sides: tuple[Sequence[str], Sequence[str]]) -> tuple[list[str], list[str]]:
+    return list(sides[0]), list(sides[1])
+
+
+def tatoeba_v1_sentences(root: Path) -> set[str]:
+    """Every sentence (stripped) of every Tatoeba v1 test file, both sides."""
+    files = sorted((root / "tatoeba_v1").glob("tatoeba.*-eng.*"))
+    if not files:
+        raise FileNotFoundError(f"{root / 'tatoeba_v1'}: Tatoeba v1 test files not found (needed to filter them out)")
+    return {line.strip() for f in files for line in f.read_text(encoding="utf-8").splitlines()}
+
+
+def pair_bitext(pair: str, root: str | Path | None = None, *, max_pairs: int | None = None, seed: int = 0,
+                banned: set[str] | None = None) -> Bitext:
+    """The filtered bitext of ``pair`` from every source that has it; a seeded random subset if ``max_pairs``."""
+    a, b = parse_pair(pair)
+    base = data_root(root)
+    sources = bitext_sources(a, b, base)
+    if not sources:
+        raise ValueError(f"no training bitext for {pair} in {base / 'parallel'}")
+    banned = tatoeba_v1_sentences(base) if banned is None else banned
+    src: list[str] = []
+    tgt: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    per_source: dict[str, dict[str, int]] = {}
+    for name, load in sources.items():
+        xs, ys = load()
+        kept = v1 = 0
+        for x, y in zip(xs, ys, strict=True):
+            x, y = x.strip(), y.strip()
+            if x in banned or y in banned:
+                v1 += 1
+            elif x and y and (x, y) not in seen:
+                seen.add((x, y))
+                src.append(x)
+                tgt.append(y)
+                kept += 1
+        per_source[name] = {"read": len(xs), "kept": kept, "tatoeba_v1_removed": v1}
+        log.info("%s %s: %d pairs read, %d kept, %d touching Tatoeba v1 removed", pair, name, len(xs), kept, v1)
+    if max_pairs is not None and len(src) > max_pairs:
+        rows = np.sort(np.random.default_rng(seed).choice(len(src), max_pairs, replace=False))
+        src, tgt = [src[i] for i in rows], [tgt[i] for i in rows]
+    log.info("%s bitext: %d pairs", pair, len(src))
+    return Bitext(src, tgt, a, b, {pair: {"pairs": len(src), "sources": per_source}})
+
+
+def _components(bitext: Bitext) -> np.ndarray:
+    """Component id per line, lines connected when they share a source or a target sentence."""
+    parent = list(range(len(bitext.src)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for side in (bitext.src, bitext.tgt):
+        first: dict[str, int] = {}
+        for i, s in enumerate(side):
+            j = first.setdefault(s, i)
+            parent[find(i)] = find(j)
+    return np.array([find(i) for i in range(len(parent))], dtype=np.int64)
+
+
+def split_unpaired(bitext: Bitext, seed: int = 0) -> Unpaired:
+    """Source side of one half of the lines, target side of the other half; shared sentences stay in one half."""
+    comp = _components(bitext)
+    ids, sizes = np.unique(comp, return_counts=True)
+    order = np.random.default_rng(seed).permutation(len(ids))
+    in_first = np.zeros(len(ids), dtype=bool)
+    in_first[order[np.cumsum(sizes[order]) <= len(comp) // 2]] = True
+    first = in_first[np.searchsorted(ids, comp)]
+    src = [s for s, f in zip(bitext.src, first, strict=True) if f]
+    tgt = [t for t, f in zip(bitext.tgt, first, strict=True) if not f]
+    log.info("unpaired %s-%s: %d source and %d target sentences from disjoint lines",
+             bitext.src_lang, bitext.tgt_lang, len(src), len(tgt))
+    summary = {**bitext.summary, "unpaired": {"src": len(src), "tgt": len(tgt)}}
+    return Unpaired(src, tgt, bitext.src_lang, bitext.tgt_lang, summary)
+
+
+def build_training_data(mode: str, pairs: str | Sequence[str], root: str | Path | None = None,
+                        max_pairs: int | None = None, seed: int = 0) -> Bitext | Unpaired:
+    """Bitext (``mode="supervised"``) or unpaired sets (``"unsupervised"``) of one or several language pairs.
+
+    With several pairs (the paper's Table 5) ``max_pairs`` is the total, shared equally between them, and the
+    per-pair sets are concatenated (source languages on one side, target languages on the other).
+    """
+    if mode not in ("supervised", "unsupervised"):
+        raise ValueError(f"mode must be supervised or unsupervised, not {mode!r}")
+    names = [pairs] if isinstance(pairs, str) else list(pairs)
+    if not names:
+        raise ValueError("no language pair given")
+    base = data_root(root)
+    banned = tatoeba_v1_sentences(base)
+    cap = None if max_pairs is None else max(max_pairs // len(names), 1)
+    parts: list[Bitext | Unpaired] = []
+    for i, pair in enumerate(names):
+        bi = pair_bitext(pair, base, max_pairs=cap, seed=seed + i, banned=banned)
+        parts.append(bi if mode == "supervised" else split_unpaired(bi, seed=seed + i))
+    kind = Bitext if mode == "supervised" else Unpaired
+    summary: dict[str, Any] = {"mode": mode, "pairs": names, "newstest_held_out": [2012],
+                               "per_pair": [p.summary for p in parts]}
+    data = kind([s for p in parts for s in p.src], [t for p in parts for t in p.tgt],
+                "+".join(dict.fromkeys(p.src_lang for p in parts)),
+                "+".join(dict.fromkeys(p.tgt_lang for p in parts)), summary)
+    data.summary.update({"src_sentences": len(data.src), "tgt_sentences": len(data.tgt)})
+    log.info("%s training data for %s: %d source / %d target sentences", mode, ", ".join(names),
+             len(data.src), len(data.tgt))
+    return data
