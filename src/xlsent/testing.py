@@ -58,3 +58,18 @@ class LookupEncoder:
             if v is not None and np.linalg.norm(v) > 0:
                 out[i] = v / np.linalg.norm(v)
         return out
+
+
+def dataset_or_skip(folder: str) -> Path:
+    """The benchmark data root if ``folder`` exists in it; otherwise skip the calling test (pytest)."""
+    import pytest
+
+    from xlsent.paths import data_root
+
+    try:
+        base = data_root()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+    if not (base / folder).is_dir():
+        pytest.skip(f"{base / folder} missing")
+    return base

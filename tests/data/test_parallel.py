@@ -15,18 +15,12 @@ from xlsent.data.parallel import (
     tatoeba_challenge_languages,
 )
 from xlsent.data.tatoeba import load_tatoeba
-from xlsent.paths import data_root
+from xlsent.testing import dataset_or_skip
 
 
 @pytest.fixture(scope="module")
 def root() -> Path:
-    try:
-        base = data_root()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-    if not (base / "parallel").is_dir():
-        pytest.skip(f"{base / 'parallel'} missing")
-    return base
+    return dataset_or_skip("parallel")
 
 
 @pytest.mark.data

@@ -8,18 +8,12 @@ from pathlib import Path
 import pytest
 
 from xlsent.data.senteval import SENTEVAL_TASKS, TREC_LABELS, load_senteval
-from xlsent.paths import data_root
+from xlsent.testing import dataset_or_skip
 
 
 @pytest.fixture(scope="module")
 def root() -> Path:
-    try:
-        base = data_root()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-    if not (base / "senteval").is_dir():
-        pytest.skip(f"{base / 'senteval'} missing")
-    return base
+    return dataset_or_skip("senteval")
 
 
 @pytest.mark.data

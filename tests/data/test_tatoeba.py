@@ -7,18 +7,12 @@ from pathlib import Path
 import pytest
 
 from xlsent.data.tatoeba import PAPER14, XTREME36, load_tatoeba, tatoeba_languages
-from xlsent.paths import data_root
+from xlsent.testing import dataset_or_skip
 
 
 @pytest.fixture(scope="module")
 def root() -> Path:
-    try:
-        base = data_root()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-    if not (base / "tatoeba_v1").is_dir():
-        pytest.skip(f"{base / 'tatoeba_v1'} missing")
-    return base
+    return dataset_or_skip("tatoeba_v1")
 
 
 def write_pair(root: Path, lang: str, xx: bytes, en: bytes) -> None:

@@ -8,18 +8,12 @@ from pathlib import Path
 import pytest
 
 from xlsent.data.xnli import XNLI_LABELS, XNLI_LANGS, load_xnli
-from xlsent.paths import data_root
+from xlsent.testing import dataset_or_skip
 
 
 @pytest.fixture(scope="module")
 def root() -> Path:
-    try:
-        base = data_root()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-    if not (base / "xnli").is_dir():
-        pytest.skip(f"{base / 'xnli'} missing")
-    return base
+    return dataset_or_skip("xnli")
 
 
 @pytest.mark.data

@@ -7,18 +7,12 @@ from pathlib import Path
 import pytest
 
 from xlsent.data.xsid import XSID_LANGS, IntentSet, load_xsid
-from xlsent.paths import data_root
+from xlsent.testing import dataset_or_skip
 
 
 @pytest.fixture(scope="module")
 def root() -> Path:
-    try:
-        base = data_root()
-    except FileNotFoundError as exc:
-        pytest.skip(str(exc))
-    if not (base / "xsid").is_dir():
-        pytest.skip(f"{base / 'xsid'} missing")
-    return base
+    return dataset_or_skip("xsid")
 
 
 def agreement(a: IntentSet, b: IntentSet) -> tuple[int, int]:
