@@ -163,6 +163,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", default="auto", choices=["auto", "txt", "tsv", "jsonl", "parquet"],
+                   help="input format (default: from the file extension)")
+    p.add_argument("--column", help="TSV: 0-based column index or header name; Parquet: column name")
+    p.add_argument("--field", help="JSONL: field holding the text (default: text)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every ``xlsent`` command."""
     parser = argparse.ArgumentParser(
@@ -186,16 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="input file: .txt (a sentence a line), .tsv, .jsonl or .parquet")
     p.add_argument("-o", "--output", required=True, help="output .npy (with .npy.json sidecar) or .parquet")
     p.add_argument("--model", default="me5-small", help=MODEL_HELP)
-    p.add_argument("--format", default="auto", choices=["auto", "txt", "tsv", "jsonl", "parquet"],
-                   help="input format (default: from the file extension)")
-    p.add_argument("--column", help="TSV: 0-based column index or header name; Parquet: column name")
-    p.add_argument("--field", help="JSONL: field holding the text (default: text)")
+    _add_input_options(p)
     p.add_argument("--lang", help="language code of the input, for encoders that use it")
     p.add_argument("--batch-tokens", type=int, default=2048, help="padded tokens per batch (default 2048)")
     p.add_argument("--chunk-rows", type=int, default=50_000, help="rows per resumable chunk (default 50000)")
     p.add_argument("--resume", action="store_true", help="reuse the chunks a killed run already finished")
     p.add_argument("--strict", action="store_true", help="make empty rows an error")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_embed)
 
     p = sub.add_parser("export", help="export a model for other libraries")
@@ -249,10 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local: one process, resumable (default); ray: Ray Data embedding + sharded search")
     p.add_argument("--address", help="with --engine ray: join this Ray cluster (default: start Ray locally)")
     p.add_argument("--num-cpus", type=int, help="with --engine ray and no --address: CPUs for local Ray")
-    p.add_argument("--format", default="auto", choices=["auto", "txt", "tsv", "jsonl", "parquet"])
-    p.add_argument("--column", help="TSV/Parquet column holding the text")
-    p.add_argument("--field", help="JSONL field holding the text")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    _add_input_options(p)
     p.set_defaults(func=_cmd_mine)
 
     p = sub.add_parser("index", help="embed a text file into a saved FAISS index for `xlsent search`")
@@ -261,10 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="me5-small", help=MODEL_HELP)
     p.add_argument("--kind", default="auto", choices=["flat", "ivf", "ivfpq", "hnsw", "auto"],
                    help="FAISS index type (default auto: exact below ~200k rows, IVF above)")
-    p.add_argument("--format", default="auto", choices=["auto", "txt", "tsv", "jsonl", "parquet"])
-    p.add_argument("--column", help="TSV/Parquet column holding the text")
-    p.add_argument("--field", help="JSONL field holding the text")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    _add_input_options(p)
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("search", help="nearest sentences of a saved index for each query")
