@@ -291,3 +291,11 @@ def test_cli_arguments() -> None:
     args = parser.parse_args(["--mode", "supervised", "--pair", "de-en", "--pair", "ar-en", "--out", "m",
                               "--steps", "10", "--resume"])
     assert args.pairs == ["de-en", "ar-en"] and args.steps == 10 and args.resume and args.config is None
+
+
+def test_mix_can_start_at_the_last_layer() -> None:
+    from xlsent.methods.dual_pivot import ExtractionModule
+
+    weights = ExtractionModule(13, 8, mix_init="last").mix_weights().detach().numpy()
+    assert weights[-1] > 0.9 and np.allclose(weights[:-1], weights[0])
+    assert np.allclose(ExtractionModule(13, 8).mix_weights().detach().numpy(), 1 / 13)

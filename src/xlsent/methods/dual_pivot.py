@@ -73,6 +73,8 @@ MODEL_TYPE = "dual-pivot"
 MODULE_FILE = "module.safetensors"
 CONFIG_FILE = "config.toml"
 MODES = ("unsupervised", "supervised")
+MIX_INITS = ("uniform", "last")
+LAST_LAYER_LOGIT = 5.0  # "last" init: softmax puts ~0.93 of the weight on the last layer of a 13-layer backbone
 
 # --- configuration -------------------------------------------------------------------------------------------
 
@@ -103,6 +105,7 @@ class Config:
     train_mix: bool = True
     train_map: bool = True
     layer: int | None = None
+    mix_init: str = "uniform"
     critic_hidden: int = 0
     critic_gp: float = 10.0
     critic_clip: float = 0.0
@@ -118,6 +121,8 @@ class Config:
             problems.append("n_neg and kappa must be >= 1, batch_size >= 2, steps >= 0")
         if not (self.train_map or (self.train_mix and self.layer is None)):
             problems.append("nothing to train: enable train_map, or train_mix without a fixed layer")
+        if self.mix_init not in MIX_INITS:
+            problems.append(f"mix_init must be one of {MIX_INITS}, not {self.mix_init!r}")
         if self.mode == "unsupervised" and not (self.adversarial or self.cycle):
             problems.append("the unsupervised mode needs the adversarial loss, the cycle loss or both")
         if problems:
@@ -227,14 +232,17 @@ def triplet_loss(a: torch.Tensor, b: torch.Tensor, n_neg: int, alpha: float,
 class ExtractionModule(torch.nn.Module):
     """Softmax-weighted layer mix + linear map over sum-pooled states ``(n, layers, dim) -> (n, dim)``.
 
-    A frozen mix stays uniform (the unweighted layer average); a fixed ``layer`` is a frozen one-hot mix
-    (logits -inf elsewhere); a frozen map stays the identity.
+    The mix starts uniform (the paper; ELMo's scalar mix) or, with ``mix_init="last"``, mostly on the last
+    layer, i.e. near the backbone's own output. A frozen mix keeps its start; a fixed ``layer`` is a frozen
+    one-hot mix (logits -inf elsewhere); a frozen map stays the identity.
     """
 
     def __init__(self, layers: int, dim: int, *, layer: int | None = None, train_mix: bool = True,
-                 train_map: bool = True) -> None:
+                 train_map: bool = True, mix_init: str = "uniform") -> None:
         super().__init__()
         logits = torch.zeros(layers)
+        if mix_init == "last":
+            logits[-1] = LAST_LAYER_LOGIT
         if layer is not None:
             if not 0 <= layer < layers:
                 raise ValueError(f"layer {layer} out of range: the backbone has layers 0..{layers - 1}")
@@ -315,7 +323,7 @@ def fit(config: Config, src: LayerStates, tgt: LayerStates, *, checkpoint_dir: P
         raise ValueError("need at least two non-empty sentences on each side")
     seed_everything(config.seed)
     layers, dim = src.means.shape[1:]
-    module = ExtractionModule(layers, dim, layer=config.layer, train_mix=config.train_mix,
+    module = ExtractionModule(layers, dim, layer=config.layer, mix_init=config.mix_init, train_mix=config.train_mix,
                               train_map=config.train_map)
     modules: dict[str, torch.nn.Module] = {"module": module}
     params = [p for p in module.parameters() if p.requires_grad]
