@@ -32,7 +32,7 @@ class ThresholdScore:
     f1: float
 
 
-def best_threshold(scores: Sequence[float], correct: Sequence[bool], n_gold: int) -> ThresholdScore:
+def best_threshold(scores: Sequence[float] | np.ndarray, correct: Sequence[bool], n_gold: int) -> ThresholdScore:
     """The threshold on ``scores`` that maximises F1 against ``n_gold`` gold pairs.
 
     ``correct[i]`` says whether candidate i is a gold pair.

@@ -1,0 +1,86 @@
+"""Saved sentence indexes for similarity search: ``xlsent index`` builds one, ``xlsent search`` queries it.
+
+An index is a folder: ``index.faiss`` (a FAISS inner-product index over L2-normalised vectors),
+``texts.txt`` (row i = vector i) and ``xlsent.json`` (encoder, rows, index kind, checksums).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from xlsent.atomic import atomic_open, atomic_path, write_json
+from xlsent.checksum import sha256_file
+from xlsent.data.text_input import InputSpec, iter_rows
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.cache import encoder_id
+
+INDEX_FILE, TEXTS_FILE, MANIFEST = "index.faiss", "texts.txt", "xlsent.json"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result."""
+
+    rank: int
+    score: float
+    row: int
+    text: str
+
+
+def build_sentence_index(spec: InputSpec, out_dir: str | Path, encoder: Encoder, model: str, *,
+                         kind: str = "auto", progress: bool = True) -> Path:
+    """Embed every row of ``spec`` and save a searchable index folder at ``out_dir``."""
+    import faiss
+
+    from xlsent.mining.knn import build_index
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    texts = list(iter_rows(spec))
+    vecs = np.ascontiguousarray(encoder.encode(texts, progress=progress), dtype=np.float32)
+    index = build_index(vecs, kind)
+    with atomic_path(out / INDEX_FILE) as tmp:
+        faiss.write_index(index, str(tmp))
+    with atomic_open(out / TEXTS_FILE) as fh:
+        fh.writelines(t.replace("\n", " ") + "\n" for t in texts)
+    write_json(out / MANIFEST, {"type": "sentence-index", "model": model, "encoder": encoder_id(encoder),
+                                "rows": len(texts), "dim": int(vecs.shape[1]), "kind": kind,
+                                "source": {"path": str(spec.path), "sha256": sha256_file(spec.path)},
+                                "files": {n: sha256_file(out / n) for n in (INDEX_FILE, TEXTS_FILE)}})
+    return out
+
+
+@dataclass
+class SentenceIndex:
+    """A loaded index folder."""
+
+    directory: Path
+    model: str
+    encoder: str
+    texts: list[str]
+    index: object
+
+    @classmethod
+    def open(cls, directory: str | Path) -> SentenceIndex:
+        import faiss
+
+        d = Path(directory)
+        if not (d / MANIFEST).is_file():
+            raise FileNotFoundError(f"{d}: not a sentence index (no {MANIFEST}); build one with `xlsent index`")
+        meta = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
+        for name, sha in meta["files"].items():
+            if not (d / name).is_file() or sha256_file(d / name) != sha:
+                raise ValueError(f"{d / name}: missing or corrupt (checksum differs from {MANIFEST}); rebuild it")
+        texts = (d / TEXTS_FILE).read_text(encoding="utf-8").split("\n")[: meta["rows"]]
+        return cls(d, meta["model"], meta["encoder"], texts, faiss.read_index(str(d / INDEX_FILE)))
+
+    def search(self, queries: np.ndarray, k: int = 5) -> list[list[Hit]]:
+        """The ``k`` best rows for each query vector."""
+        k = min(k, len(self.texts))
+        scores, rows = self.index.search(np.ascontiguousarray(queries, dtype=np.float32), k)  # type: ignore[attr-defined]
+        return [[Hit(r + 1, float(s), int(i), self.texts[i]) for r, (s, i) in enumerate(zip(srow, irow, strict=True))
+                 if i >= 0] for srow, irow in zip(scores, rows, strict=True)]

@@ -1,0 +1,197 @@
+"""Exact one-pass bidirectional k-NN against brute force and FAISS; approximate indexes' recall."""
+
+from __future__ import annotations
+
+import doctest
+import logging
+import tracemalloc
+from pathlib import Path
+
+import faiss
+import numpy as np
+import pytest
+
+from xlsent.mining import knn as knn_module
+from xlsent.mining.knn import (
+    KnnResult,
+    approx_bidirectional_knn,
+    bidirectional_knn,
+    build_index,
+    recall,
+    tile_shape,
+    two_pass_faiss_knn,
+)
+
+
+def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    v = rng.normal(size=(n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def brute_force(x: np.ndarray, y: np.ndarray, k: int) -> KnnResult:
+    """Full similarity matrix, rows and columns sorted best first (ties: smaller index first)."""
+    sims = x.astype(np.float64) @ y.astype(np.float64).T
+    fwd = np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    bwd = np.argsort(-sims.T, axis=1, kind="stable")[:, :k]
+    return KnnResult(fwd, np.take_along_axis(sims, fwd, 1), bwd, np.take_along_axis(sims.T, bwd, 1))
+
+
+def assert_knn_equal(got: KnnResult, want: KnnResult, x: np.ndarray, y: np.ndarray, *, exact_ties: bool) -> None:
+    """Similarities match (whatever the tie order), each reported similarity is that of its index, and
+    indices match exactly where ties cannot differ."""
+    for idx, sim, want_idx, want_sim, a, b in ((got.fwd_idx, got.fwd_sim, want.fwd_idx, want.fwd_sim, x, y),
+                                               (got.bwd_idx, got.bwd_sim, want.bwd_idx, want.bwd_sim, y, x)):
+        assert idx.dtype == np.int64 and sim.dtype == np.float32 and idx.shape == want_idx.shape
+        np.testing.assert_allclose(sim, want_sim, atol=1e-5)
+        np.testing.assert_allclose(sim, np.einsum("id,ikd->ik", a, b[idx]), atol=1e-5)
+        assert (np.diff(sim, axis=1) <= 0).all()
+        if exact_ties:
+            np.testing.assert_array_equal(idx, want_idx)
+
+
+@pytest.mark.parametrize("block_rows", [None, 1, 7, 20])
+@pytest.mark.parametrize(("n_x", "n_y", "k"), [(45, 38, 4), (30, 61, 1), (12, 9, 3)])
+def test_one_pass_equals_brute_force(block_rows: int | None, n_x: int, n_y: int, k: int) -> None:
+    rng = np.random.default_rng(n_x * n_y)
+    x, y = unit_rows(rng, n_x, 16), unit_rows(rng, n_y, 16)
+    got = bidirectional_knn(x, y, k, block_rows=block_rows)
+    assert_knn_equal(got, brute_force(x, y, k), x, y, exact_ties=True)
+
+
+@pytest.mark.parametrize("block_rows", [None, 5, 16])
+def test_ties_go_to_the_smaller_index(block_rows: int | None) -> None:
+    """Small-integer vectors give exactly tied similarities (and tiles full of candidates)."""
+    rng = np.random.default_rng(1)
+    x = rng.integers(-1, 2, size=(40, 3)).astype(np.float32)
+    y = rng.integers(-1, 2, size=(50, 3)).astype(np.float32)
+    got = bidirectional_knn(x, y, 4, block_rows=block_rows)
+    assert_knn_equal(got, brute_force(x, y, 4), x, y, exact_ties=True)
+
+
+def test_one_pass_equals_two_pass_faiss() -> None:
+    rng = np.random.default_rng(2)
+    x, y = unit_rows(rng, 300, 32), unit_rows(rng, 250, 32)
+    assert_knn_equal(bidirectional_knn(x, y, 4, block_rows=64), two_pass_faiss_knn(x, y, 4), x, y, exact_ties=True)
+
+
+def test_memmap_inputs_with_a_small_memory_budget(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    x, y = unit_rows(rng, 200, 24), unit_rows(rng, 150, 24).astype(np.float64)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    xm, ym = np.load(tmp_path / "x.npy", mmap_mode="r"), np.load(tmp_path / "y.npy", mmap_mode="r")
+    budget = 40_000
+    rows, cols = tile_shape(200, 150, 24, budget)
+    assert rows < 200 and cols < 150
+    got = bidirectional_knn(xm, ym, 4, max_memory=budget)
+    want = bidirectional_knn(x, y.astype(np.float32), 4)
+    for a, b in zip((got.fwd_idx, got.fwd_sim, got.bwd_idx, got.bwd_sim),
+                    (want.fwd_idx, want.fwd_sim, want.bwd_idx, want.bwd_sim), strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_working_memory_stays_within_the_budget(tmp_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    n, dim, k, budget = 2000, 64, 4, 200_000
+    for name in ("x", "y"):
+        np.save(tmp_path / f"{name}.npy", unit_rows(rng, n, dim))
+    xm, ym = np.load(tmp_path / "x.npy", mmap_mode="r"), np.load(tmp_path / "y.npy", mmap_mode="r")
+    bidirectional_knn(xm[:50], ym[:50], k)  # first call: lazy imports would count
+    tracemalloc.start()
+    try:
+        bidirectional_knn(xm, ym, k, max_memory=budget)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    results = 2 * n * k * 12
+    assert peak <= budget + results + 32_000, peak  # slack: small per-call arrays, thread pool
+    assert peak - results < n * dim * 4  # never a whole side in memory
+
+
+def test_tile_shape_respects_the_budget() -> None:
+    shape = tile_shape(10**7, 10**7, 1024, max_memory=64 << 20)
+    assert knn_module._tile_bytes(*shape, 1024) <= 64 << 20 and shape[0] >= shape[1]
+    assert tile_shape(3, 5, 8, block_rows=4) == (3, 4)
+    with pytest.raises(ValueError, match="max_memory"):
+        tile_shape(10, 10, 1024, max_memory=1000)
+
+
+def test_k_larger_than_a_side_is_clipped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    rng = np.random.default_rng(4)
+    x, y = unit_rows(rng, 3, 8), unit_rows(rng, 10, 8)
+    with caplog.at_level(logging.WARNING, logger="xlsent.mining.knn"):
+        got = bidirectional_knn(x, y, 4)
+    assert "k=4 exceeds" in caplog.text
+    assert got.fwd_idx.shape == (3, 4) and got.bwd_idx.shape == (10, 3)
+    assert_knn_equal(got, KnnResult(*_brute(x, y)), x, y, exact_ties=True)
+
+
+def _brute(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
+    fwd, bwd = brute_force(x, y, 4), brute_force(y, x, 3)
+    return fwd.fwd_idx, fwd.fwd_sim, bwd.fwd_idx, bwd.fwd_sim
+
+
+@pytest.mark.parametrize(("x", "y", "message"), [
+    (np.zeros((0, 4)), np.ones((3, 4)), "empty"),
+    (np.ones((2, 4)), np.ones((3, 5)), "dimension mismatch"),
+    (np.ones(4), np.ones((3, 4)), "2-d"),
+    (np.full((2, 4), np.nan), np.ones((3, 4)), "NaN"),
+])
+def test_bad_inputs_are_errors(x: np.ndarray, y: np.ndarray, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        bidirectional_knn(x, y, 2)
+
+
+@pytest.fixture
+def one_faiss_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FAISS on one OpenMP thread: on a shared machine with busy cores, spinning OpenMP threads can make
+    k-means training (PQ above all) orders of magnitude slower."""
+    monkeypatch.setattr(knn_module, "_cores", lambda: 1)
+
+
+def clustered(rng: np.random.Generator, centers: np.ndarray, n: int) -> np.ndarray:
+    """Points around random cluster centers (unit norm), as sentence embeddings of topical corpora are."""
+    v = centers[rng.integers(0, len(centers), n)] + 0.35 * rng.normal(size=(n, centers.shape[1]))
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+@pytest.mark.parametrize(("kind", "effort", "min_recall"),
+                         [("ivf", None, 0.95), ("ivf", 2, 0.9), ("hnsw", None, 0.95), ("ivfpq", None, 0.7),
+                          ("auto", None, 1.0)])
+@pytest.mark.usefixtures("one_faiss_thread")
+def test_approximate_indexes_recover_nearest_neighbours(kind: str, effort: int | None, min_recall: float,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    rng = np.random.default_rng(6)
+    centers = rng.normal(size=(30, 32))
+    x, y = clustered(rng, centers, 1500), clustered(rng, centers, 1200)
+    exact = bidirectional_knn(x, y, 4)
+    with caplog.at_level(logging.INFO, logger="xlsent.mining.knn"):
+        approx = approx_bidirectional_knn(x, y, 4, kind, nlist=24, pq_bits=4, hnsw_m=16, effort=effort,
+                                          target_recall=min_recall, sample=200)
+    assert "searching exactly instead" not in caplog.text
+    assert approx.fwd_idx.shape == exact.fwd_idx.shape and approx.bwd_idx.shape == exact.bwd_idx.shape
+    assert (approx.fwd_idx >= 0).all() and (approx.bwd_idx >= 0).all()
+    assert recall(exact, approx) >= min_recall
+
+
+@pytest.mark.usefixtures("one_faiss_thread")
+def test_ivf_without_cluster_structure_falls_back_to_exact(caplog: pytest.LogCaptureFixture) -> None:
+    rng = np.random.default_rng(8)
+    x, y = unit_rows(rng, 600, 64), unit_rows(rng, 500, 64)
+    with caplog.at_level(logging.WARNING, logger="xlsent.mining.knn"):
+        approx = approx_bidirectional_knn(x, y, 4, "ivf", nlist=16, sample=100)
+    assert "searching exactly instead" in caplog.text
+    assert recall(bidirectional_knn(x, y, 4), approx) == 1.0
+
+
+@pytest.mark.usefixtures("one_faiss_thread")
+def test_build_index_kinds() -> None:
+    y = unit_rows(np.random.default_rng(7), 400, 16)
+    assert faiss.extract_index_ivf(build_index(y, "ivf", nlist=8)).nlist == 8
+    assert build_index(y, "auto").ntotal == 400
+    with pytest.raises(ValueError, match="unknown index kind"):
+        build_index(y, "lsh")
+
+
+def test_docstring_examples() -> None:
+    assert doctest.testmod(knn_module).failed == 0

@@ -1,0 +1,119 @@
+"""End-to-end mining with a deterministic toy encoder whose planted pairs are known (as in stopes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xlsent.cli import main
+from xlsent.data.text_input import InputSpec
+from xlsent.mining.pipeline import MineConfig, mine_arrays, mine_files
+from xlsent.testing import LookupEncoder
+
+N_PLANTED, N_SRC_NOISE, N_TGT_NOISE, DIM = 12, 25, 30, 48
+
+
+def planted_corpus(tmp_path: Path) -> tuple[Path, Path, LookupEncoder, dict[str, str]]:
+    """Source and target files with 12 translation pairs hidden among distractors, and an encoder that
+    puts each pair close together (shared random direction + small noise) and distractors elsewhere."""
+    rng = np.random.default_rng(7)
+    table: dict[str, np.ndarray] = {}
+    src, tgt, gold = [], [], {}
+    for i in range(N_PLANTED):
+        base = rng.normal(size=DIM)
+        s, t = f"src planted {i}", f"tgt planted {i}"
+        table[s] = base + 0.05 * rng.normal(size=DIM)
+        table[t] = base + 0.05 * rng.normal(size=DIM)
+        src.append(s)
+        tgt.append(t)
+        gold[s] = t
+    for i in range(N_SRC_NOISE):
+        table[f"src noise {i}"] = rng.normal(size=DIM)
+        src.append(f"src noise {i}")
+    for i in range(N_TGT_NOISE):
+        table[f"tgt noise {i}"] = rng.normal(size=DIM)
+        tgt.append(f"tgt noise {i}")
+    src_order, tgt_order = rng.permutation(len(src)), rng.permutation(len(tgt))
+    src_path, tgt_path = tmp_path / "src.txt", tmp_path / "tgt.txt"
+    src_path.write_text("".join(src[i] + "\n" for i in src_order), encoding="utf-8")
+    tgt_path.write_text("".join(tgt[i] + "\n" for i in tgt_order), encoding="utf-8")
+    return src_path, tgt_path, LookupEncoder({k: list(v) for k, v in table.items()}, name="planted"), gold
+
+
+def read_pairs(path: Path) -> list[tuple[float, str, str]]:
+    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+    return [(float(r[0]), r[1], r[2]) for r in rows]
+
+
+@pytest.mark.parametrize("mode", ["forward", "backward", "max", "intersect"])
+def test_planted_pairs_come_out_on_top_in_every_mode(tmp_path: Path, mode: str) -> None:
+    src, tgt, enc, gold = planted_corpus(tmp_path)
+    out = tmp_path / f"{mode}.tsv"
+    mine_files(InputSpec(src), InputSpec(tgt), out, enc, MineConfig(mode=mode), progress=False)
+    pairs = read_pairs(out)
+    top = pairs[:N_PLANTED]
+    assert all(gold.get(s) == t for _, s, t in top), top
+    assert all(score > 1.0 for score, _, _ in top)
+    scores = [p[0] for p in pairs]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_scores_equal_reference_margin(tmp_path: Path) -> None:
+    src, tgt, enc, gold = planted_corpus(tmp_path)
+    x = enc.encode(src.read_text(encoding="utf-8").splitlines())
+    y = enc.encode(tgt.read_text(encoding="utf-8").splitlines())
+    cands = mine_arrays(x, y, MineConfig(mode="forward", k=3))
+    sims = x @ y.T
+    fwd = np.sort(sims, axis=1)[:, -3:].mean(1)
+    bwd = np.sort(sims, axis=0)[-3:, :].mean(0)
+    for s, t, score in zip(cands.src, cands.tgt, cands.score, strict=True):
+        assert score == pytest.approx(sims[s, t] / ((fwd[s] + bwd[t]) / 2), rel=1e-5)
+
+
+def test_threshold_dedup_ids_and_resume(tmp_path: Path) -> None:
+    src, tgt, enc, gold = planted_corpus(tmp_path)
+    lines = src.read_text(encoding="utf-8").splitlines()
+    src.write_text("\n".join(lines + [lines[0], ""]) + "\n", encoding="utf-8")
+    out = tmp_path / "pairs.tsv"
+    cfg = MineConfig(threshold=1.75, with_ids=True, shard_rows=10)  # planted >= 1.82, noise <= 1.68
+    mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False, keep_work=True)
+    rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == N_PLANTED and all(float(r[0]) >= 1.75 for r in rows)
+    assert len({r[1] for r in rows}) == len(rows)
+    src_lines = src.read_text(encoding="utf-8").splitlines()
+    assert all(src_lines[int(r[3]) - 1] == r[1] for r in rows)
+    first = out.read_bytes()
+    shards = sorted((tmp_path / "pairs.tsv.work").glob("knn-*.npz"))
+    assert len(shards) == 4
+    shards[-1].unlink()
+    out.unlink()
+    mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
+    assert out.read_bytes() == first
+    assert not (tmp_path / "pairs.tsv.work").exists()
+
+
+def test_cli_mine_with_tiny_model(tmp_path: Path, tiny_model_dir: Path) -> None:
+    src = tmp_path / "de.txt"
+    tgt = tmp_path / "en.txt"
+    src.write_text("der hund bellt\nder hund\nb\n", encoding="utf-8")
+    tgt.write_text("the dog barks\na cat runs\nthe cat\n", encoding="utf-8")
+    out = tmp_path / "pairs.tsv"
+    assert main(["mine", str(src), str(tgt), "-o", str(out), "--model", str(tiny_model_dir), "-q",
+                 "--k", "2"]) == 0
+    rows = out.read_text(encoding="utf-8").splitlines()
+    assert 1 <= len(rows) <= 3 and all(len(r.split("\t")) == 3 for r in rows)
+
+
+def test_index_and_search_cli(tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the dog barks\na cat runs\nder hund bellt\n", encoding="utf-8")
+    index = tmp_path / "idx"
+    assert main(["index", str(corpus), "-o", str(index), "--model", str(tiny_model_dir), "-q"]) == 0
+    assert main(["search", str(index), "the dog barks", "-k", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "1. 1.0000  [1] the dog barks" in out
+    (index / "texts.txt").write_text("tampered\n", encoding="utf-8")
+    assert main(["search", str(index), "x"]) == 2
+    assert "corrupt" in capsys.readouterr().err
