@@ -1,0 +1,86 @@
+"""``bucc`` and ``sts`` evaluation on toy data and toy encoders whose answers are known."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xlsent.evaluation import bucc, sts
+from xlsent.testing import LookupEncoder
+
+N_GOLD, N_NOISE, DIM = 30, 60, 32
+
+
+def _bucc_root(tmp_path: Path) -> tuple[Path, dict[str, np.ndarray]]:
+    """A zh-en BUCC sample folder: 30 gold pairs among 60 distractors per side, and their ideal vectors."""
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "bucc2018_sample"
+    folder.mkdir(parents=True)
+    table: dict[str, np.ndarray] = {}
+    zh, en, gold = [], [], []
+    for i in range(N_GOLD):
+        v = rng.normal(size=DIM)
+        table[f"zh gold {i}"], table[f"en gold {i}"] = v + 0.05 * rng.normal(size=DIM), v
+        zh.append((f"zh-{i:04d}", f"zh gold {i}"))
+        en.append((f"en-{i:04d}", f"en gold {i}"))
+        gold.append(f"zh-{i:04d}\ten-{i:04d}")
+    for i in range(N_NOISE):
+        table[f"zh noise {i}"], table[f"en noise {i}"] = rng.normal(size=DIM), rng.normal(size=DIM)
+        zh.append((f"zh-n{i:04d}", f"zh noise {i}"))
+        en.append((f"en-n{i:04d}", f"en noise {i}"))
+    for name, rows in (("zh-en.dev.zh", zh), ("zh-en.dev.en", en)):
+        order = rng.permutation(len(rows))
+        (folder / name).write_text("".join(f"{rows[j][0]}\t{rows[j][1]}\n" for j in order), encoding="utf-8")
+    (folder / "zh-en.dev.gold").write_text("\n".join(gold) + "\n", encoding="utf-8")
+    return tmp_path, table
+
+
+def test_bucc_perfect_encoder_scores_100_and_shuffled_scores_near_0(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    root, table = _bucc_root(tmp_path)
+    good = bucc.run(LookupEncoder(table, name="good"), langs=["zh"], root=root)
+    assert good.main_score == pytest.approx(100.0)
+    assert good.scores["zh-en (bucc2018 sample)"]["gold"] == N_GOLD
+    shifted = {k: table[f"en gold {(int(k.split()[-1]) + 1) % N_GOLD}"] if k.startswith("en gold") else v
+               for k, v in table.items()}
+    bad = bucc.run(LookupEncoder(shifted, name="bad"), langs=["zh"], root=root)
+    assert bad.main_score < 10.0
+
+
+def test_best_threshold_is_the_f1_optimum_of_a_brute_force_sweep() -> None:
+    rng = np.random.default_rng(3)
+    scores, correct = rng.random(40), rng.random(40) < 0.4
+    best = bucc.best_threshold(scores, correct.tolist(), n_gold=25)
+    sweep = []
+    for t in scores:
+        kept = scores >= t
+        p, r = correct[kept].sum() / kept.sum(), correct[kept].sum() / 25
+        sweep.append(0.0 if p + r == 0 else 200 * p * r / (p + r))
+    assert best.f1 == pytest.approx(max(sweep))
+
+
+def _sts_root(tmp_path: Path, gold: list[float]) -> Path:
+    base = tmp_path / "sts2017"
+    (base / "STS2017.eval.v1.1").mkdir(parents=True)
+    (base / "STS2017.gs").mkdir()
+    (base / "STS2017.eval.v1.1" / "STS.input.track5.en-en.txt").write_text(
+        "".join(f"a {i}\tb {i}\n" for i in range(len(gold))), encoding="utf-8")
+    (base / "STS2017.gs" / "STS.gs.track5.en-en.txt").write_text("".join(f"{g}\n" for g in gold), encoding="utf-8")
+    return tmp_path
+
+
+def test_sts_encoder_whose_cosine_follows_gold_scores_100(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    gold = [float(g) for g in np.random.default_rng(0).uniform(0, 5, size=25)]
+    root = _sts_root(tmp_path, gold)
+    angle = {i: (5 - g) / 5 * math.pi / 2 for i, g in enumerate(gold)}
+    follows = {f"a {i}": [1.0, 0.0] for i in angle} | {f"b {i}": [math.cos(t), math.sin(t)] for i, t in angle.items()}
+    inverted = follows | {f"b {i}": [math.sin(t), math.cos(t)] for i, t in angle.items()}
+    assert sts.run(LookupEncoder(follows, name="f"), langs=["sts17-5"], root=root).main_score == pytest.approx(100.0)
+    assert sts.run(LookupEncoder(inverted, name="i"), langs=["sts17-5"], root=root).main_score == pytest.approx(-100.0)
+    with pytest.raises(ValueError, match="unknown STS subset"):
+        sts.run(LookupEncoder(follows), langs=["sts17-9"], root=root)
