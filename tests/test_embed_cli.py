@@ -115,3 +115,15 @@ def test_data_tatoeba_deu_eng_accuracy(tmp_path: Path, shared_data: Path,
     np.testing.assert_allclose(np.linalg.norm(de, axis=1), 1.0, atol=1e-5)
     accuracy = float(np.mean((de @ en.T).argmax(1) == np.arange(1000)))
     assert accuracy >= 0.94
+
+
+def test_bad_language_code_and_options_are_errors(tmp_path: Path, tiny_model_dir: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("the dog\n", encoding="utf-8")
+    assert main(["embed", str(src), "-o", str(tmp_path / "o.npy"), "--model", str(tiny_model_dir), "-q",
+                 "--lang", "German"]) == 2
+    assert "not a language code" in capsys.readouterr().err
+    assert main(["embed", str(src), "-o", str(tmp_path / "o.npy"), "--model", str(tiny_model_dir), "-q",
+                 "--chunk-rows", "0"]) == 2
+    assert not (tmp_path / "o.npy").exists()

@@ -24,6 +24,7 @@ from xlsent.atomic import atomic_path, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.text_input import InputError, InputSpec, iter_rows
 from xlsent.encoders.base import Encoder
+from xlsent.languages import check_lang
 from xlsent.store import base_metadata, save_embedding_parts
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,12 @@ class EmbedOptions:
     resume: bool = False
     progress: bool = True
     lang: str | None = None
+
+    def __post_init__(self) -> None:
+        check_lang(self.lang)
+        if self.chunk_rows < 1 or self.batch_tokens < 1:
+            raise ValueError(f"chunk_rows and batch_tokens must be positive, got {self.chunk_rows}, "
+                             f"{self.batch_tokens}")
 
 
 @dataclass

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import doctest
-
 import numpy as np
 import pytest
 
-from xlsent.mining import margin as margin_module
 from xlsent.mining.knn import bidirectional_knn
 from xlsent.mining.margin import Margin, Mode, greedy_one_to_one, margin_scores, select_candidates
 
@@ -120,7 +117,3 @@ def test_unknown_margin_or_mode_is_an_error() -> None:
         select_candidates(one.astype(int), one, one.astype(int), one, margin="cosine")
     with pytest.raises(ValueError):
         select_candidates(one.astype(int), one, one.astype(int), one, mode="both")
-
-
-def test_docstring_examples() -> None:
-    assert doctest.testmod(margin_module).failed == 0

