@@ -245,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "threshold (see `xlsent calibrate`); default: keep every candidate")
     p.add_argument("--no-dedup", action="store_true", help="keep repeated sentences (default: best pair only)")
     p.add_argument("--one-to-one", action="store_true", help="each line index used at most once")
-    p.add_argument("--index", default="exact", choices=["exact", "flat", "ivf", "ivfpq", "hnsw", "auto"],
+    p.add_argument("--index", default="exact",
+                   choices=["exact", "flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
                    help="k-NN search: exact blocked (default) or a FAISS approximate index")
     p.add_argument("--max-memory", type=float, default=1.0, help="GiB for the similarity blocks (default 1)")
     p.add_argument("--with-ids", action="store_true", help="append the 1-based line numbers of both sides")
@@ -260,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="sentences (one a line; or TSV/JSONL/Parquet with --column/--field)")
     p.add_argument("-o", "--output", required=True, help="index folder to write")
     p.add_argument("--model", default="me5-small", help=MODEL_HELP)
-    p.add_argument("--kind", default="auto", choices=["flat", "ivf", "ivfpq", "hnsw", "auto"],
+    p.add_argument("--kind", default="auto", choices=["flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
                    help="FAISS index type (default auto: exact below ~200k rows, IVF above)")
     _add_input_options(p)
     p.set_defaults(func=_cmd_index)

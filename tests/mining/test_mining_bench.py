@@ -7,6 +7,11 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+import pytest
+
+from xlsent.mining import knn as knn_module
+from xlsent.mining.knn import bidirectional_knn, sample_bidirectional_knn
+from xlsent.mining.margin import Margin, Mode, select_candidates
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "mining_bench.py"
 
@@ -33,3 +38,46 @@ def test_unit_vectors_are_unit_and_seeded() -> None:
     v = bench.unit_vectors(5000, 8, 3)
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, rtol=1e-5)
     np.testing.assert_array_equal(v, bench.unit_vectors(5000, 8, 3))
+
+
+def test_planted_corpus_is_seeded_and_has_its_copies(tmp_path: Path) -> None:
+    bench = load_bench()
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        bench.planted_corpus(tmp_path / name, 3000, 32, 0.3, 0.85, 5)
+    x, y, planted = (np.load(tmp_path / "a" / f"{f}.npy") for f in ("x", "y", "planted"))
+    assert x.shape == y.shape == (3000, 32) and x.dtype == y.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(np.concatenate([x, y]), axis=1), 1.0, rtol=1e-5)
+    has_copy = planted >= 0
+    assert has_copy.sum() == 900 and len(np.unique(planted[has_copy])) == 900
+    cos = np.einsum("ij,ij->i", x[has_copy], y[planted[has_copy]])
+    assert abs(cos.mean() - 0.85) < 0.02 and cos.min() > 0.6
+    for f in ("x", "y", "planted"):
+        np.testing.assert_array_equal(np.load(tmp_path / "a" / f"{f}.npy"), np.load(tmp_path / "b" / f"{f}.npy"))
+
+
+def test_exact_forward_best_of_a_sample_is_that_of_the_full_search() -> None:
+    bench = load_bench()
+    x, y = bench.unit_vectors(500, 16, 1), bench.unit_vectors(400, 16, 2)
+    full = bidirectional_knn(x, y, 4)
+    forward = select_candidates(full.fwd_idx, full.fwd_sim, full.bwd_idx, full.bwd_sim, margin=Margin.RATIO,
+                                mode=Mode.FORWARD)[1]
+    rows = np.arange(0, 500, 7)
+    np.testing.assert_array_equal(bench.exact_forward_best(sample_bidirectional_knn(x, y, 4, rows)), forward[rows])
+
+
+@pytest.mark.parametrize("kind", ["ivfpqfs", "ivfsq"])
+def test_approximate_run_finds_the_planted_pairs(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(knn_module, "_cores", lambda: 1)  # busy shared cores make multi-threaded k-means crawl
+    bench = load_bench()
+    bench.planted_corpus(tmp_path, 3000, 64, 0.3, 0.85, 0)
+    stats = bench.run_approx(tmp_path, kind, 4, None, 16, 500, 0)
+    assert stats["nlist"] == knn_module.default_nlist(3000, kind)
+    assert stats["sampled"] == 500 and 100 < stats["sampled_planted"] < 200
+    assert stats["exact_is_planted"] == 1.0 and stats["recall_planted"] >= 0.95
+    assert 0 < stats["recall_all"] <= 1 and stats["pairs"] >= 900
+    assert stats["total_s"] >= stats["build_s"] + stats["search_s"] and stats["rss_mib"] > 0
+    assert bench._verdict(3000, stats).startswith("-")
+    fast = stats | {"total_s": 60.0, "rss_mib": 1024.0}  # this process's RSS depends on the tests run before
+    assert bench._verdict(10**6, fast) == "PASS"
+    assert bench._verdict(10**6, fast | {"total_s": 10**4, "recall_planted": 0.9}) == "FAIL (time, recall)"
