@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -57,3 +58,25 @@ def test_margin_matches_direct_formula() -> None:
             assert scores[i, j] == pytest.approx(sims[i, j] / ((fwd + bwd) / 2))
     with pytest.raises(ValueError, match="same shape"):
         retrieval_accuracy(np.eye(3), np.eye(4))
+
+
+def test_cli_evaluates_a_module_function_encoder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from xlsent.cli import main
+    from xlsent.data.tatoeba import load_tatoeba
+    from xlsent.testing import dataset_or_skip
+
+    base = dataset_or_skip("tatoeba_v1")
+    xx, en = load_tatoeba("deu", base)
+    (tmp_path / "lines.json").write_text(json.dumps([xx, en]), encoding="utf-8")
+    (tmp_path / "toy_encoders.py").write_text(
+        "import json\nimport numpy as np\nfrom xlsent.testing import LookupEncoder\n\n\ndef line_one_hot():\n"
+        f"    sides = json.load(open({str(tmp_path / 'lines.json')!r}, encoding='utf-8'))\n"
+        "    eye = np.eye(len(sides[0]))\n"
+        "    return LookupEncoder({s: eye[i] for side in sides for i, s in enumerate(side)}, name='toy')\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    assert main(["eval", "tatoeba", "--model", "toy_encoders:line_one_hot", "--langs", "deu", "--out",
+                 str(tmp_path / "results"), "--data", str(base), "-q"]) == 0
+    result = json.loads((tmp_path / "results" / "tatoeba__toy.json").read_text(encoding="utf-8"))
+    assert result["scores"]["deu"]["mean"] == pytest.approx(100.0)
