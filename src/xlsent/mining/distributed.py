@@ -21,13 +21,12 @@ from typing import Any
 import numpy as np
 
 from xlsent.data.text_input import InputSpec, iter_rows
-from xlsent.mining.knn import KnnResult
+from xlsent.mining.knn import KnnResult, merge_source_spans
 from xlsent.mining.pipeline import (
     MineConfig,
     MineSummary,
     candidates_from_knn,
     knn_shard,
-    merge_knn_shards,
     shard_bounds,
     write_pairs,
 )
@@ -76,7 +75,7 @@ def ray_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig) -> KnnResult:
     y_ref = ray.put(y)
     futures = [remote.remote(x[lo:hi], y_ref, lo, cfg.k, cfg.max_memory)
                for lo, hi in shard_bounds(len(x), cfg.shard_rows)]
-    return merge_knn_shards(ray.get(futures), cfg.k)
+    return merge_source_spans(ray.get(futures), cfg.k)
 
 
 def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: str, cfg: MineConfig, *,

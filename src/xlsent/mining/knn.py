@@ -21,11 +21,13 @@ import logging
 import math
 import mmap
 import os
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import faiss
 import numpy as np
+from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 log = logging.getLogger(__name__)
@@ -209,7 +211,10 @@ def bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, *, max_memory: int |
 
     ``x`` and ``y`` (rows L2-normalised for cosine) may be memmaps: they are read tile by tile, so the
     working memory stays within ``max_memory`` bytes (default 1 GiB; the results take another
-    ``12·k·(n_x + n_y)`` bytes). ``block_rows`` forces square tiles of that many rows (for tests).
+    ``12·k·(n_x + n_y)`` bytes, up to four times that while the cores' lists are merged). ``block_rows``
+    forces square tiles of that many rows (for tests). On
+    several cores, each core takes a contiguous span of the sources with single-threaded BLAS, so that one
+    core's top-k bookkeeping overlaps another's matrix product; the spans' target lists are merged at the end.
 
     >>> x = np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float32)
     >>> y = np.array([[0.0, 1.0], [1.0, 0.0], [0.8, 0.6]], dtype=np.float32)
@@ -220,41 +225,52 @@ def bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, *, max_memory: int |
     [[1, 0], [0, 1], [1, 0]]
     """
     k_fwd, k_bwd = _check_inputs(x, y, k)
-    rows, cols = tile_shape(len(x), len(y), x.shape[1], DEFAULT_MAX_MEMORY if max_memory is None else max_memory,
+    budget = DEFAULT_MAX_MEMORY if max_memory is None else max_memory
+    rows, _ = tile_shape(len(x), len(y), x.shape[1], budget, block_rows)
+    spans = _spans(len(x), min(_cores(), math.ceil(len(x) / rows)))
+    rows, cols = tile_shape(max(s.stop - s.start for s in spans), len(y), x.shape[1], budget // len(spans),
                             block_rows)
-    log.debug("exact k-NN %d x %d (k=%d) in %d x %d tiles", len(x), len(y), k, rows, cols)
-    fwd_sim, fwd_idx = np.full((len(x), k_fwd), -np.inf, np.float32), np.full((len(x), k_fwd), -1, np.int64)
+    log.debug("exact k-NN %d x %d (k=%d) in %d x %d tiles on %d core(s)", len(x), len(y), k, rows, cols, len(spans))
+    with tqdm(total=len(x), unit="rows", desc="exact k-NN", disable=not progress) as bar:
+        def one_pass(span: slice) -> KnnResult:
+            return _one_pass(x, y, span, (k_fwd, k_bwd), (rows, cols), bar)
+
+        if len(spans) == 1:
+            return one_pass(spans[0])
+        with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(len(spans)) as pool:
+            parts = list(pool.map(one_pass, spans))
+    return merge_source_spans(parts, k_bwd)
+
+
+def _one_pass(x: np.ndarray, y: np.ndarray, span: slice, ks: tuple[int, int], tile: tuple[int, int],
+              bar: tqdm) -> KnnResult:
+    """Exact k-NN of the sources ``x[span]`` in ``y`` and of ``y`` among those sources (global row numbers),
+    one tile of ``tile`` rows x columns at a time."""
+    (k_fwd, k_bwd), (rows, cols), n_x = ks, tile, span.stop - span.start
+    fwd_sim, fwd_idx = np.full((n_x, k_fwd), -np.inf, np.float32), np.full((n_x, k_fwd), -1, np.int64)
     bwd_sim, bwd_idx = np.full((len(y), k_bwd), -np.inf, np.float32), np.full((len(y), k_bwd), -1, np.int64)
-    buffers = np.empty(rows * cols, np.float32), np.empty(rows * cols, bool), np.empty(rows * cols, bool)
-    workers = _cores()
-    with ThreadPoolExecutor(workers) as pool, tqdm(total=len(x), unit="rows", desc="exact k-NN",
-                                                   disable=not progress) as bar:
-        for x_lo in range(0, len(x), rows):
-            x_hi = min(len(x), x_lo + rows)
-            xb = _rows(x, x_lo, x_hi)
-            for y_lo in range(0, len(y), cols):
-                y_hi = min(len(y), y_lo + cols)
-                tile, row_mask, col_mask = (b[: (x_hi - x_lo) * (y_hi - y_lo)].reshape(x_hi - x_lo, y_hi - y_lo)
-                                            for b in buffers)
-                np.matmul(xb, _rows(y, y_lo, y_hi).T, out=tile)
-                _fold_tile(pool, workers, tile, (row_mask, col_mask), (fwd_sim[x_lo:x_hi], fwd_idx[x_lo:x_hi]),
-                           (bwd_sim[y_lo:y_hi], bwd_idx[y_lo:y_hi]), (x_lo, y_lo))
-            bar.update(x_hi - x_lo)
+    buffers = np.empty(rows * cols, np.float32), np.empty(rows * cols, bool)
+    for x_lo in range(span.start, span.stop, rows):
+        x_hi = min(span.stop, x_lo + rows)
+        xb, own = _rows(x, x_lo, x_hi), slice(x_lo - span.start, x_hi - span.start)
+        for y_lo in range(0, len(y), cols):
+            y_hi = min(len(y), y_lo + cols)
+            sims, mask = (b[: (x_hi - x_lo) * (y_hi - y_lo)].reshape(x_hi - x_lo, y_hi - y_lo) for b in buffers)
+            np.matmul(xb, _rows(y, y_lo, y_hi).T, out=sims)
+            _update(sims, fwd_sim[own], fwd_idx[own], 1, y_lo, mask)
+            _update(sims, bwd_sim[y_lo:y_hi], bwd_idx[y_lo:y_hi], 0, x_lo, mask)
+        bar.update(x_hi - x_lo)
     return KnnResult(fwd_idx, fwd_sim, bwd_idx, bwd_sim)
 
 
-def _fold_tile(pool: ThreadPoolExecutor, parts: int, tile: np.ndarray, masks: tuple[np.ndarray, np.ndarray],
-               fwd: tuple[np.ndarray, np.ndarray], bwd: tuple[np.ndarray, np.ndarray], origin: tuple[int, int]) -> None:
-    """Fold a similarity tile at ``origin`` (first row, first column) into the running lists of its rows
-    (``fwd``) and columns (``bwd``). Rows and columns are cut into ``parts`` spans that the pool's threads
-    handle at once: each owns its lists and its part of the masks, so no locks are needed."""
-    (fwd_sim, fwd_idx), (bwd_sim, bwd_idx), (row_mask, col_mask) = fwd, bwd, masks
-    jobs = [pool.submit(_update, tile[r], fwd_sim[r], fwd_idx[r], 1, origin[1], row_mask[r])
-            for r in _spans(tile.shape[0], parts)]
-    jobs += [pool.submit(_update, tile[:, c], bwd_sim[c], bwd_idx[c], 0, origin[0], col_mask[:, c])
-             for c in _spans(tile.shape[1], parts)]
-    for job in jobs:
-        job.result()
+def merge_source_spans(parts: Sequence[KnnResult], k: int) -> KnnResult:
+    """Join k-NN results of consecutive source spans: forward lists are concatenated, each target's lists are
+    re-ranked to the best ``k`` (ties to the smaller source index, as within one span)."""
+    bwd_sim = np.concatenate([p.bwd_sim for p in parts], axis=1)
+    bwd_idx = np.concatenate([p.bwd_idx for p in parts], axis=1)
+    order = np.argsort(-bwd_sim, axis=1, kind="stable")[:, : min(k, bwd_sim.shape[1])]
+    return KnnResult(np.concatenate([p.fwd_idx for p in parts]), np.concatenate([p.fwd_sim for p in parts]),
+                     np.take_along_axis(bwd_idx, order, axis=1), np.take_along_axis(bwd_sim, order, axis=1))
 
 
 def _spans(n: int, parts: int) -> list[slice]:

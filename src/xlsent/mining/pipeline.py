@@ -23,7 +23,7 @@ from xlsent.data.text_input import InputSpec, iter_rows
 from xlsent.embed_job import EmbedOptions, embed_file
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
-from xlsent.mining.knn import KnnResult, approx_bidirectional_knn, bidirectional_knn
+from xlsent.mining.knn import KnnResult, approx_bidirectional_knn, bidirectional_knn, merge_source_spans
 from xlsent.mining.margin import Margin, Mode, greedy_one_to_one, select_candidates
 from xlsent.store import load_embeddings
 
@@ -79,15 +79,6 @@ def knn_shard(x_shard: np.ndarray, y: np.ndarray, offset: int, k: int, max_memor
     return KnnResult(res.fwd_idx, res.fwd_sim, res.bwd_idx + offset, res.bwd_sim)
 
 
-def merge_knn_shards(parts: list[KnnResult], k: int) -> KnnResult:
-    """Join per-shard results: forward lists are concatenated, backward lists re-ranked to the best k."""
-    bwd_sim = np.concatenate([p.bwd_sim for p in parts], axis=1)
-    bwd_idx = np.concatenate([p.bwd_idx for p in parts], axis=1)
-    order = np.argsort(-bwd_sim, axis=1, kind="stable")[:, : min(k, bwd_sim.shape[1])]
-    return KnnResult(np.concatenate([p.fwd_idx for p in parts]), np.concatenate([p.fwd_sim for p in parts]),
-                     np.take_along_axis(bwd_idx, order, axis=1), np.take_along_axis(bwd_sim, order, axis=1))
-
-
 def shard_bounds(rows: int, shard_rows: int) -> list[tuple[int, int]]:
     """``[lo, hi)`` row ranges of the source shards."""
     return [(lo, min(rows, lo + shard_rows)) for lo in range(0, max(rows, 1), shard_rows)]
@@ -109,7 +100,7 @@ def sharded_knn(x: np.ndarray, y: np.ndarray, k: int, work: Path | None, *, shar
                 with atomic_path(path) as tmp, open(tmp, "wb") as fh:
                     np.savez(fh, **asdict(part))
         parts.append(part)
-    return merge_knn_shards(parts, k)
+    return merge_source_spans(parts, k)
 
 
 def candidates_from_knn(knn: KnnResult, cfg: MineConfig) -> Candidates:
