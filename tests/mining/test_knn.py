@@ -111,6 +111,41 @@ def test_working_memory_stays_within_the_budget(tmp_path: Path) -> None:
     assert peak < n * dim * 4  # never a whole side in memory
 
 
+def test_whole_file_memmaps_are_read_with_file_reads(tmp_path: Path) -> None:
+    """Rows of a memmap from ``np.load`` come from file reads (mapped pages would stay in the RSS); views
+    and copy-on-write maps, whose rows may not be where the file has them, are read through the mapping."""
+    x = unit_rows(np.random.default_rng(10), 300, 12)
+    np.save(tmp_path / "x.npy", x)
+    xm = np.load(tmp_path / "x.npy", mmap_mode="r")
+    block = knn_module._file_rows(xm, 100, 250)
+    assert block is not None
+    np.testing.assert_array_equal(block, x[100:250])
+    assert knn_module._file_rows(xm[10:], 0, 5) is None
+    assert knn_module._file_rows(np.load(tmp_path / "x.npy", mmap_mode="c"), 0, 5) is None
+    np.testing.assert_array_equal(knn_module._take(xm, np.array([299, 3, 150, 3])), x[[299, 3, 150, 3]])
+
+
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_sample_knn_equals_the_full_search(on_disk: bool, tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    x, y = unit_rows(rng, 300, 16), unit_rows(rng, 250, 16)
+    full = bidirectional_knn(x, y, 4)
+    if on_disk:
+        np.save(tmp_path / "x.npy", x)
+        np.save(tmp_path / "y.npy", y)
+        x, y = np.load(tmp_path / "x.npy", mmap_mode="r"), np.load(tmp_path / "y.npy", mmap_mode="r")
+    rows = rng.choice(300, 40, replace=False)
+    got = sample_bidirectional_knn(x, y, 4, rows)
+    np.testing.assert_array_equal(got.rows, rows)
+    np.testing.assert_array_equal(got.fwd_idx, full.fwd_idx[rows])
+    np.testing.assert_array_equal(got.targets, np.unique(full.fwd_idx[rows]))
+    np.testing.assert_array_equal(got.bwd_idx, full.bwd_idx[got.targets])
+    np.testing.assert_allclose(got.fwd_sim, full.fwd_sim[rows], atol=1e-6)
+    np.testing.assert_allclose(got.bwd_sim, full.bwd_sim[got.targets], atol=1e-6)
+    with pytest.raises(ValueError, match="rows"):
+        sample_bidirectional_knn(x, y, 4, np.array([300]))
+
+
 def test_tile_shape_respects_the_budget() -> None:
     shape = tile_shape(10**7, 10**7, 1024, max_memory=64 << 20)
     assert knn_module._tile_bytes(*shape, 1024) <= 64 << 20 and shape[0] >= shape[1]
