@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from xlsent.data.tatoeba import XTREME36
 from xlsent.encoders.base import HiddenStateEncoder, l2_normalize
 from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.layer_cache import cached_layer_means
@@ -86,6 +87,8 @@ class StateEvaluator:
             fwd, bwd = retrieval_accuracy(project(xx), project(en))
             per_lang[lang] = (fwd + bwd) / 2
         out = {f"tatoeba {len(per_lang)} langs": float(np.mean(list(per_lang.values())))}
+        if len(per_lang) > len(XTREME36) and set(XTREME36) <= set(per_lang):
+            out["tatoeba xtreme-36"] = float(np.mean([per_lang[lang] for lang in XTREME36]))
         if pivot_lang in per_lang:
             out[f"tatoeba {pivot_lang}"] = per_lang[pivot_lang]
             out["tatoeba transfer"] = float(np.mean([v for k, v in per_lang.items() if k != pivot_lang]))
@@ -269,11 +272,12 @@ def run_studies(studies: Sequence[str], settings: StudySettings, out_dir: Path, 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from xlsent.data.tatoeba import XTREME36
+    from xlsent.data.tatoeba import tatoeba_languages
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--studies", nargs="+", default=list(STUDIES), choices=list(STUDIES))
-    parser.add_argument("--langs", nargs="+", default=list(XTREME36), help="Tatoeba languages (default XTREME-36)")
+    parser.add_argument("--langs", nargs="+", default=list(XTREME36),
+                        help="Tatoeba languages (default XTREME-36; 'all' for all 112)")
     parser.add_argument("--bucc", nargs="*", default=["zh", "de"], help="BUCC sets: zh (sample) and newstest langs")
     parser.add_argument("--max-pairs", type=int, default=10_000)
     parser.add_argument("--steps", type=int, default=3000)
@@ -283,7 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", help="benchmark data folder")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    settings = StudySettings(tuple(args.langs), tuple(args.bucc), args.max_pairs, args.steps, args.ablation_steps,
+    langs = tatoeba_languages(args.data) if args.langs == ["all"] else args.langs
+    settings = StudySettings(tuple(langs), tuple(args.bucc), args.max_pairs, args.steps, args.ablation_steps,
                              Path(args.models), args.data)
     for path in run_studies(args.studies, settings, Path(args.out)):
         print(f"wrote {path}")
