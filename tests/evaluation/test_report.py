@@ -52,7 +52,8 @@ def test_report_renders_tables_published_numbers_and_plots(tmp_path: Path) -> No
     assert "| **avg paper-14** | 90.0 | 90.0 |" in tatoeba
     assert "note of muse" in tatoeba and "retrieval=cosine" in tatoeba
     assert PUBLISHED["tatoeba"]["LASER"].source in tatoeba
-    assert "| odd | precision 70, recall 60 |" in text
+    assert "| subset | f1 | threshold | precision | recall |" in text  # a single model: a column per metric
+    assert "| zh-en | 80.0 | 1.071 |  |  |" in text and "| odd |  |  | 70.0 | 60.0 |" in text
     intent = text[text.index("## intent"):]
     assert "| en-en | 94.8 |" in intent and TSNE_KEY + "=" not in intent and "(published)" not in intent
     assert text.index("## tatoeba") < text.index("## bucc") < text.index("## intent")

@@ -51,6 +51,17 @@ def fmt(value: float | None) -> str:
     return "-" if math.isnan(value) else f"{value:.1f}"
 
 
+def fmt_metric(value: float | None) -> str:
+    """Like :func:`fmt`, but four significant digits below 10 (thresholds, ratios, small counts).
+
+    >>> fmt_metric(87.449), fmt_metric(1.0190), fmt_metric(None)
+    ('87.4', '1.019', '')
+    """
+    if value is None or math.isnan(value) or abs(value) >= 10:
+        return fmt(value)
+    return f"{value:.4g}"
+
+
 def cell(metrics: dict[str, float], main_metric: str) -> str:
     """The main metric of one subset, or every metric when the subset has no main metric.
 
@@ -102,6 +113,18 @@ def summary_table(groups: dict[tuple[str, str], list[TaskResult]]) -> list[str]:
     return markdown_table(["task", *models], rows)
 
 
+def metric_columns(result: TaskResult) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a single result with one column per metric (e.g. the models of a study).
+
+    >>> r = TaskResult("t", "m", "d", 1.0, "a", {"x": {"a": 91.23, "b": 1.0712}, "y": {"a": 3.0}})
+    >>> metric_columns(r)
+    (['subset', 'a', 'b'], [['x', '91.2', '1.071'], ['y', '3', '']])
+    """
+    names = _ordered_union(result.scores.values())
+    rows = [[subset, *(fmt_metric(values.get(n)) for n in names)] for subset, values in result.scores.items()]
+    return ["subset", *names], rows
+
+
 def task_section(task: str, variant: str, results: list[TaskResult], published: dict[str, Reported],
                  plots: Sequence[str] = ()) -> list[str]:
     """The markdown of one task/variant: table, averages, published numbers, options, notes and plots."""
@@ -109,9 +132,12 @@ def task_section(task: str, variant: str, results: list[TaskResult], published: 
     subsets = _ordered_union(r.scores for r in results)
     average_names = _ordered_union(r.averages for r in results)
     published = {m: rep for m, rep in published.items() if set(rep.values) & {*subsets, *average_names}}
-    header = ["subset", *models, *(f"{m} (published)" for m in published)]
-    rows = [[s, *(cell(r.scores[s], r.main_metric) if s in r.scores else "" for r in results),
-             *(fmt(rep.values.get(s)) for rep in published.values())] for s in subsets]
+    if len(results) == 1 and not published:
+        header, rows = metric_columns(results[0])
+    else:
+        header = ["subset", *models, *(f"{m} (published)" for m in published)]
+        rows = [[s, *(cell(r.scores[s], r.main_metric) if s in r.scores else "" for r in results),
+                 *(fmt(rep.values.get(s)) for rep in published.values())] for s in subsets]
     rows += [[f"**avg {name}**", *(fmt(r.averages.get(name)) for r in results),
               *(fmt(rep.values.get(name)) for rep in published.values())]
              for name in average_names]
