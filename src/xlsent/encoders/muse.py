@@ -44,7 +44,8 @@ class MuseEncoder:
 
         A ``lang`` outside mUSE's 16 training languages is encoded all the same, with a warning logged once.
         """
-        if lang is not None and base_lang(check_lang(lang) or lang) not in MUSE_LANGS and lang not in self._warned:
+        check_lang(lang)
+        if lang is not None and base_lang(lang) not in MUSE_LANGS and lang not in self._warned:
             self._warned.add(lang)
             log.warning("mUSE was not trained on %r (its languages: %s); its vectors for it may be poor",
                         lang, " ".join(MUSE_LANGS))

@@ -122,9 +122,9 @@ def _max_hits(tile_size: int) -> int:
 
 
 def _tile_bytes(rows: int, cols: int, dim: int) -> int:
-    """Working memory of one tile: embedding blocks, similarities, comparison masks and candidate arrays
-    (both directions at once)."""
-    return 4 * dim * (rows + cols) + 6 * rows * cols + 2 * 64 * _max_hits(rows * cols)
+    """Working memory of one tile: embedding blocks, similarities, the comparison mask (shared by both
+    directions, which are folded one after the other) and candidate arrays."""
+    return 4 * dim * (rows + cols) + 5 * rows * cols + 2 * 64 * _max_hits(rows * cols)
 
 
 def tile_shape(n_x: int, n_y: int, dim: int, max_memory: int = DEFAULT_MAX_MEMORY,
