@@ -53,6 +53,11 @@ Targets (issue #4, at N >= 1M): total <= 15 min, peak RSS <= 4 GiB, planted reca
 PASS/FAIL (the exit status does not depend on them). "vs exact*" compares the total with the one-pass
 exact time of the largest exact size of this run scaled by (N/n)^2: an estimate, exact 1M x 1M (about 85
 minutes on 2 cores) is not run.
+
+RECORD. The figures are printed and written to ``<--out>/mining.json`` for ``xlsent report``: one row per
+method other than the baseline and size (total seconds against the baseline's, its pair check, the other
+columns as details) and one per approximate size (total seconds against the estimate above, recalls and
+targets as checks), with the machine, the arguments and notes on how the vectors were made.
 """
 
 from __future__ import annotations
@@ -73,6 +78,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
+from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record  # noqa: E402
+
 if TYPE_CHECKING:
     from xlsent.mining.knn import SampleKnn
 
@@ -81,6 +89,8 @@ BASELINE = "faiss-2pass"
 APPROX_KINDS = ("ivfpqfs", "ivfsq")
 TARGET_N, TARGET_S, TARGET_RSS_MIB, TARGET_RECALL = 1_000_000, 15 * 60, 4096, 0.95
 CORPUS_CHUNK = 1 << 14
+PACKAGES = ("numpy", "faiss-cpu", "torch")
+BASELINE_CASE = "faiss-2pass: LASER's two-pass FAISS IndexFlatIP search"
 T = TypeVar("T")
 
 
@@ -287,12 +297,21 @@ def _verdict(n: int, stats: dict[str, float]) -> str:
     return "PASS" if not failed else f"FAIL ({', '.join(failed)})"
 
 
-def _exact_section(args: argparse.Namespace, tmp: Path) -> tuple[int, dict[int, float]]:
-    """Run and print the exact table; the exit status and the one-pass total seconds per size."""
+def _exact_section(args: argparse.Namespace, tmp: Path, record: BenchRecord) -> tuple[int, dict[int, float]]:
+    """Run and print the exact table, adding its rows to ``record``; the exit status and the one-pass total
+    seconds per size."""
     peak = peak_gflops(args.peak_size)
     print(f"float32 matmul peak ({args.peak_size}^2 x {args.peak_size}): {peak:.0f} GFLOP/s\n")
     print(f"EXACT: RANDOM unit vectors ({args.dim}-d float32), k={args.k}, ratio margin, max retrieval (1:1); "
           f"ivf-fixed: nprobe={args.nprobe}")
+    record.notes += [
+        f"Exact rows: the inputs are RANDOM unit vectors ({args.dim}-d float32, seeded), not sentence embeddings: "
+        f"the pairs only check that the methods agree. k={args.k}, ratio margin, max retrieval with the 1:1 filter; "
+        f"ivf-fixed searches nprobe={args.nprobe} lists, ivf-tuned tunes nprobe to 95% recall. Each method runs "
+        f"in a fresh subprocess; best of {args.repeats} run(s).",
+        f"RSS MiB: peak RSS above the RSS with the inputs loaded. GFLOP/s counts the multiply-adds a method executes "
+        f"(two products for faiss-2pass, one for one-pass); float32 matmul peak of this machine "
+        f"({args.peak_size}^2 x {args.peak_size}, measured first): {peak:.0f} GFLOP/s."]
     header = (f"{'N':>7} {'method':<12} {'k-NN s':>8} {'margin s':>8} {'total s':>8} {'RSS MiB':>8} "
               f"{'GFLOP/s':>8} {'% peak':>6} {'vs 2-pass':>9} {'pairs':>7}  check")
     print(header)
@@ -305,25 +324,59 @@ def _exact_section(args: argparse.Namespace, tmp: Path) -> tuple[int, dict[int, 
             products = {"faiss-2pass": 2, "one-pass": 1}.get(method)
             gflops = products * 2 * n * n * args.dim / stats["knn_s"] / 1e9 if products else None
             ratio = f"{stats['total_s'] / base[0]['total_s']:.2f}x" if base else "-"
+            checks: dict[str, bool | int | float | str] = {}
             if method == BASELINE or base is None:
                 check = "baseline" if method == BASELINE else "-"
             elif method.startswith("ivf"):
                 found = len(_pair_set(pairs) & _pair_set(base[1])) / max(len(base[1]), 1)
                 check = f"recall of exact pairs {found:.3f}"
+                checks["recall of exact pairs"] = found
             else:
                 differ = len(_pair_set(pairs) ^ _pair_set(base[1]))
                 status |= int(differ > 0)
                 check = "same pairs" if not differ else f"PAIRS DIFFER ({differ} not shared)"
+                checks["same pairs as baseline"] = not differ
+                if differ:
+                    checks["pairs not shared"] = differ
             rate = f"{gflops:>8.0f} {100 * gflops / peak:>5.0f}%" if gflops else f"{'-':>8} {'-':>6}"
             print(f"{n:>7} {method:<12} {stats['knn_s']:>8.2f} {stats['score_s']:>8.2f} {stats['total_s']:>8.2f} "
                   f"{stats['rss_mib']:>8.0f} {rate} {ratio:>9} {len(pairs):>7}  {check}", flush=True)
             if method == "one-pass":
                 one_pass[n] = stats["total_s"]
+            if method != BASELINE:
+                details = {"k-NN s": stats["knn_s"], "margin s": stats["score_s"], "RSS MiB": stats["rss_mib"],
+                           "pairs": len(pairs)}
+                if gflops:
+                    details |= {"GFLOP/s": gflops, "% of peak": 100 * gflops / peak}
+                if base:
+                    details["baseline RSS MiB"] = base[0]["rss_mib"]
+                record.rows.append(BenchRow(f"exact N={n} {method}", "s", stats["total_s"],
+                                            base[0]["total_s"] if base else None, BASELINE_CASE if base else "",
+                                            checks, details))
     return status, one_pass
 
 
-def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: Path) -> None:
-    """Run and print the approximate table on planted corpora."""
+def approx_row(n: int, index: str, nprobe: int, stats: dict[str, float], gen_s: float,
+               one_pass: dict[int, float]) -> BenchRow:
+    """The record row of the approximate run at size ``n``; its baseline is the one-pass exact total of the
+    largest exact size of the run scaled by (N/n)^2 (None without one)."""
+    ref = max(one_pass, default=None)
+    checks = {"recall planted": stats["recall_planted"], "recall all": stats["recall_all"],
+              "targets": _verdict(n, stats)}
+    details = {key: stats[name] for key, name in (
+        ("build s", "build_s"), ("search s", "search_s"), ("margin s", "margin_s"), ("RSS MiB", "rss_mib"),
+        ("nlist", "nlist"), ("pairs", "pairs"), ("sampled", "sampled"), ("sampled planted", "sampled_planted"),
+        ("exact finds planted", "exact_is_planted"), ("exact reference s", "eval_s"))} | {"corpus written s": gen_s}
+    baseline, baseline_case = None, ""
+    if ref is not None:
+        baseline = one_pass[ref] * (n / ref) ** 2
+        baseline_case = f"estimate: one-pass exact at N={ref} x (N/{ref})^2 (exact {n} x {n} is not run)"
+    return BenchRow(f"approx N={n} {index} nprobe={nprobe}", "s", stats["total_s"], baseline, baseline_case, checks,
+                    details)
+
+
+def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: Path, record: BenchRecord) -> None:
+    """Run and print the approximate table on planted corpora, adding its rows to ``record``."""
     print(f"APPROXIMATE: SYNTHETIC corpus with planted translations ({args.dim}-d, seed {args.seed}): random unit "
           f"sources;\n{args.planted:.0%} of the targets are noisy copies of a source at cosine {args.planted_cos}, "
           f"the others random unit vectors; rows shuffled.\n{args.approx_index} index on each side, nprobe="
@@ -331,16 +384,25 @@ def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: P
           f"{args.recall_sample} sampled\nsources whose exact forward margin-best target the index run picks too "
           f"(all sampled / planted only).\nTargets at N >= 1M: total <= {TARGET_S // 60} min, peak RSS of the whole "
           f"process <= {TARGET_RSS_MIB} MiB, planted recall >= {TARGET_RECALL}.")
+    record.notes += [
+        f"Approximate rows: a SYNTHETIC corpus with planted translations ({args.dim}-d float32, seed {args.seed}): "
+        f"N random unit sources; {args.planted:.0%} of the N targets are noisy copies of distinct sources at cosine "
+        f"{args.planted_cos}, the others independent random unit vectors; rows shuffled. Written to disk and read "
+        f"as memmaps by a fresh process.",
+        f"{args.approx_index} index on each side, nprobe={args.approx_nprobe}, k={args.k}, ratio margin, max "
+        f"retrieval (1:1). RSS MiB: peak RSS of the whole mining process. Recall: share of {args.recall_sample} "
+        f"sampled sources whose exact forward margin-best target the index run picks too (all sampled / those with "
+        f"a planted copy). Targets at N >= 1M: total <= {TARGET_S // 60} min, peak RSS <= {TARGET_RSS_MIB} MiB, "
+        f"planted recall >= {TARGET_RECALL}."]
     header = (f"{'N':>7} {'index':<8} {'nlist':>5} {'nprobe':>6} {'build s':>8} {'search s':>8} {'margin s':>8} "
               f"{'total s':>8} {'RSS MiB':>8} {'vs exact*':>9} {'recall':>6} {'planted':>7}  targets")
     print(header)
     print("-" * len(header))
     for n in args.approx_sizes:
         gen_s, stats = _approx_in_subprocess(n, args, tmp)
-        ratio = "-"
-        if one_pass:
-            ref = max(one_pass)
-            ratio = f"{stats['total_s'] / (one_pass[ref] * (n / ref) ** 2):.3f}x"
+        row = approx_row(n, args.approx_index, args.approx_nprobe, stats, gen_s, one_pass)
+        record.rows.append(row)
+        ratio = "-" if row.ratio is None else f"{row.ratio:.3f}x"
         print(f"{n:>7} {args.approx_index:<8} {stats['nlist']:>5} {args.approx_nprobe:>6} {stats['build_s']:>8.1f} "
               f"{stats['search_s']:>8.1f} {stats['margin_s']:>8.1f} {stats['total_s']:>8.1f} {stats['rss_mib']:>8.0f} "
               f"{ratio:>9} {stats['recall_all']:>6.3f} {stats['recall_planted']:>7.3f}  {_verdict(n, stats)}")
@@ -372,9 +434,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--planted-cos", type=float, default=0.85, help="cosine of a planted copy to its source")
     parser.add_argument("--recall-sample", type=int, default=2000, help="sources whose exact pairs measure recall")
     parser.add_argument("--seed", type=int, default=0, help="seed of the planted corpus, samples and k-means")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
     parser.add_argument("--worker", choices=METHODS, help=argparse.SUPPRESS)
     parser.add_argument("--pairs-out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--approx-worker", type=Path, help=argparse.SUPPRESS)
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
     if args.worker:
         stats, pairs = run_method(args.worker, args.sizes[0], args.dim, args.k, args.repeats, args.nprobe)
@@ -386,13 +450,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     args.recall_sample, args.seed)))
         return 0
 
+    record = start_record("mining", "Bitext mining on CPU: exact and approximate k-NN with the ratio margin", __file__,
+                          argv, args, PACKAGES, hidden=("worker", "pairs_out", "approx_worker"))
     status, one_pass = 0, {}
     with tempfile.TemporaryDirectory() as tmp:
         if args.sizes:
-            status, one_pass = _exact_section(args, Path(tmp))
+            status, one_pass = _exact_section(args, Path(tmp), record)
             print()
         if args.approx_sizes:
-            _approx_section(args, one_pass, Path(tmp))
+            _approx_section(args, one_pass, Path(tmp), record)
+    print(f"wrote {record.write(args.out)}")
     return status
 
 

@@ -1,13 +1,20 @@
-"""`make bench`: every benchmark, each printing ratios against a baseline measured in the same run."""
+"""`make bench`: every benchmark with its defaults, each printing ratios against a baseline measured in the same
+run and writing its figures to ``<--out>/<bench>.json`` (embed.json, mining.json), which ``xlsent report``
+renders into the Benchmarks section of docs/results.md. ``benchmarks/<bench>.py --help`` says what each measures.
+"""
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_record import DEFAULT_OUT, OUT_HELP  # noqa: E402
 
 BENCHES = [
     ("embed_bench", []),
@@ -15,12 +22,15 @@ BENCHES = [
 ]
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
+    args = parser.parse_args(argv)
     status = 0
-    for name, argv in BENCHES:
+    for name, bench_argv in BENCHES:
         print(f"\n=== {name} ===", flush=True)
         start = time.perf_counter()
-        status |= importlib.import_module(name).main(argv)
+        status |= importlib.import_module(name).main([*bench_argv, "--out", str(args.out)])
         print(f"({name} took {time.perf_counter() - start:.0f}s)", flush=True)
     return status
 

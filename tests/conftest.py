@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,12 @@ def shared_data() -> Path:
         return data_root()
     except FileNotFoundError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture()
+def one_torch_thread() -> Iterator[None]:
+    """Tiny tensors: extra intra-op threads only add contention on a shared machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

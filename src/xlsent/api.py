@@ -18,7 +18,7 @@ from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.registry import DEFAULT_MODEL, load_encoder
 
-__all__ = ["load", "encode", "embed_file", "EmbedOptions", "EmbedSummary", "export_sentence_transformers"]
+__all__ = ["load", "encode", "embed_file", "EmbedOptions", "EmbedSummary", "export_sentence_transformers", "train"]
 
 
 @lru_cache(maxsize=4)
@@ -42,3 +42,17 @@ def export_sentence_transformers(model: str | Path, out: str | Path) -> Path:
     if not isinstance(encoder, TransformerEncoder):
         raise ValueError(f"{model}: only transformer models can be exported to sentence-transformers")
     return _export(encoder, out)
+
+
+def train(method: str, out: str | Path, *, config_files: Sequence[str | Path] = (), sets: Sequence[str] = (),
+          mode: str | None = None, resume: bool = False, data: str | Path | None = None,
+          progress: bool = True) -> Path:
+    """Train ``method`` (a name from ``xlsent train --help``) into the model directory ``out``.
+
+    The configuration is the method's packaged defaults, then ``config_files``, then ``key=value`` ``sets``.
+    """
+    from xlsent.training.method import get_method
+
+    m = get_method(method)
+    config = m.config(config_files, sets, mode)
+    return m.train(config, Path(out), resume=resume, data=data, progress=progress)

@@ -70,6 +70,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         path = result.save(args.out)
         averages = ", ".join(f"{k} {v:.1f}" for k, v in result.averages.items())
         print(f"{task}: {result.main_metric} {result.main_score:.2f} ({averages}) -> {path}")
+        if args.record:
+            from dataclasses import asdict
+
+            from xlsent.encoders.model_card import record_metrics
+
+            if not Path(args.model).is_dir():
+                raise ValueError(f"--record needs a model directory as --model, not {args.model!r}")
+            record_metrics(args.model, [asdict(result)])
+            print(f"recorded in {args.model}/xlsent.json and its model card {args.model}/README.md")
     return 0
 
 
@@ -148,17 +157,46 @@ def _cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_train_dual_pivot(args: argparse.Namespace) -> int:
-    from xlsent.methods.dual_pivot import run_from_args
+def _cmd_train(args: argparse.Namespace) -> int:
+    from xlsent.api import train
 
-    print(f"wrote model directory {run_from_args(args)}")
+    sets = list(args.set or [])
+    sets += [f"{key}={value}" for key in ("seed", "device") if (value := getattr(args, key)) is not None]
+    out = train(args.method, args.out, config_files=args.config or (), sets=sets, mode=args.mode,
+                resume=args.resume, data=args.data, progress=not args.quiet)
+    print(f"wrote model directory {out}")
     return 0
+
+
+class _TrainHelp(argparse.Action):
+    """``xlsent train --help``: the options, then every registered method (with METHOD: its config keys)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show this help (with METHOD: its config keys)")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from xlsent.training.method import available_methods, get_method
+
+        parser.print_help()
+        method = getattr(namespace, "method", None)
+        if method:
+            print(f"\nconfig keys of {method} (packaged defaults; override with --config FILE or --set key=value):\n")
+            print(get_method(method).defaults_text())
+        else:
+            print("\nmethods:")
+            for name, m in available_methods().items():
+                modes = f" (modes: {', '.join(m.modes)})" if m.modes else ""
+                print(f"  {name:<12} {m.summary}{modes}")
+            print("\n`xlsent train METHOD --help` lists a method's config keys with their defaults and meaning.")
+        parser.exit()
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from xlsent.evaluation.report import write_report
 
-    write_report(Path(args.results), Path(args.docs), Path(args.plots))
+    write_report(Path(args.results), Path(args.docs), Path(args.plots),
+                 bench_dir=Path(args.bench) if args.bench else None, train_logs=args.train_logs or None)
     print(f"wrote {args.docs} and plots in {args.plots}")
     return 0
 
@@ -220,6 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="results", help="folder for the result JSON (default results/)")
     p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
     p.add_argument("--margin-k", type=int, help="tatoeba: ratio-margin retrieval with this k (e.g. 4)")
+    p.add_argument("--record", action="store_true",
+                   help="with a model directory as --model: store the scores in its xlsent.json and model card")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_eval)
 
@@ -273,24 +313,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=int, default=5, help="results per query (default 5)")
     p.set_defaults(func=_cmd_search)
 
-    train = sub.add_parser("train", help="train or adapt an encoder with one of the papers' methods")
-    methods = train.add_subparsers(dest="method", required=True, metavar="METHOD")
-    from xlsent.methods import dual_pivot
+    from xlsent.training.method import method_names
 
-    p = methods.add_parser(
-        "dual-pivot", help="dual-pivot transfer: frozen LM + layer mix + linear map, one language pair",
-        description=(dual_pivot.__doc__ or "").strip().splitlines()[0],
+    p = sub.add_parser(
+        "train", help="train or adapt an encoder with one of the papers' methods", add_help=False,
+        description="Train METHOD into the model directory --out. The configuration is the method's packaged "
+        "defaults, overridden by each --config TOML file, then by each --set key=value (any config key; values "
+        "are typed and checked). A killed run continues with --resume; resuming with another configuration is "
+        "an error. The result loads with `xlsent.load(OUT)` and works with every --model option.",
     )
-    dual_pivot.add_arguments(p)
-    p.set_defaults(func=_cmd_train_dual_pivot)
+    p.add_argument("-h", "--help", action=_TrainHelp)
+    p.add_argument("method", choices=method_names(), metavar="METHOD", help=" | ".join(method_names()))
+    p.add_argument("--out", "-o", required=True, help="model directory to write")
+    p.add_argument("--config", action="append", metavar="FILE", help="TOML file overriding the defaults (repeatable)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override one config key, e.g. --set steps=2000 --set pairs=de-en,ar-en (repeatable)")
+    p.add_argument("--mode", help="the method's mode (picks the [MODE] table of the config), e.g. supervised")
+    p.add_argument("--resume", action="store_true", help="continue a killed run from its last checkpoint")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where to train (default: config, auto)")
+    p.add_argument("--seed", type=int, help="random seed (default: config, 0)")
+    p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_train)
 
     p = sub.add_parser("calibrate", help="calibrate an encoder's mining threshold on BUCC-style sets")
     p.add_argument("--model", default="me5-small", help=MODEL_HELP)
     p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
     p.set_defaults(func=_cmd_calibrate)
 
-    p = sub.add_parser("report", help="render docs/results.md and plots from results/*.json")
+    p = sub.add_parser("report", help="render docs/results.md and plots from results, benchmarks and training logs")
     p.add_argument("--results", default="results", help="folder of result JSON (default results/)")
+    p.add_argument("--bench", help="folder of benchmark JSON written by `make bench` (default RESULTS/bench)")
+    p.add_argument("--train-logs", default="models/**/train.jsonl", metavar="GLOB",
+                   help="training logs to plot, ** matching any folders (default models/**/train.jsonl; '' for none)")
     p.add_argument("--docs", default="docs/results.md", help="markdown to write (default docs/results.md)")
     p.add_argument("--plots", default="docs/plots", help="folder for PNG plots (default docs/plots)")
     p.set_defaults(func=_cmd_report)

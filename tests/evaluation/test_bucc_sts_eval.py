@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -49,6 +51,34 @@ def test_bucc_perfect_encoder_scores_100_and_shuffled_scores_near_0(tmp_path: Pa
                for k, v in table.items()}
     bad = bucc.run(LookupEncoder(shifted, name="bad"), langs=["zh"], root=root)
     assert bad.main_score < 10.0
+
+
+def test_bucc_scores_any_embedding_function_as_it_scores_the_encoder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     recording_embed: Any) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    root, table = _bucc_root(tmp_path)
+    encoder = LookupEncoder(table, name="good")
+    embed = recording_embed(encoder)
+    result = bucc.evaluate(embed, encoder_id="fn", langs=["zh"], root=root)
+    assert embed.calls == [(N_GOLD + N_NOISE, "zh"), (N_GOLD + N_NOISE, "en")]
+    assert result.scores == bucc.run(encoder, langs=["zh-en"], root=root).scores
+    assert result.scores["zh-en (bucc2018 sample)"]["f1"] == pytest.approx(100.0)
+    assert (result.encoder, result.main_metric, result.subset_metric) == ("fn", "f1, zh-en bucc2018 sample", "f1")
+    assert result.averages == {}
+    assert all(any(fnmatch.fnmatch(f, p) for p in bucc.METADATA.data_files) for f in result.dataset_files)
+    with pytest.raises(ValueError, match="unknown BUCC set"):
+        bucc.evaluate(embed, encoder_id="fn", langs=["ja"], root=root)
+
+
+def test_bucc_summary_names_what_it_averages() -> None:
+    f1 = {"zh": 90.0, "cs": 60.0, "de": 70.0, "es": 80.0, "fr": 50.0, "ru": 40.0}
+    assert bucc.summarise(f1) == ("f1, zh-en bucc2018 sample", 90.0,
+                                  {"newstest cs de es fr ru": 60.0, "all 6 sets": 65.0})
+    newstest = {x: v for x, v in f1.items() if x != "zh"}
+    assert bucc.summarise(newstest) == ("mean f1 over newstest cs de es fr ru", 60.0,
+                                        {"newstest cs de es fr ru": 60.0})
+    assert bucc.summarise({"fr": 50.0}) == ("f1, fr-en newstest", 50.0, {})
+    assert bucc.summarise({"zh": 90.0, "ru": 40.0}) == ("f1, zh-en bucc2018 sample", 90.0, {"2 sets: zh ru": 65.0})
 
 
 def test_best_threshold_is_the_f1_optimum_of_a_brute_force_sweep() -> None:

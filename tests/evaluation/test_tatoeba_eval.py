@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import fnmatch
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from xlsent.evaluation import tatoeba
 from xlsent.evaluation.retrieval import ratio_margin, retrieval_accuracy
+from xlsent.evaluation.runner import evaluate_task, run_task
 from xlsent.testing import LookupEncoder
 
 
@@ -45,6 +48,28 @@ def test_one_hot_line_encoder_is_perfect_and_shuffled_is_not(tmp_path: Path,
     assert shuffled.main_score < 15
     with pytest.raises(ValueError, match="unknown Tatoeba language"):
         tatoeba.run(one_hot_encoder(langs), root=root, langs=["xyz"])
+
+
+def test_any_embedding_function_is_scored_as_the_encoder_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            recording_embed: Any) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    langs = {"deu": 12, "fra": 8}
+    root = fake_tatoeba(tmp_path, langs)
+    table = one_hot_encoder(langs).table
+    encoder = LookupEncoder(table | {"english deu 0": table["english deu 1"], "english deu 1": table["english deu 0"]},
+                            name="swapped")
+    embed = recording_embed(encoder)
+    result = tatoeba.evaluate(embed, encoder_id="fn", langs=["deu"], root=root)
+    assert embed.calls == [(12, "deu"), (12, "eng")]
+    assert result.scores["deu"] == pytest.approx({"xx->en": 1000 / 12, "en->xx": 1000 / 12, "mean": 1000 / 12,
+                                                  "pairs": 12.0})
+    assert result.encoder == "fn" and list(result.scores) == ["deu"]
+    assert result.scores == tatoeba.run(encoder, langs=["deu"], root=root).scores
+    assert result.scores == evaluate_task("tatoeba", recording_embed(encoder), encoder_id="fn", langs=["deu"],
+                                          root=root, margin_k=None).scores
+    assert all(any(fnmatch.fnmatch(f, p) for p in tatoeba.METADATA.data_files) for f in result.dataset_files)
+    margin = run_task("tatoeba", one_hot_encoder(langs), root=root, margin_k=2)
+    assert margin.variant == "margin" and margin.main_score == 100.0 and margin.options["main"] == "all-112"
 
 
 def test_margin_matches_direct_formula() -> None:

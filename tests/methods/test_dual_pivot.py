@@ -1,79 +1,23 @@
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import tomllib
-from collections.abc import Iterator
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from xlsent.cli import main as cli_main
 from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.layer_cache import LayerStates
 from xlsent.encoders.model_dir import ModelDirError
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.methods import pivot_data
-from xlsent.methods.dual_pivot import (
-    Config,
-    DualPivotEncoder,
-    ExtractionModule,
-    add_arguments,
-    default_config,
-    fit,
-    load_config,
-    select_negatives,
-    train,
-    triplet_loss,
-)
+from xlsent.methods.dual_pivot import METHOD, DualPivotConfig, DualPivotEncoder, ExtractionModule, fit, train_on
 from xlsent.methods.pivot_data import Bitext, Unpaired, pair_bitext, split_unpaired
 from xlsent.testing import make_tiny_model_dir
-
-# --- the triplet loss ------------------------------------------------------------------------------------------
-
-
-def _loop_triplet(a: torch.Tensor, b: torch.Tensor, alpha: float, negatives: str) -> float:
-    """Direct implementation of h(a, b): 'hardest' (n=1) or 'all' (n=B-1) in-batch negatives."""
-    def cos(u: torch.Tensor, v: torch.Tensor) -> float:
-        return float(u @ v / (u.norm() * v.norm()))
-
-    size, total = len(a), 0.0
-    for i in range(size):
-        pos = cos(a[i], b[i])
-        others = [j for j in range(size) if j != i]
-        cost_a = [max(0.0, alpha - pos + cos(a[j], b[i])) for j in others]
-        cost_b = [max(0.0, alpha - pos + cos(a[i], b[j])) for j in others]
-        if negatives == "hardest":
-            j_a = max(others, key=lambda j: cos(a[j], b[i]))
-            j_b = max(others, key=lambda j: cos(a[i], b[j]))
-            cost_a, cost_b = [max(0.0, alpha - pos + cos(a[j_a], b[i]))], [max(0.0, alpha - pos + cos(a[i], b[j_b]))]
-        total += sum(cost_a) + sum(cost_b)
-    return total / size
-
-
-@pytest.mark.parametrize("alpha", [0.0, 0.2, 0.4])
-def test_triplet_loss_matches_direct_loop(alpha: float) -> None:
-    gen = torch.Generator().manual_seed(0)
-    a, b = torch.randn(6, 5, generator=gen), torch.randn(6, 5, generator=gen)
-    b = b + 1.5 * a  # positives more similar than most negatives, some hinges active
-    got_hard = triplet_loss(a, b, 1, alpha, torch.Generator().manual_seed(1)).item()
-    got_all = triplet_loss(a, b, 5, alpha, torch.Generator().manual_seed(1)).item()
-    assert got_hard == pytest.approx(_loop_triplet(a, b, alpha, "hardest"), abs=1e-5)
-    assert got_all == pytest.approx(_loop_triplet(a, b, alpha, "all"), abs=1e-5)
-    assert got_hard > 0
-
-
-def test_hardest_negative_is_always_selected() -> None:
-    sim = torch.randn(8, 8, generator=torch.Generator().manual_seed(3))
-    hardest = sim.masked_fill(torch.eye(8, dtype=torch.bool), float("-inf")).argmax(dim=1)
-    for seed in range(20):
-        neg = select_negatives(sim, 3, torch.Generator().manual_seed(seed))
-        assert neg.shape == (8, 3)
-        assert (neg[:, 0] == hardest).all()
-        assert not (neg == torch.arange(8)[:, None]).any()  # never the positive
-        assert all(len(set(row.tolist())) == 3 for row in neg)  # no repeats
-
+from xlsent.training import loop
+from xlsent.training.config import ConfigError, build_config, to_toml
 
 # --- the module ------------------------------------------------------------------------------------------------
 
@@ -128,90 +72,116 @@ def _language_gap(module: ExtractionModule, src: LayerStates, tgt: LayerStates) 
     return float((ys.mean(0) - yt.mean(0)).norm())
 
 
-def _toy_config(mode: str, steps: int) -> Config:
-    return dataclasses.replace(default_config(mode), steps=steps, batch_size=32, lr=0.05, checkpoint_every=1000)
+def _config(mode: str, *sets: str) -> DualPivotConfig:
+    cfg = METHOD.config(mode=mode, sets=["selection=none", "device=cpu", *sets])
+    assert isinstance(cfg, DualPivotConfig)
+    return cfg
 
 
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    """Tiny tensors: threads only add contention on a shared machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+def _toy_config(mode: str, steps: int) -> DualPivotConfig:
+    return _config(mode, f"steps={steps}", "batch_size=32", "lr=0.05", "checkpoint_every=1000", "log_every=10")
 
 
-def test_supervised_learns_the_known_answer() -> None:
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def test_supervised_learns_the_known_answer(tmp_path: Path) -> None:
     src = _toy(200, content_seed=0, noise_seed=1, lang=0)
     tgt = _toy(200, content_seed=0, noise_seed=2, lang=1)  # translations: same content, other noise
     cfg = _toy_config("supervised", 100)
     before = _accuracy(ExtractionModule(3, 16), src, tgt)
-    result = fit(cfg, src, tgt, progress=False, log_every=10)
+    result = fit(cfg, src, tgt, tmp_path, progress=False)
     after = _accuracy(result.module, src, tgt)
     assert result.history[-1]["sup"] < 0.5 * result.history[0]["sup"]
     assert before < 0.8 and after > 0.97
     assert result.module.mix_weights()[1] > 0.6  # the content layer wins
 
 
-def test_unsupervised_removes_the_language_signal() -> None:
+def test_unsupervised_removes_the_language_signal(tmp_path: Path) -> None:
     src = _toy(200, content_seed=0, noise_seed=1, lang=0)
     tgt = _toy(200, content_seed=9, noise_seed=2, lang=1)  # unpaired: other contents
     cfg = _toy_config("unsupervised", 80)
     start = ExtractionModule(3, 16)
-    result = fit(cfg, src, tgt, progress=False, log_every=10)
+    result = fit(cfg, src, tgt, tmp_path, progress=False)
     assert _language_gap(result.module, src, tgt) < 0.4 * _language_gap(start, src, tgt)
     assert result.history[-1]["cycle"] < 0.5 * result.history[0]["cycle"]
-    assert {"adv", "cycle", "disc", "loss"} <= set(result.history[0])
+    assert {"adv", "cycle", "critic/critic", "loss"} <= set(result.history[0])
 
 
 @pytest.mark.parametrize("mode", ["supervised", "unsupervised"])
-def test_fit_resumes_to_the_same_module(mode: str, tmp_path: Path) -> None:
+def test_fit_resumes_to_the_same_module(mode: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     src = _toy(40, content_seed=0, noise_seed=1, lang=0)
     tgt = _toy(40, content_seed=0, noise_seed=2, lang=1)
-    cfg = dataclasses.replace(default_config(mode), steps=6, batch_size=8, checkpoint_every=3)
-    straight = fit(cfg, src, tgt, progress=False)
-    fit(dataclasses.replace(cfg, steps=3), src, tgt, checkpoint_dir=tmp_path, progress=False)  # "killed" at 3
-    resumed = fit(cfg, src, tgt, checkpoint_dir=tmp_path, resume=True, progress=False)
+    cfg = _config(mode, "steps=6", "batch_size=8", "checkpoint_every=3")
+    straight = fit(cfg, src, tgt, tmp_path / "a", progress=False)
+    update = loop.Trainer.update
+    calls = []
+
+    def dies_at_step_4(self: loop.Trainer, name: str, loss: torch.Tensor, **kw: bool) -> None:
+        calls.append(name)
+        if calls.count("module") == 5:
+            raise KeyboardInterrupt
+        update(self, name, loss, **kw)
+
+    monkeypatch.setattr(loop.Trainer, "update", dies_at_step_4)
+    with pytest.raises(KeyboardInterrupt):
+        fit(cfg, src, tgt, tmp_path / "b", progress=False)
+    monkeypatch.setattr(loop.Trainer, "update", update)
+    resumed = fit(cfg, src, tgt, tmp_path / "b", resume=True, progress=False)
     for a, b in zip(straight.module.parameters(), resumed.module.parameters(), strict=True):
-        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+        assert torch.equal(a, b)
 
 
-def test_ablation_switches() -> None:
+def test_ablation_switches(tmp_path: Path) -> None:
     src = _toy(40, content_seed=0, noise_seed=1, lang=0)
     tgt = _toy(40, content_seed=0, noise_seed=2, lang=1)
-    base = dataclasses.replace(default_config("unsupervised"), steps=2, batch_size=8)
-    cycle_only = fit(dataclasses.replace(base, adversarial=False, train_mix=False), src, tgt, progress=False)
-    assert "disc" not in cycle_only.history[0] and "cycle" in cycle_only.history[0]
+    base = ("steps=2", "batch_size=8")
+    cycle_only = fit(_config("unsupervised", *base, "adversarial=false", "train_mix=false"), src, tgt, tmp_path / "c",
+                     progress=False)
+    assert "critic/critic" not in cycle_only.history[0] and "cycle" in cycle_only.history[0]
     torch.testing.assert_close(cycle_only.module.mix_weights(), torch.full((3,), 1 / 3))
-    adv_only = fit(dataclasses.replace(base, cycle=False, train_map=False), src, tgt, progress=False)
+    adv_only = fit(_config("unsupervised", *base, "cycle=false", "train_map=false"), src, tgt, tmp_path / "a",
+                   progress=False)
     assert "cycle" not in adv_only.history[0]
     torch.testing.assert_close(adv_only.module.map, torch.eye(16))
-    single = fit(dataclasses.replace(base, layer=1), src, tgt, progress=False)
+    single = fit(_config("unsupervised", *base, "layer=1"), src, tgt, tmp_path / "s", progress=False)
     torch.testing.assert_close(single.module.mix_weights(), torch.tensor([0.0, 1.0, 0.0]))
-    with pytest.raises(ValueError, match="nothing to train"):
-        Config(train_map=False, layer=1).check()
-    with pytest.raises(ValueError, match="adversarial loss, the cycle loss"):
-        Config(adversarial=False, cycle=False).check()
+    with pytest.raises(ConfigError, match="nothing to train"):
+        DualPivotConfig(train_map=False, layer=1, selection="none").check()
+    with pytest.raises(ConfigError, match="adversarial loss, the cycle loss"):
+        DualPivotConfig(adversarial=False, cycle=False, selection="none").check()
+    with pytest.raises(ConfigError, match="selection needs"):
+        DualPivotConfig(eval_every=0).check()
+
+
+def test_selection_keeps_the_best_step_and_the_last_weights(tmp_path: Path) -> None:
+    src = _toy(120, content_seed=0, noise_seed=1, lang=0)
+    tgt = _toy(120, content_seed=0, noise_seed=2, lang=1)
+    valid = (_toy(60, content_seed=5, noise_seed=3, lang=0), _toy(60, content_seed=5, noise_seed=4, lang=1))
+    cfg = build_config(DualPivotConfig, [to_toml(_toy_config("supervised", 40))],
+                       sets=["selection=retrieval", "eval_every=10", "valid_pairs=60"])
+    result = fit(cfg, src, tgt, tmp_path, valid=valid, progress=False)
+    log = [json.loads(x) for x in (tmp_path / "train.jsonl").read_text().splitlines()]
+    scores = {x["step"]: x["validation"]["retrieval"] for x in log if "validation" in x}
+    assert sorted(scores) == [10, 20, 30, 40] and result.best is not None
+    assert result.best["score"] == max(scores.values()) and scores[result.best["step"]] == result.best["score"]
+    best_acc = _accuracy(result.module, *valid)
+    assert best_acc * 100 == pytest.approx(result.best["score"], abs=1e-3)  # the kept weights are the best step's
 
 
 # --- configuration -------------------------------------------------------------------------------------------
 
 
-def test_packaged_defaults_and_toml_round_trip(tmp_path: Path) -> None:
-    assert default_config("unsupervised") == Config()
-    sup = default_config("supervised")
-    assert (sup.mode, sup.n_neg, sup.alpha) == ("supervised", 1, 0.0)
-    custom = dataclasses.replace(sup, pairs=["de-fr", "ar-en"], layer=8, max_pairs=1000, steps=7)
-    path = tmp_path / "c.toml"
-    path.write_text(custom.to_toml())
-    assert Config.from_dict(tomllib.loads(path.read_text())) == custom
-    assert load_config(path) == custom
-    path.write_text('alpha = 0.4\n[supervised]\nn_neg = 4\n')
-    assert (load_config(path, "supervised").n_neg, load_config(path, "supervised").alpha) == (4, 0.4)
-    assert load_config(path).n_neg == 2  # the [supervised] table does not apply to the unsupervised mode
-    path.write_text("n_negs = 3\n")
-    with pytest.raises(ValueError, match="unknown"):
-        load_config(path)
+def test_packaged_defaults_and_toml_round_trip() -> None:
+    unsup = METHOD.config()
+    assert (unsup.mode, unsup.n_neg, unsup.alpha, unsup.selection) == ("unsupervised", 2, 0.2, "csls")
+    sup = METHOD.config(mode="supervised")
+    assert (sup.mode, sup.n_neg, sup.alpha, sup.selection) == ("supervised", 1, 0.0, "retrieval")
+    custom = METHOD.config(mode="supervised", sets=["pairs=de-fr,ar-en", "layer=8", "max_pairs=1000", "steps=7"])
+    assert build_config(DualPivotConfig, [to_toml(custom)]) == custom
+    assert METHOD.config(sets=["n_neg=4"]).n_neg == 4
+    with pytest.raises(ConfigError, match="unknown"):
+        METHOD.config(sets=["n_negs=3"])
 
 
 # --- training data -------------------------------------------------------------------------------------------
@@ -238,6 +208,11 @@ def test_bitext_filters_tatoeba_v1_and_unpaired_halves_are_disjoint(tmp_path: Pa
     assert ("Satz 1." in un.src) == ("Alt 1." not in un.tgt)
     capped = pair_bitext("de-en", tmp_path, max_pairs=10, seed=1)
     assert len(capped.src) == 10 and set(capped.src) <= set(bi.src)
+    for cap in (10, None, 39):  # enough lines left by the cap / no cap / too few left: set aside before the cap
+        held = pair_bitext("de-en", tmp_path, max_pairs=cap, seed=1, holdout=5)
+        assert held.valid is not None and len(held.valid.src) == 5
+        assert not (set(held.valid.src) | set(held.valid.tgt)) & (set(held.src) | set(held.tgt))
+    assert pair_bitext("de-en", tmp_path, max_pairs=10, seed=1, holdout=5).src == capped.src  # same training lines
 
 
 # --- end to end on the tiny backbone ---------------------------------------------------------------------------
@@ -249,15 +224,17 @@ EN = ["the dog barks", "the dog", "dog barks", "the", "barks the dog", "dog", "t
 def test_train_save_reload_identical(tiny_encoder: TransformerEncoder, tmp_path: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
-    cfg = dataclasses.replace(default_config("supervised"), steps=5, batch_size=4, checkpoint_every=2)
+    cfg = _config("supervised", "steps=5", "batch_size=4", "checkpoint_every=2")
     with pytest.raises(TypeError, match="Bitext"):
-        train(cfg, Unpaired(DE, EN), tiny_encoder, tmp_path / "x")
-    out = train(cfg, Bitext(DE, EN, "de", "en"), tiny_encoder, tmp_path / "model", progress=False)
-    assert {p.name for p in out.iterdir()} == {"xlsent.json", "module.safetensors", "config.toml"}
+        train_on(cfg, Unpaired(DE, EN), tiny_encoder, tmp_path / "x")
+    out = train_on(cfg, Bitext(DE, EN, "de", "en"), tiny_encoder, tmp_path / "model", progress=False)
+    assert {p.name for p in out.iterdir()} == {"xlsent.json", "module.safetensors", "config.toml", "train.jsonl",
+                                             "README.md"}
     assert any((tmp_path / "home" / "layers").rglob("*.npz"))  # layer states were cached
 
     enc = DualPivotEncoder(out)
     assert encoder_id(enc.backbone) == tiny_encoder.id and enc.manifest["training"]["data"]["src_sentences"] == 7
+    assert enc.manifest["fingerprint"] == cfg.fingerprint() and enc.config == cfg
     got = enc.encode(DE)
     sums, _ = tiny_encoder.layer_pooled(DE)
     w = torch.softmax(enc.module.mix_logits, 0).detach().numpy()
@@ -271,26 +248,49 @@ def test_train_save_reload_identical(tiny_encoder: TransformerEncoder, tmp_path:
     np.testing.assert_array_equal(DualPivotEncoder(out, backbone=tiny_encoder).encode(DE), got)
     assert enc.id.startswith("model@")
     with pytest.raises(FileExistsError):
-        train(cfg, Bitext(DE, EN), tiny_encoder, out)
-    assert train(cfg, Bitext(DE, EN), tiny_encoder, out, resume=True) == out
+        train_on(cfg, Bitext(DE, EN), tiny_encoder, out)
+    assert train_on(cfg, Bitext(DE, EN), tiny_encoder, out, resume=True) == out
 
 
 def test_backbone_with_other_weights_is_refused(tiny_encoder: TransformerEncoder, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
-    cfg = dataclasses.replace(default_config("unsupervised"), steps=2, batch_size=4)
-    out = train(cfg, Unpaired(DE[:4], EN[4:]), tiny_encoder, tmp_path / "model", progress=False)
+    cfg = _config("unsupervised", "steps=2", "batch_size=4")
+    out = train_on(cfg, Unpaired(DE[:4], EN[4:]), tiny_encoder, tmp_path / "model", progress=False)
     other = TransformerEncoder(make_tiny_model_dir(tmp_path / "other", seed=1))
     with pytest.raises(ModelDirError, match="different weights"):
         DualPivotEncoder(out, backbone=other)
 
 
-def test_cli_arguments() -> None:
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    args = parser.parse_args(["--mode", "supervised", "--pair", "de-en", "--pair", "ar-en", "--out", "m",
-                              "--steps", "10", "--resume"])
-    assert args.pairs == ["de-en", "ar-en"] and args.steps == 10 and args.resume and args.config is None
+@pytest.mark.data
+def test_generic_cli_trains_resumes_and_reloads(tiny_model_dir: Path, tmp_path: Path, shared_data: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    import xlsent
+
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    out = tmp_path / "dp"
+    argv = ["train", "dual-pivot", "--mode", "supervised", "--out", str(out), "--set", f"backbone={tiny_model_dir}",
+            "--set", "max_pairs=300", "--set", "valid_pairs=40", "--set", "steps=20", "--set", "eval_every=10",
+            "--set", "batch_size=16", "--seed", "1", "--device", "cpu", "-q", "--data", str(shared_data)]
+    assert cli_main(argv) == 0
+    enc = xlsent.load(out)
+    assert isinstance(enc, DualPivotEncoder) and enc.config.seed == 1 and enc.config.max_pairs == 300
+    training = enc.manifest["training"]
+    assert training["validation"]["pairs"] == 40 and training["validation"]["best"]["criterion"] == "retrieval"
+    assert enc.encode(["der hund", "the dog"]).shape == (2, 32)
+    assert cli_main([*argv, "--resume"]) == 0  # a finished model: nothing to do
+    assert cli_main(argv) == 2 and "already holds a model" in capsys.readouterr().err
+    assert cli_main(["train", "dual-pivot", "--out", str(tmp_path / "x"), "--set", "stepz=1"]) == 2
+    assert "unknown key 'stepz'" in capsys.readouterr().err
+    assert "Not evaluated yet" in (out / "README.md").read_text()
+    assert cli_main(["eval", "tatoeba", "--model", str(out), "--langs", "deu", "--record", "-q", "--data",
+                     str(shared_data), "--out", str(tmp_path / "results")]) == 0
+    recorded = json.loads((out / "xlsent.json").read_text())["metrics"]["tatoeba"]
+    saved = json.loads((tmp_path / "results" / "tatoeba__dp.json").read_text())
+    assert recorded["main_score"] == pytest.approx(saved["main_score"], abs=1e-4)
+    assert f"| tatoeba | {saved['main_score']:.2f} |" in (out / "README.md").read_text()
+    assert DualPivotEncoder(out).id == enc.id  # recording metrics does not change the model id
 
 
 def test_mix_can_start_at_the_last_layer() -> None:

@@ -14,6 +14,7 @@ from xlsent.methods.dual_pivot_study import (
     claims_main,
     claims_pairs,
     run_studies,
+    study_result,
 )
 from xlsent.testing import dataset_or_skip
 
@@ -49,6 +50,21 @@ def test_layer_and_pair_claims() -> None:
     assert middle.startswith("HELD") and "layer 6" in middle
     assert as_good.startswith("DID NOT HOLD")
     assert claims_pairs({"1 pair(s): de-en": _row(70), "8 pair(s): x": _row(72)}, M)[0].startswith("HELD")
+
+
+def test_summary_is_the_declared_method_row_and_selection_effects_are_reported() -> None:
+    rows = {"me5 (own output)": _row(80, 79), "layer 9 boe (best single layer)": _row(60),
+            "unsupervised de-en": _row(70, 78), "unsupervised de-en (last step, no selection)": _row(50, 77),
+            "supervised de-en": _row(85, 84)}
+    result = study_result("main", rows, StudySettings(("deu", "fra")), "me5@x", 1.0)
+    assert result.main_score == 70 and "unsupervised de-en" in result.main_metric  # not the best row (85)
+    effects = [n for n in result.notes if n.startswith("model selection")]
+    assert len(effects) == 4
+    assert effects[0].startswith("model selection changed this verdict") and "50.0 vs 60.0" in effects[0]
+    assert effects[2].startswith("model selection did not change")
+    plain = {k: v for k, v in rows.items() if "last step" not in k}
+    assert not [n for n in study_result("main", plain, StudySettings(("deu",)), "m", 1.0).notes
+                if n.startswith("model selection")]
 
 
 def test_every_study_runs_end_to_end_on_a_tiny_backbone(tmp_path: Path, tiny_model_dir: Path,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,12 @@ REGISTERED: dict[str, ModelInfo] = {
     "muse": ModelInfo("muse", 512, "16", "Multilingual Universal Sentence Encoder v3 (numpy)"),
 }
 
-# model-directory types -> "module:function" building an encoder from the directory
+# built-in model-directory types -> "module:function" building an encoder from the directory; the types written
+# by training methods come from the methods registered in the "xlsent.methods" entry-point group
+METHODS_GROUP = "xlsent.methods"
 DIRECTORY_TYPES: dict[str, str] = {
     "transformer": "xlsent.encoders.transformer:TransformerEncoder",
-    "dual-pivot": "xlsent.methods.dual_pivot:DualPivotEncoder",
+    "transformer-lora": "xlsent.encoders.lora:LoraEncoder",
 }
 
 
@@ -54,6 +57,28 @@ def _import(target: str) -> Callable[..., Any]:
     return obj
 
 
+def _directory_loader(path: Path, kind: str) -> Callable[[Path], Encoder]:
+    if kind in DIRECTORY_TYPES:
+        return _import(DIRECTORY_TYPES[kind])
+    methods = {ep.name: ep for ep in metadata.entry_points(group=METHODS_GROUP)}
+    if kind not in methods:
+        known = ", ".join([*DIRECTORY_TYPES, *sorted(methods)])
+        raise ModelDirError(f"{path}: unknown model type {kind!r} (known: {known}); is the package that trains "
+                            "it installed?")
+    loader: Callable[[Path], Encoder] = methods[kind].load().encoder
+    return loader
+
+
+def encoder_reference(encoder: Encoder) -> str:
+    """How to load ``encoder`` again: its registered name, or the absolute path of its model directory."""
+    if encoder.name in REGISTERED:
+        return encoder.name
+    model_dir = getattr(encoder, "model_dir", None)
+    if model_dir is None:
+        raise ValueError(f"encoder {encoder.name!r} is neither registered nor loaded from a model directory")
+    return str(Path(model_dir).resolve())
+
+
 def load_encoder(name_or_path: str | Path) -> Encoder:
     """Build an encoder from a registered name, a model directory, or ``module:function``."""
     key = str(name_or_path)
@@ -65,9 +90,7 @@ def load_encoder(name_or_path: str | Path) -> Encoder:
             raise ModelDirError(f"{path}: not an xlsent model directory (no {MANIFEST}); "
                                 f"registered names: {', '.join(REGISTERED)}")
         kind = read_manifest(path, verify="none")["type"]
-        if kind not in DIRECTORY_TYPES:
-            raise ModelDirError(f"{path}: unknown model type {kind!r} (known: {', '.join(DIRECTORY_TYPES)})")
-        encoder: Encoder = _import(DIRECTORY_TYPES[kind])(path)
+        encoder: Encoder = _directory_loader(path, kind)(path)
         return encoder
     if ":" in key and not path.exists():
         factory = _import(key)

@@ -23,6 +23,22 @@ log = logging.getLogger(__name__)
 DEFAULT_BATCH_TOKENS = 2048
 
 
+def pad_batch(seqs: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad token id lists to the longest: ``ids`` and attention ``mask``, both ``(n, longest)`` int64.
+
+    >>> ids, mask = pad_batch([[0, 7, 2], [0, 2]], pad=1)
+    >>> ids.tolist(), mask.tolist()
+    ([[0, 7, 2], [0, 2, 1]], [[1, 1, 1], [1, 1, 0]])
+    """
+    width = max((len(s) for s in seqs), default=0)
+    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return ids, mask
+
+
 class TransformerEncoder:
     """Sentence encoder over a frozen transformer: prefix, mean pooling, L2 normalisation.
 
@@ -38,6 +54,7 @@ class TransformerEncoder:
 
     def __init__(self, model_dir: str | Path, *, name: str | None = None, verify: str = "size") -> None:
         self.model_dir = Path(model_dir)
+        self.files_dir = self.model_dir  # where config.json and the tokenizer files live
         self.manifest: dict[str, Any] = read_manifest(self.model_dir, verify=verify)
         cfg_path = self.model_dir / "config.json"
         if not cfg_path.is_file():
@@ -71,6 +88,16 @@ class TransformerEncoder:
         encs = self.tokenizer.encode_batch([self.prefix + s for s in sentences], add_special_tokens=False)
         return [e.ids for e in encs]
 
+    def prefixed_ids(self, sentences: Sequence[str]) -> list[tuple[list[int], int]]:
+        """Per sentence, the ids of ``prefix + sentence`` and how many of the leading ones encode the prefix.
+
+        A token belongs to the prefix when it ends within the prefix's text without its trailing spaces:
+        SentencePiece turns the prefix's final space into the word-start mark of the sentence's first token.
+        """
+        encs = self.tokenizer.encode_batch([self.prefix + s for s in sentences], add_special_tokens=False)
+        cut = len(self.prefix.rstrip())
+        return [(e.ids, sum(1 for _, end in e.offsets if end <= cut)) for e in encs]
+
     def _windows(self, sentences: Sequence[str]) -> tuple[list[int], list[Window]]:
         keep = [i for i, s in enumerate(sentences) if s.strip()]
         content = self.content_ids([sentences[i] for i in keep])
@@ -90,13 +117,7 @@ class TransformerEncoder:
         bar = tqdm(total=total, disable=not progress, unit="sent", desc=f"encode {self.name}")
         with torch.inference_mode():
             for batch in token_budget_batches(lengths, batch_tokens):
-                width = max(lengths[i] for i in batch)
-                ids = torch.full((len(batch), width), self.pad, dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for row, i in enumerate(batch):
-                    seq = [self.bos, *windows[i].ids, self.eos]
-                    ids[row, : len(seq)] = torch.tensor(seq)
-                    mask[row, : len(seq)] = 1
+                ids, mask = pad_batch([[self.bos, *windows[i].ids, self.eos] for i in batch], self.pad)
                 states = self.model(ids, mask, all_layers=all_layers)
                 m = mask.unsqueeze(-1).to(states[0].dtype)
                 pooled = torch.stack([(s * m).sum(dim=1) for s in states], dim=1)
@@ -135,3 +156,34 @@ class TransformerEncoder:
         np.add.at(sums, owner, wsums)
         np.add.at(counts, owner, wcounts)
         return sums, counts
+
+    def token_states(self, sentences: Sequence[str], layer: int, *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
+                     progress: bool = False, specials: bool = False) -> list[np.ndarray]:
+        """Per sentence, a ``(tokens, dim)`` float32 array of the states of ``layer`` (0 = embeddings).
+
+        By default only the sentence's own tokens are returned; ``specials=True`` adds the prefix tokens and
+        ``<s>``/``</s>``, i.e. every token the model saw, so the rows sum to ``layer_pooled``'s sums.
+        Empty (blank) sentences give ``(0, dim)`` arrays. A sentence that does not fit the position window
+        raises ValueError (token states of windows would not be one sentence's states).
+        """
+        if not 0 <= layer <= self.num_layers:
+            raise ValueError(f"layer {layer} is not in 0..{self.num_layers}")
+        out = [np.zeros((0, self.dim), dtype=np.float32) for _ in sentences]
+        keep = [i for i, s in enumerate(sentences) if s.strip()]
+        encoded = self.prefixed_ids([sentences[i] for i in keep])
+        for i, (seq, _) in zip(keep, encoded, strict=True):
+            if len(seq) > self.max_tokens - 2:
+                raise ValueError(f"sentence {i} has {len(seq)} tokens; at most {self.max_tokens - 2} fit the "
+                                 "model window (token states are not windowed: shorten or drop it)")
+        lengths = [len(seq) + 2 for seq, _ in encoded]
+        bar = tqdm(total=len(keep), disable=not progress, unit="sent", desc=f"token states {self.name}")
+        with torch.inference_mode():
+            for batch in token_budget_batches(lengths, batch_tokens):
+                ids, mask = pad_batch([[self.bos, *encoded[j][0], self.eos] for j in batch], self.pad)
+                states = self.model(ids, mask, layers=[layer])[0].numpy()
+                for row, j in enumerate(batch):
+                    start, stop = (0, lengths[j]) if specials else (1 + encoded[j][1], lengths[j] - 1)
+                    out[keep[j]] = states[row, start:stop].copy()
+                bar.update(len(batch))
+        bar.close()
+        return out

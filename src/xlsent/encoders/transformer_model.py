@@ -1,19 +1,23 @@
 """A BERT/XLM-R style encoder in plain PyTorch, with Hugging Face parameter names.
 
 Parameter names match ``transformers.XLMRobertaModel`` so one safetensors file serves xlsent and an
-exported sentence-transformers folder. Attention uses ``scaled_dot_product_attention``.
+exported sentence-transformers folder. Attention uses ``scaled_dot_product_attention``. Dropout sits where
+BERT has it (embedding output, attention probabilities, each dense output before its residual) and is 0 by
+default, so inference is unchanged; training turns it on with ``set_dropout``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 
 @dataclass(frozen=True)
@@ -29,16 +33,19 @@ class TransformerConfig:
     type_vocab_size: int = 2
     layer_norm_eps: float = 1e-12
     pad_token_id: int = 1
+    hidden_dropout_prob: float = 0.0
+    attention_probs_dropout_prob: float = 0.0
 
     def to_hf_dict(self) -> dict[str, object]:
         """A ``config.json`` that ``transformers.AutoModel`` reads as an XLM-RoBERTa model."""
-        out: dict[str, object] = dict(asdict(self))
+        dropout = ("hidden_dropout_prob", "attention_probs_dropout_prob")
+        out: dict[str, object] = {k: v for k, v in asdict(self).items() if k not in dropout}
         out.update(
             architectures=["XLMRobertaModel"],
             model_type="xlm-roberta",
             hidden_act="gelu",
-            hidden_dropout_prob=0.0,
-            attention_probs_dropout_prob=0.0,
+            hidden_dropout_prob=self.hidden_dropout_prob,
+            attention_probs_dropout_prob=self.attention_probs_dropout_prob,
             initializer_range=0.02,
             position_embedding_type="absolute",
             bos_token_id=0,
@@ -59,13 +66,14 @@ class _Embeddings(nn.Module):
         self.position_embeddings = nn.Embedding(cfg.max_position_embeddings, cfg.hidden_size)
         self.token_type_embeddings = nn.Embedding(cfg.type_vocab_size, cfg.hidden_size)
         self.LayerNorm = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
+        self.dropout = nn.Dropout(cfg.hidden_dropout_prob)
         self.pad = cfg.pad_token_id
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         positions = torch.cumsum(mask, dim=1) * mask + self.pad
         x = self.word_embeddings(ids) + self.position_embeddings(positions)
         x = x + self.token_type_embeddings.weight[0]
-        return self.LayerNorm(x)
+        return self.dropout(self.LayerNorm(x))
 
 
 class _SelfAttention(nn.Module):
@@ -74,21 +82,27 @@ class _SelfAttention(nn.Module):
         h = cfg.hidden_size
         self.query, self.key, self.value = nn.Linear(h, h), nn.Linear(h, h), nn.Linear(h, h)
         self.heads = cfg.num_attention_heads
+        self.dropout_p = cfg.attention_probs_dropout_prob
 
 
 class _Dense(nn.Module):
-    def __init__(self, n_in: int, n_out: int, eps: float | None) -> None:
+    def __init__(self, n_in: int, n_out: int, eps: float | None, dropout: float = 0.0) -> None:
         super().__init__()
         self.dense = nn.Linear(n_in, n_out)
         if eps is not None:
             self.LayerNorm = nn.LayerNorm(n_out, eps=eps)
+            self.dropout = nn.Dropout(dropout)
+
+    def residual(self, x: torch.Tensor, inner: torch.Tensor) -> torch.Tensor:
+        """``LayerNorm(x + dropout(dense(inner)))``: the output block of BERT's attention and feed-forward."""
+        return self.LayerNorm(x + self.dropout(self.dense(inner)))
 
 
 class _Attention(nn.Module):
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
         self.self = _SelfAttention(cfg)
-        self.output = _Dense(cfg.hidden_size, cfg.hidden_size, cfg.layer_norm_eps)
+        self.output = _Dense(cfg.hidden_size, cfg.hidden_size, cfg.layer_norm_eps, cfg.hidden_dropout_prob)
 
     def forward(self, x: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
         b, n, h = x.shape
@@ -98,9 +112,10 @@ class _Attention(nn.Module):
             return t.view(b, n, heads, h // heads).transpose(1, 2)
 
         q, k, v = split(self.self.query(x)), split(self.self.key(x)), split(self.self.value(x))
-        ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)
+        dropout_p = self.self.dropout_p if self.training else 0.0
+        ctx = F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, dropout_p=dropout_p)
         ctx = ctx.transpose(1, 2).reshape(b, n, h)
-        return self.output.LayerNorm(x + self.output.dense(ctx))
+        return self.output.residual(x, ctx)
 
 
 class _Layer(nn.Module):
@@ -108,12 +123,11 @@ class _Layer(nn.Module):
         super().__init__()
         self.attention = _Attention(cfg)
         self.intermediate = _Dense(cfg.hidden_size, cfg.intermediate_size, None)
-        self.output = _Dense(cfg.intermediate_size, cfg.hidden_size, cfg.layer_norm_eps)
+        self.output = _Dense(cfg.intermediate_size, cfg.hidden_size, cfg.layer_norm_eps, cfg.hidden_dropout_prob)
 
     def forward(self, x: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
         x = self.attention(x, attn_mask)
-        mid = F.gelu(self.intermediate.dense(x))
-        return self.output.LayerNorm(x + self.output.dense(mid))
+        return self.output.residual(x, F.gelu(self.intermediate.dense(x)))
 
 
 class _Stack(nn.Module):
@@ -123,24 +137,56 @@ class _Stack(nn.Module):
 
 
 class TransformerModel(nn.Module):
-    """Token ids -> hidden states of every layer (embedding output first)."""
+    """Token ids -> hidden states of every layer (embedding output first).
+
+    ``gradient_checkpointing`` recomputes each layer's activations in the backward pass instead of
+    keeping them (less memory, about one more forward pass of time); it acts only in training mode.
+    """
 
     def __init__(self, cfg: TransformerConfig) -> None:
         super().__init__()
         self.config = cfg
         self.embeddings = _Embeddings(cfg)
         self.encoder = _Stack(cfg)
+        self.gradient_checkpointing = False
 
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor, all_layers: bool = False) -> list[torch.Tensor]:
-        """Return ``[last]`` or, with ``all_layers``, ``[embeddings, layer1, ..., layerN]``."""
+    def set_dropout(self, hidden: float, attention: float) -> None:
+        """Set the dropout probabilities (BERT's ``hidden_dropout_prob`` and ``attention_probs_dropout_prob``).
+
+        They act only in training mode; e5 and XLM-R were trained with 0.1 for both. Dropout modules that
+        others add (e.g. LoRA adapters') keep their own probability.
+        """
+        for p in (hidden, attention):
+            if not 0.0 <= p < 1.0:
+                raise ValueError(f"dropout probability {p} is not in [0, 1)")
+        for module in self.modules():
+            if isinstance(module, _SelfAttention):
+                module.dropout_p = attention
+            elif isinstance(module, _Embeddings | _Dense) and hasattr(module, "dropout"):
+                module.dropout.p = hidden
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor, all_layers: bool = False,
+                layers: Sequence[int] | None = None) -> list[torch.Tensor]:
+        """Return ``[last]``; with ``all_layers``, ``[embeddings, layer1, ..., layerN]``; with ``layers``, those
+        layers in the order given (0 = embeddings, N = last), computing no layer past the deepest one."""
+        n = len(self.encoder.layer)
+        if layers is not None:
+            if all_layers:
+                raise ValueError("pass either all_layers or layers, not both")
+            bad = [i for i in layers if not 0 <= i <= n]
+            if bad or not layers:
+                raise ValueError(f"layers must be a non-empty list of indices in 0..{n}, got {list(layers)}")
+        wanted = range(n + 1) if all_layers else [n] if layers is None else layers
+        keep = set(wanted)
         x = self.embeddings(ids, mask)
         attn_mask = mask[:, None, None, :].bool()
-        states = [x]
-        for layer in self.encoder.layer:
-            x = layer(x, attn_mask)
-            if all_layers:
-                states.append(x)
-        return states if all_layers else [x]
+        states = {0: x} if 0 in keep else {}
+        recompute = self.gradient_checkpointing and self.training and torch.is_grad_enabled()
+        for i, layer in enumerate(self.encoder.layer[: max(keep)], start=1):
+            x = checkpoint(layer, x, attn_mask, use_reentrant=False) if recompute else layer(x, attn_mask)
+            if i in keep:
+                states[i] = x
+        return [states[i] for i in wanted]
 
 
 def init_random(model: nn.Module, seed: int = 0) -> None:

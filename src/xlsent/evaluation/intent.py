@@ -17,12 +17,13 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.manifold import TSNE
 from tqdm.auto import tqdm
 
+from xlsent.data.xsid import XSID_LANGS
 from xlsent.encoders.base import Encoder, l2_normalize
-from xlsent.encoders.cache import cached_encode, encoder_id
+from xlsent.encoders.cache import encoder_id
 from xlsent.evaluation.results import TaskResult, file_checksums
+from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
 from xlsent.paths import data_root
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,18 @@ PIVOT = "en"
 DIRECTIONS = ("en->xx", "xx->en", "xx->xx")
 TSNE_KEY = "tsne"
 """Key of ``TaskResult.options`` holding the 2-D t-SNE map that ``xlsent report`` plots."""
+
+METADATA = TaskMetadata(
+    name="intent",
+    description="xSID intent classification by leave-one-out nearest neighbour (EMU protocol)",
+    languages=XSID_LANGS,
+    data_files=("xsid/*.test.conll",),
+    main_score="Acc@1 averaged over all cross-lingual pairs (en->xx and xx->en) of the languages run; en-en alone "
+               "when only English runs",
+    papers=("002 EMU",),
+    reference="van der Goot et al. (2021), From Masked Language Modeling to Translation: Non-English Auxiliary "
+              "Tasks Improve Zero-shot Spoken Language Understanding (xSID 0.7); protocol of Hirota et al. (2020)",
+)
 
 
 def loo_nn_accuracy(queries: np.ndarray, query_ids: ArrayLike, query_labels: ArrayLike,
@@ -89,6 +102,8 @@ def tsne_map(sets: dict[str, EncodedSet], *, n_intents: int = 10, per_intent: in
     Uses the first ``per_intent`` shared utterances of each intent (the same ones in every language), cosine
     distance, PCA initialisation and a fixed seed. Returns ``{"points", "labels", "langs", "method"}``.
     """
+    from sklearn.manifold import TSNE
+
     shared = set.intersection(*(set(s.ids.tolist()) for s in sets.values()))
     first = next(iter(sets.values())).restrict(shared)
     top = [intent for intent, _ in Counter(first.intents.tolist()).most_common(n_intents)]
@@ -107,9 +122,9 @@ def tsne_map(sets: dict[str, EncodedSet], *, n_intents: int = 10, per_intent: in
                       f"{len(top)} most frequent intents, at most {per_intent} utterances each"}
 
 
-def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
-        progress: bool = False, tsne_langs: Sequence[str] = ("en", "de", "zh"), tsne: bool = True,
-        seed: int = 0) -> TaskResult:
+def evaluate(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | Path | None = None,
+             progress: bool = False, tsne_langs: Sequence[str] = ("en", "de", "zh"), tsne: bool = True,
+             seed: int = 0) -> TaskResult:
     """Acc@1 for en->xx, xx->en and xx->xx on xSID test, for every xSID language xx (or those in ``langs``).
 
     The main score is the mean over all cross-lingual pairs (en->xx and xx->en); ``en-en`` is kept as its own
@@ -127,7 +142,7 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
     for lang in tqdm(langs, disable=not progress, desc="intent", unit="lang"):
         data = load_xsid(lang, "test", base)
         sets[lang] = EncodedSet(np.asarray(data.ids, dtype=str), np.asarray(data.intents, dtype=str),
-                                cached_encode(encoder, data.texts, lang))
+                                embed(data.texts, lang))
     pairs = direction_pairs(langs)
     scores = {f"{PIVOT}-{PIVOT}": pair_accuracy(sets[PIVOT], sets[PIVOT])}
     for direction in DIRECTIONS:
@@ -154,8 +169,16 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
     ]
     files = [base / "xsid" / f"{lang}.test.conll" for lang in langs]
     return TaskResult(
-        task="intent", encoder=encoder_id(encoder), dataset="xSID 0.7 test (van der Goot et al. 2021)",
-        main_score=main, main_metric="acc@1", scores=scores, averages=averages, options=options,
+        task="intent", encoder=encoder_id, dataset="xSID 0.7 test (van der Goot et al. 2021)",
+        main_score=main, main_metric="acc@1", subset_metric="acc@1", scores=scores, averages=averages, options=options,
         dataset_files=file_checksums([p for p in files if p.is_file()], base), seconds=time.perf_counter() - start,
         notes=notes,
     )
+
+
+def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
+        progress: bool = False, tsne_langs: Sequence[str] = ("en", "de", "zh"), tsne: bool = True,
+        seed: int = 0) -> TaskResult:
+    """:func:`evaluate` ``encoder`` (encodings cached on disk)."""
+    return evaluate(encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root,
+                    progress=progress, tsne_langs=tsne_langs, tsne=tsne, seed=seed)

@@ -22,8 +22,10 @@ from xlsent.version import __version__
 class TaskResult:
     """The outcome of one evaluation run.
 
-    ``scores`` maps a sub-set name (usually a language or language pair) to a dict of metrics;
-    ``averages`` holds named averages; ``main_score`` is the headline number (percent, higher is better).
+    ``scores`` maps a sub-set name (usually a language or language pair) to a dict of metrics, of which
+    ``subset_metric`` is the one tables show (empty in older files: then ``main_metric``); ``averages`` holds
+    averages named by what they average; ``main_score`` is the headline number (percent, higher is better) and
+    ``main_metric`` says what it is.
     """
 
     task: str
@@ -38,6 +40,7 @@ class TaskResult:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     variant: str = ""
+    subset_metric: str = ""
     xlsent_version: str = __version__
     created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 

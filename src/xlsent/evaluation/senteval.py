@@ -11,16 +11,19 @@ import logging
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 from tqdm.auto import tqdm
 
 from xlsent.encoders.base import Encoder
-from xlsent.encoders.cache import cached_encode, encoder_id
+from xlsent.encoders.cache import encoder_id
 from xlsent.evaluation.results import TaskResult, file_checksums
+from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
 from xlsent.paths import data_root
+
+if TYPE_CHECKING:
+    from sklearn.model_selection import GridSearchCV
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +41,23 @@ TASK_FILES: dict[str, tuple[str, ...]] = {
 }
 """Files under ``<data>/senteval`` that each task is read from (for the result's checksums)."""
 
+METADATA = TaskMetadata(
+    name="senteval",
+    description="SentEval MR, SUBJ, TREC, SST-2 with logistic regression on frozen embeddings",
+    languages=("en",),
+    data_files=tuple(f"senteval/{rel}" for files in TASK_FILES.values() for rel in files),
+    main_score="accuracy averaged over MR, SUBJ, TREC and SST-2 (over the tasks run when a run covers others)",
+    papers=("000 DuEAM",),
+    reference="Conneau & Kiela (2018), SentEval: An Evaluation Toolkit for Universal Sentence Representations",
+)
+
 
 def tuned_logreg(*, c_grid: Sequence[float] = C_GRID, inner_folds: int = 5, seed: int = 0) -> GridSearchCV:
     """An L2 logistic regression whose C is picked from ``c_grid`` by stratified inner CV (the grid's fits run
     on all cores), then refit on all."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
     return GridSearchCV(LogisticRegression(max_iter=2000), {"C": list(c_grid)}, scoring="accuracy",
                         cv=StratifiedKFold(inner_folds, shuffle=True, random_state=seed), n_jobs=-1)
 
@@ -54,6 +70,8 @@ def cv_accuracy(x: np.ndarray, y: np.ndarray, *, folds: int = 10, c_grid: Sequen
     >>> cv_accuracy(x, y, folds=2, inner_folds=2, c_grid=[1.0, 10.0])
     100.0
     """
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+
     model = tuned_logreg(c_grid=c_grid, inner_folds=inner_folds, seed=seed)
     outer = StratifiedKFold(folds, shuffle=True, random_state=seed)
     return float(np.mean(cross_val_score(model, x, y, cv=outer, scoring="accuracy"))) * 100
@@ -66,9 +84,9 @@ def split_accuracy(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np.
     return float(model.score(x_test, y_test)) * 100, float(model.best_params_["C"])
 
 
-def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
-        progress: bool = False, folds: int = 10, inner_folds: int = 5, c_grid: Sequence[float] = C_GRID,
-        seed: int = 0) -> TaskResult:
+def evaluate(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | Path | None = None,
+             progress: bool = False, folds: int = 10, inner_folds: int = 5, c_grid: Sequence[float] = C_GRID,
+             seed: int = 0) -> TaskResult:
     """Accuracy on MR, SUBJ, TREC and SST-2 (or the tasks in ``langs``, e.g. ``["MR", "CR"]``) and their average."""
     from xlsent.data.senteval import SENTEVAL_TASKS, load_senteval
 
@@ -81,12 +99,12 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
     scores: dict[str, dict[str, float]] = {}
     for name in tqdm(tasks, disable=not progress, desc="senteval", unit="task"):
         data = load_senteval(name, base)
-        x, y = cached_encode(encoder, data.texts, "en"), np.asarray(data.labels)
+        x, y = embed(data.texts, "en"), np.asarray(data.labels)
         if data.test_texts is None or data.test_labels is None:
             acc = cv_accuracy(x, y, folds=folds, c_grid=c_grid, inner_folds=inner_folds, seed=seed)
             scores[name] = {"accuracy": acc, "examples": float(len(y)), "folds": float(folds)}
         else:
-            x_test, y_test = cached_encode(encoder, data.test_texts, "en"), np.asarray(data.test_labels)
+            x_test, y_test = embed(data.test_texts, "en"), np.asarray(data.test_labels)
             acc, c = split_accuracy(x, y, x_test, y_test, c_grid=c_grid, inner_folds=inner_folds, seed=seed)
             scores[name] = {"accuracy": acc, "train": float(len(y)), "test": float(len(y_test)), "C": c}
         log.info("senteval %s: %.2f", name, scores[name]["accuracy"])
@@ -96,8 +114,8 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
     files = [base / "senteval" / rel for name in tasks for rel in TASK_FILES.get(name, ())]
     grid = ", ".join(f"{c:g}" for c in c_grid)
     return TaskResult(
-        task="senteval", encoder=encoder_id(encoder), dataset="SentEval " + ", ".join(tasks) + " (English)",
-        main_score=main, main_metric="accuracy", scores=scores, averages=averages,
+        task="senteval", encoder=encoder_id, dataset="SentEval " + ", ".join(tasks) + " (English)",
+        main_score=main, main_metric="accuracy", subset_metric="accuracy", scores=scores, averages=averages,
         options={"classifier": "sklearn LogisticRegression (L2, lbfgs)", "c_grid": list(c_grid),
                  "inner_folds": inner_folds, "folds": folds, "seed": seed,
                  "main": "all-4" if averages else "tasks"},
@@ -111,3 +129,11 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
             "model on the dev split, and by default trains its classifier in PyTorch: close, not identical",
         ],
     )
+
+
+def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
+        progress: bool = False, folds: int = 10, inner_folds: int = 5, c_grid: Sequence[float] = C_GRID,
+        seed: int = 0) -> TaskResult:
+    """:func:`evaluate` ``encoder`` (encodings cached on disk)."""
+    return evaluate(encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root,
+                    progress=progress, folds=folds, inner_folds=inner_folds, c_grid=c_grid, seed=seed)

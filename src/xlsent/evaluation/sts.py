@@ -8,14 +8,29 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import spearmanr
+from tqdm.auto import tqdm
 
+from xlsent.data.sts import STS17_TRACKS, STSB_LANGS, StsPairs, load_sts17, load_stsb_crosslingual
 from xlsent.encoders.base import Encoder
-from xlsent.encoders.cache import cached_encode, encoder_id
+from xlsent.encoders.cache import encoder_id
 from xlsent.evaluation.results import TaskResult, file_checksums
+from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
 from xlsent.paths import data_root
 
 EXCLUDED_FROM_AVERAGE = ("4b",)
+
+METADATA = TaskMetadata(
+    name="sts",
+    description="STS17 tracks and cross-lingual STS-B (Spearman x 100 of cosine)",
+    languages=tuple(sorted({lang for pair in STS17_TRACKS.values() for lang in pair} | set(STSB_LANGS))),
+    data_files=("sts2017/STS2017.eval.v1.1/STS.input.track*.txt", "sts2017/STS2017.gs/STS.gs.track*.txt",
+                "stsb_multi_mt/data/stsb-*-test.csv"),
+    main_score="Spearman x 100 averaged over the STS17 tracks run except 4b; without STS17 tracks, over the "
+               "cross-lingual stsb en-xx pairs run",
+    papers=("000 DuEAM",),
+    reference="Cer et al. (2017), SemEval-2017 Task 1: Semantic Textual Similarity; May (2021), stsb_multi_mt "
+              "(machine-translated STS benchmark)",
+)
 
 
 def cosine_spearman(a: np.ndarray, b: np.ndarray, gold: Sequence[float]) -> float:
@@ -25,19 +40,19 @@ def cosine_spearman(a: np.ndarray, b: np.ndarray, gold: Sequence[float]) -> floa
     >>> round(cosine_spearman(a, b, [5.0, 2.5, 0.0]), 1)
     100.0
     """
+    from scipy.stats import spearmanr
+
     na = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
     cos = np.sum(a * b, axis=1) / np.maximum(na, 1e-12)
     return float(spearmanr(cos, np.asarray(gold)).statistic) * 100
 
 
-def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
-        progress: bool = False) -> TaskResult:
+def evaluate(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | Path | None = None,
+             progress: bool = False) -> TaskResult:
     """STS17 tracks 1-6 and cross-lingual en-xx pairs built from ``stsb_multi_mt`` test.
 
     ``langs`` filters the subsets by name (e.g. ``sts17-5``, ``stsb-en-de``); default all.
     """
-    from xlsent.data.sts import STS17_TRACKS, STSB_LANGS, StsPairs, load_sts17, load_stsb_crosslingual
-
     start = time.perf_counter()
     base = data_root(root)
     subsets: dict[str, Callable[[], StsPairs]] = {
@@ -49,10 +64,9 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
     if unknown:
         raise ValueError(f"unknown STS subset(s) {unknown}; known: {' '.join(subsets)}")
     scores: dict[str, dict[str, float]] = {}
-    for name in chosen:
+    for name in tqdm(chosen, disable=not progress, desc="sts", unit="subset"):
         pairs = subsets[name]()
-        a = cached_encode(encoder, pairs.sent1, pairs.lang1)
-        b = cached_encode(encoder, pairs.sent2, pairs.lang2)
+        a, b = embed(pairs.sent1, pairs.lang1), embed(pairs.sent2, pairs.lang2)
         scores[name] = {"spearman": cosine_spearman(a, b, pairs.scores), "pairs": float(len(pairs.scores))}
     sts17 = [s["spearman"] for n, s in scores.items()
              if n.startswith("sts17-") and n.removeprefix("sts17-") not in EXCLUDED_FROM_AVERAGE]
@@ -65,11 +79,17 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
     main = next(iter(averages.values()), float("nan"))
     files = sorted(p for p in (base / "sts2017").rglob("*.txt")) + sorted((base / "stsb_multi_mt").rglob("*test*"))
     return TaskResult(
-        task="sts", encoder=encoder_id(encoder), dataset="SemEval-2017 STS + stsb_multi_mt test",
-        main_score=main, main_metric="spearman", scores=scores, averages=averages,
+        task="sts", encoder=encoder_id, dataset="SemEval-2017 STS + stsb_multi_mt test",
+        main_score=main, main_metric="spearman", subset_metric="spearman", scores=scores, averages=averages,
         options={"similarity": "cosine", "correlation": "spearman x 100"},
         dataset_files=file_checksums([p for p in files if p.is_file()], base), seconds=time.perf_counter() - start,
         notes=["track 6 uses the first 250 input lines (as MTEB and SBERT)",
                "track 4b's gold holds only the integers 2-5; reported but left out of the average",
                "cross-lingual pairs: sent1 from stsb_multi_mt English test, sent2 from the other language"],
     )
+
+
+def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
+        progress: bool = False) -> TaskResult:
+    """:func:`evaluate` ``encoder`` (encodings cached on disk)."""
+    return evaluate(encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root, progress=progress)

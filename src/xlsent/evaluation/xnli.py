@@ -14,24 +14,39 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
-from sklearn.model_selection import train_test_split
-from torch import nn
 from tqdm.auto import tqdm
 
+from xlsent.data.xnli import XNLI_LANGS
 from xlsent.encoders.base import Encoder
-from xlsent.encoders.cache import cached_encode, encoder_id
+from xlsent.encoders.cache import encoder_id
 from xlsent.evaluation.results import TaskResult, file_checksums
+from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
 from xlsent.paths import data_root
+
+if TYPE_CHECKING:
+    from torch import nn
 
 log = logging.getLogger(__name__)
 
-ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU}
+ACTIVATIONS: dict[str, str] = {"tanh": "Tanh", "relu": "ReLU"}
+"""Activation name -> its ``torch.nn`` class (torch is imported only when a classifier is built)."""
 LABEL_LANGS = ("sw", "ur")
 """The languages whose labelled test copies (and test files) give the test labels of every language."""
+
+METADATA = TaskMetadata(
+    name="xnli",
+    description="XNLI zero-shot transfer: English-trained classifier on frozen embeddings, 15 languages",
+    languages=XNLI_LANGS,
+    data_files=("xnli/xtreme/dev-en.tsv", "xnli/xtreme/test-*.tsv",
+                *(f"xnli/labels_en_sw_ur/output/{x}/{x}.genre.test.tsv" for x in LABEL_LANGS)),
+    main_score="accuracy averaged over all 15 languages (over the languages run when a run covers fewer)",
+    papers=("001 LASER",),
+    reference="Conneau et al. (2018), XNLI: Evaluating Cross-lingual Sentence Representations (XTREME's copy); "
+              "protocol of Artetxe & Schwenk (2019), section 4.1",
+)
 
 
 @dataclass(frozen=True)
@@ -77,10 +92,12 @@ def nli_features(premises: np.ndarray, hypotheses: np.ndarray) -> np.ndarray:
 
 def build_classifier(in_dim: int, n_classes: int, config: NliConfig) -> nn.Sequential:
     """LASER's MLP: dropout on the input and after every hidden layer, then a linear output layer."""
+    from torch import nn
+
     layers: list[nn.Module] = [nn.Dropout(config.dropout)]
     prev = in_dim
     for width in config.hidden:
-        layers += [nn.Linear(prev, width), ACTIVATIONS[config.activation](), nn.Dropout(config.dropout)]
+        layers += [nn.Linear(prev, width), getattr(nn, ACTIVATIONS[config.activation])(), nn.Dropout(config.dropout)]
         prev = width
     layers.append(nn.Linear(prev, n_classes))
     return nn.Sequential(*layers)
@@ -99,6 +116,8 @@ class TrainedClassifier:
 
     def predict(self, features: np.ndarray) -> np.ndarray:
         """Predicted class index per row."""
+        import torch
+
         self.model.eval()
         with torch.no_grad():
             return self.model(torch.from_numpy(np.asarray(features, dtype=np.float32))).argmax(dim=1).numpy()
@@ -116,6 +135,8 @@ def accuracy(predicted: np.ndarray, gold: np.ndarray) -> float:
 @contextlib.contextmanager
 def _one_thread() -> Iterator[None]:
     """Run torch ops on one thread: for an MLP this small, intra-op threads on a busy machine only add waiting."""
+    import torch
+
     previous = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -130,6 +151,10 @@ def train_classifier(features: np.ndarray, labels: np.ndarray, n_classes: int,
 
     Deterministic for a given ``config.seed``; the global torch random state is left untouched.
     """
+    import torch
+    from sklearn.model_selection import train_test_split
+    from torch import nn
+
     config = config or NliConfig()
     x = np.asarray(features, dtype=np.float32)
     y = np.asarray(labels, dtype=np.int64)
@@ -172,8 +197,8 @@ def label_indices(labels: Sequence[str], names: Sequence[str]) -> np.ndarray:
     return np.array([index[label] for label in labels], dtype=np.int64)
 
 
-def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
-        progress: bool = False, **options: Any) -> TaskResult:
+def evaluate(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | Path | None = None,
+             progress: bool = False, **options: Any) -> TaskResult:
     """Train on English XNLI dev (held-out split for model selection), test on every language's XNLI test.
 
     ``options`` are :class:`NliConfig` fields (e.g. ``seed=1``, ``activation="relu"``).
@@ -190,7 +215,7 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
 
     def features(lang: str, split: str) -> tuple[np.ndarray, np.ndarray]:
         nli = load_xnli(lang, split, base)
-        x = nli_features(cached_encode(encoder, nli.premises, lang), cached_encode(encoder, nli.hypotheses, lang))
+        x = nli_features(embed(nli.premises, lang), embed(nli.hypotheses, lang))
         return x, label_indices(nli.labels, XNLI_LABELS)
 
     clf = train_classifier(*features("en", "dev"), len(XNLI_LABELS), config)
@@ -208,8 +233,8 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
     files = list(dict.fromkeys([xtreme / "dev-en.tsv", *(xtreme / f"test-{lang}.tsv" for lang in langs),
                                 *label_files]))
     return TaskResult(
-        task="xnli", encoder=encoder_id(encoder), dataset="XNLI 1.0 (XTREME copy), test labels joined by row",
-        main_score=main, main_metric="accuracy", scores=scores, averages=averages,
+        task="xnli", encoder=encoder_id, dataset="XNLI 1.0 (XTREME copy), test labels joined by row",
+        main_score=main, main_metric="accuracy", subset_metric="accuracy", scores=scores, averages=averages,
         options={**asdict(config), "train_pairs": clf.train_size, "heldout_pairs": clf.heldout_size,
                  "heldout_accuracy": clf.heldout_accuracy, "best_epoch": clf.best_epoch,
                  "epochs_run": clf.epochs_run, "main": "all-15" if "all-15" in averages else "langs"},
@@ -228,3 +253,10 @@ def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | 
             "test copies (checked row by row against test-sw/test-ur)",
         ],
     )
+
+
+def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
+        progress: bool = False, **options: Any) -> TaskResult:
+    """:func:`evaluate` ``encoder`` (encodings cached on disk)."""
+    return evaluate(encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root,
+                    progress=progress, **options)

@@ -67,6 +67,7 @@ class Bitext:
     src_lang: str = ""
     tgt_lang: str = ""
     summary: dict[str, Any] = field(default_factory=dict)
+    valid: Bitext | None = None
 
     def __post_init__(self) -> None:
         if len(self.src) != len(self.tgt):
@@ -82,6 +83,7 @@ class Unpaired:
     src_lang: str = ""
     tgt_lang: str = ""
     summary: dict[str, Any] = field(default_factory=dict)
+    valid: Bitext | None = None
 
 
 def parse_pair(pair: str) -> tuple[str, str]:
@@ -138,8 +140,13 @@ def tatoeba_v1_sentences(root: Path) -> set[str]:
 
 
 def pair_bitext(pair: str, root: str | Path | None = None, *, max_pairs: int | None = None, seed: int = 0,
-                banned: set[str] | None = None) -> Bitext:
-    """The filtered bitext of ``pair`` from every source that has it; a seeded random subset if ``max_pairs``."""
+                banned: set[str] | None = None, holdout: int = 0) -> Bitext:
+    """The filtered bitext of ``pair`` from every source that has it; a seeded random subset if ``max_pairs``.
+
+    ``holdout`` > 0 also keeps that many pairs apart as ``.valid`` (for model selection), none of which shares a
+    sentence with the returned training pairs: taken from the lines the cap leaves out when there are enough
+    of them (so the training pairs are those of a run without a hold-out), else set aside before the cap.
+    """
     a, b = parse_pair(pair)
     base = data_root(root)
     sources = bitext_sources(a, b, base)
@@ -164,11 +171,38 @@ def pair_bitext(pair: str, root: str | Path | None = None, *, max_pairs: int | N
                 kept += 1
         per_source[name] = {"read": len(xs), "kept": kept, "tatoeba_v1_removed": v1}
         log.info("%s %s: %d pairs read, %d kept, %d touching Tatoeba v1 removed", pair, name, len(xs), kept, v1)
-    if max_pairs is not None and len(src) > max_pairs:
-        rows = np.sort(np.random.default_rng(seed).choice(len(src), max_pairs, replace=False))
-        src, tgt = [src[i] for i in rows], [tgt[i] for i in rows]
-    log.info("%s bitext: %d pairs", pair, len(src))
-    return Bitext(src, tgt, a, b, {pair: {"pairs": len(src), "sources": per_source}})
+    train_rows, valid_rows = _split_rows(src, tgt, max_pairs, holdout, seed)
+    valid = None
+    if holdout > 0:
+        valid = Bitext([src[i] for i in valid_rows], [tgt[i] for i in valid_rows], a, b,
+                       {pair: {"held_out_pairs": len(valid_rows)}})
+    src, tgt = [src[i] for i in train_rows], [tgt[i] for i in train_rows]
+    log.info("%s bitext: %d pairs (%d held out)", pair, len(src), len(valid_rows))
+    return Bitext(src, tgt, a, b, {pair: {"pairs": len(src), "held_out": len(valid_rows), "sources": per_source}},
+                  valid)
+
+
+def _split_rows(src: list[str], tgt: list[str], cap: int | None, holdout: int, seed: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Training rows (sorted; the seeded cap) and held-out rows sharing no sentence with them."""
+    n = len(src)
+    rng_valid = np.random.default_rng([seed, 1])
+    if cap is not None and n > cap and (holdout == 0 or n - cap >= 2 * holdout):
+        train = np.sort(np.random.default_rng(seed).choice(n, cap, replace=False))
+        pool = rng_valid.permutation(np.setdiff1d(np.arange(n), train))
+    else:
+        pool = rng_valid.permutation(n)
+        train = np.arange(n)
+    if holdout == 0:
+        return train, np.zeros(0, dtype=np.int64)
+    used = {src[i] for i in train} | {tgt[i] for i in train} if len(train) < n else set()
+    valid = np.array([i for i in pool if src[i] not in used and tgt[i] not in used][:holdout], dtype=np.int64)
+    if len(train) == n:
+        held = {src[i] for i in valid} | {tgt[i] for i in valid}
+        rest = np.array([i for i in range(n) if src[i] not in held and tgt[i] not in held], dtype=np.int64)
+        train = rest if cap is None or len(rest) <= cap else np.sort(
+            rest[np.random.default_rng(seed).choice(len(rest), cap, replace=False)])
+    return train, np.sort(valid)
 
 
 def _components(bitext: Bitext) -> np.ndarray:
@@ -202,15 +236,16 @@ def split_unpaired(bitext: Bitext, seed: int = 0) -> Unpaired:
     log.info("unpaired %s-%s: %d source and %d target sentences from disjoint lines",
              bitext.src_lang, bitext.tgt_lang, len(src), len(tgt))
     summary = {**bitext.summary, "unpaired": {"src": len(src), "tgt": len(tgt)}}
-    return Unpaired(src, tgt, bitext.src_lang, bitext.tgt_lang, summary)
+    return Unpaired(src, tgt, bitext.src_lang, bitext.tgt_lang, summary, bitext.valid)
 
 
 def build_training_data(mode: str, pairs: str | Sequence[str], root: str | Path | None = None,
-                        max_pairs: int | None = None, seed: int = 0) -> Bitext | Unpaired:
+                        max_pairs: int | None = None, seed: int = 0, valid_pairs: int = 0) -> Bitext | Unpaired:
     """Bitext (``mode="supervised"``) or unpaired sets (``"unsupervised"``) of one or several language pairs.
 
     With several pairs (the paper's Table 5) ``max_pairs`` is the total, shared equally between them, and the
     per-pair sets are concatenated (source languages on one side, target languages on the other).
+    ``valid_pairs`` > 0 holds out that many pairs in all (``.valid``, a :class:`Bitext`) for model selection.
     """
     if mode not in ("supervised", "unsupervised"):
         raise ValueError(f"mode must be supervised or unsupervised, not {mode!r}")
@@ -220,16 +255,21 @@ def build_training_data(mode: str, pairs: str | Sequence[str], root: str | Path 
     base = data_root(root)
     banned = tatoeba_v1_sentences(base)
     cap = None if max_pairs is None else max(max_pairs // len(names), 1)
+    hold = max(valid_pairs // len(names), 1) if valid_pairs > 0 else 0
     parts: list[Bitext | Unpaired] = []
     for i, pair in enumerate(names):
-        bi = pair_bitext(pair, base, max_pairs=cap, seed=seed + i, banned=banned)
+        bi = pair_bitext(pair, base, max_pairs=cap, seed=seed + i, banned=banned, holdout=hold)
         parts.append(bi if mode == "supervised" else split_unpaired(bi, seed=seed + i))
     kind = Bitext if mode == "supervised" else Unpaired
     summary: dict[str, Any] = {"mode": mode, "pairs": names, "newstest_held_out": [2012],
                                "per_pair": [p.summary for p in parts]}
-    data = kind([s for p in parts for s in p.src], [t for p in parts for t in p.tgt],
-                "+".join(dict.fromkeys(p.src_lang for p in parts)),
-                "+".join(dict.fromkeys(p.tgt_lang for p in parts)), summary)
+    src_lang = "+".join(dict.fromkeys(p.src_lang for p in parts))
+    tgt_lang = "+".join(dict.fromkeys(p.tgt_lang for p in parts))
+    held = [p.valid for p in parts if p.valid is not None]
+    valid = Bitext([s for v in held for s in v.src], [t for v in held for t in v.tgt], src_lang, tgt_lang,
+                   {"held_out_pairs": sum(len(v.src) for v in held)}) if held else None
+    data = kind([s for p in parts for s in p.src], [t for p in parts for t in p.tgt], src_lang, tgt_lang, summary,
+                valid)
     data.summary.update({"src_sentences": len(data.src), "tgt_sentences": len(data.tgt)})
     log.info("%s training data for %s: %d source / %d target sentences", mode, ", ".join(names),
              len(data.src), len(data.tgt))

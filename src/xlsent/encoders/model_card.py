@@ -1,0 +1,100 @@
+"""Model cards: a trained model directory carries its own evaluation numbers and a README that says what it is.
+
+``record_metrics`` stores each evaluation's main score (and averages) under ``metrics`` in ``xlsent.json``
+(the file checksums, hence the model id, do not change) and rewrites ``README.md`` from the manifest: what the
+model is, its backbone, training data and time, model selection, the command that retrains it, and the metrics.
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> from xlsent.encoders.model_dir import write_manifest
+>>> d = Path(tempfile.mkdtemp()) / "m"; d.mkdir()
+>>> _ = (d / "config.toml").write_text('steps = 5\\n')
+>>> _ = write_manifest(d, {"type": "dual-pivot", "name": "m", "config": {"steps": 5}, "training": {"seconds": 2}})
+>>> record_metrics(d, [{"task": "tatoeba", "variant": "", "main_metric": "mean", "main_score": 91.25,
+...                     "averages": {}, "options": {}, "encoder": "m@1", "created": "2026-11-23T00:00:00Z"}])
+>>> print((d / "README.md").read_text().splitlines()[0])
+# m (dual-pivot)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from xlsent.atomic import atomic_open, write_json
+from xlsent.encoders.model_dir import MANIFEST, read_manifest
+
+CARD = "README.md"
+
+
+def _metric_entry(result: Mapping[str, Any]) -> dict[str, Any]:
+    return {"main_metric": result["main_metric"], "main_score": round(float(result["main_score"]), 4),
+            "averages": {k: round(float(v), 4) for k, v in result.get("averages", {}).items()},
+            "options": result.get("options", {}), "encoder": result["encoder"], "created": result.get("created", "")}
+
+
+def record_metrics(model_dir: str | Path, results: Sequence[Mapping[str, Any]]) -> None:
+    """Store ``results`` (TaskResult dicts) in the manifest's ``metrics`` and rewrite the model card."""
+    directory = Path(model_dir)
+    manifest = read_manifest(directory, verify="none")
+    metrics = dict(manifest.get("metrics", {}))
+    for result in results:
+        key = result["task"] + (f"-{result['variant']}" if result.get("variant") else "")
+        metrics[key] = _metric_entry(result)
+    manifest["metrics"] = dict(sorted(metrics.items()))
+    write_json(directory / MANIFEST, manifest)
+    write_card(directory)
+
+
+def _training_lines(training: Mapping[str, Any]) -> list[str]:
+    lines = []
+    data = training.get("data", {})
+    if data:
+        lines.append(f"- data: {data.get('kind', '')} {data.get('src_lang', '')}-{data.get('tgt_lang', '')}, "
+                     f"{data.get('src_sentences', '?')} source / {data.get('tgt_sentences', '?')} target sentences")
+    valid = training.get("validation", {})
+    if valid.get("best"):
+        best = valid["best"]
+        lines.append(f"- model selection: {best['criterion']} on {valid.get('pairs', '?')} held-out pairs, best "
+                     f"{best['score']:.4g} at step {best['step']}")
+    if "seconds" in training:
+        lines.append(f"- training time: {training['seconds'] / 60:.1f} min (layer states included where computed)")
+    return lines
+
+
+def write_card(model_dir: str | Path) -> Path:
+    """Render ``README.md`` of a model directory from its ``xlsent.json``."""
+    directory = Path(model_dir)
+    m = read_manifest(directory, verify="none")
+    name = m.get("name", directory.name)
+    lines = [f"# {name} ({m['type']})", "", "_Generated from `xlsent.json` by xlsent; do not edit by hand._", ""]
+    backbone = m.get("backbone", {})
+    if backbone:
+        lines.append(f"- backbone: `{backbone.get('ref', backbone.get('name'))}` ({backbone.get('id', '')})")
+    if m.get("fingerprint"):
+        lines.append(f"- config fingerprint: `{m['fingerprint']}` (full configuration: `config.toml`)")
+    lines += _training_lines(m.get("training", {}))
+    if (directory / "config.toml").is_file():
+        lines += ["", "Retrain with:", "", "```bash",
+                  f"xlsent train {m['type']} --config {directory.name}/config.toml --out {directory.name}-again",
+                  "```"]
+    lines += ["", "Load with `xlsent.load(\"" + directory.name + "\")` or `--model " + directory.name + "`.", ""]
+    metrics = m.get("metrics", {})
+    lines += ["## Evaluation", ""]
+    if not metrics:
+        lines.append("Not evaluated yet: `xlsent eval TASK --model DIR --record` adds numbers here.")
+    else:
+        lines += ["| task | main score | metric | averages | evaluated |", "|---|---|---|---|---|"]
+        for task, e in metrics.items():
+            averages = ", ".join(f"{k} {v:.1f}" for k, v in e.get("averages", {}).items())
+            lines.append(f"| {task} | {e['main_score']:.2f} | {e['main_metric']} | {averages} | "
+                         f"{e.get('created', '')[:10]} |")
+        options = {t: e["options"] for t, e in metrics.items() if e.get("options")}
+        if options:
+            lines += ["", "Options: " + "; ".join(f"{t}: {json.dumps(o, sort_keys=True)}" for t, o in options.items())]
+    path = directory / CARD
+    with atomic_open(path) as fh:
+        fh.write("\n".join(lines) + "\n")
+    return path

@@ -1,0 +1,159 @@
+"""A transformer backbone to fine-tune: fully, or through LoRA adapters (``peft``), and to save as a model dir.
+
+Sentences become padded id batches exactly as ``TransformerEncoder`` builds them (prefix, ``<s>`` ... ``</s>``),
+and ``forward`` mean-pools the last layer over every token the model sees, so a saved model encodes as the
+trained module embeds (after the caller's L2 normalisation).
+
+>>> import tempfile, pathlib, torch
+>>> from xlsent.testing import make_tiny_model_dir
+>>> model = TrainableTransformer(make_tiny_model_dir(pathlib.Path(tempfile.mkdtemp()) / "m"))
+>>> ids, mask = model.batch(["the dog barks", "a cat"])
+>>> tuple(model(ids, mask).shape), model(ids, mask).requires_grad
+((2, 32), True)
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import save_file
+from torch import nn
+
+from xlsent.atomic import atomic_path
+from xlsent.encoders.lora import ADAPTER_FILE, LORA_TYPE
+from xlsent.encoders.model_dir import write_manifest
+from xlsent.encoders.registry import REGISTERED
+from xlsent.encoders.transformer import TransformerEncoder, pad_batch
+
+log = logging.getLogger(__name__)
+
+_COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json")
+_RESERVED = ("type", "name", "encoder", "backbone", "lora", "files", "format_version")
+
+
+class TrainableTransformer(nn.Module):
+    """A trainable copy of a transformer encoder's model, with its tokenizer, prefix and special ids.
+
+    Built from a model directory or a loaded ``TransformerEncoder`` (whose model is copied, so the encoder
+    stays frozen and usable as an anchor). Dropout is the config's (0 in xlsent's model directories) until
+    ``set_dropout``; the module starts in training mode, as every ``nn.Module`` does.
+    """
+
+    def __init__(self, source: str | Path | TransformerEncoder) -> None:
+        super().__init__()
+        encoder = source if isinstance(source, TransformerEncoder) else TransformerEncoder(source)
+        self.model = copy.deepcopy(encoder.model) if encoder is source else encoder.model
+        self.model.requires_grad_(True)
+        self.tokenizer = encoder.tokenizer
+        self.prefix, self.bos, self.eos, self.pad = encoder.prefix, encoder.bos, encoder.eos, encoder.pad
+        self.max_tokens, self.dim, self.num_layers = encoder.max_tokens, encoder.dim, encoder.num_layers
+        self.files_dir = encoder.files_dir
+        self.encoder_block: dict[str, Any] = {"prefix": encoder.prefix, "pooling": "mean",
+                                              "bos_id": encoder.bos, "eos_id": encoder.eos}
+        is_registered = encoder.name in REGISTERED and encoder.manifest.get("type") == "transformer"
+        self.backbone = {"ref": encoder.name if is_registered else str(encoder.model_dir.resolve()),
+                         "id": encoder.id}
+        self.lora: dict[str, Any] | None = None
+        self.train()
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def gradient_checkpointing(self) -> bool:
+        """Recompute layer activations in the backward pass (training mode only) to save memory."""
+        return self.model.gradient_checkpointing
+
+    @gradient_checkpointing.setter
+    def gradient_checkpointing(self, on: bool) -> None:
+        self.model.gradient_checkpointing = on
+
+    def set_dropout(self, hidden: float, attention: float) -> None:
+        """Dropout probabilities for training (e5 and XLM-R used 0.1 for both); see ``TransformerModel``."""
+        self.model.set_dropout(hidden, attention)
+
+    def batch(self, sentences: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(ids, mask)`` on this module's device, padded to the longest sentence.
+
+        A sentence longer than the position window raises ValueError (filter long inputs beforehand).
+        """
+        encs = self.tokenizer.encode_batch([self.prefix + s for s in sentences], add_special_tokens=False)
+        limit = self.max_tokens - 2
+        for i, e in enumerate(encs):
+            if len(e.ids) > limit:
+                raise ValueError(f"sentence {i} has {len(e.ids)} tokens; at most {limit} fit the model window "
+                                 "(filter long inputs before batching)")
+        ids, mask = pad_batch([[self.bos, *e.ids, self.eos] for e in encs], self.pad)
+        return ids.to(self.device), mask.to(self.device)
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Mean-pooled last layer ``(n, dim)`` with gradients, not normalised."""
+        last = self.model(ids, mask)[0]
+        m = mask.unsqueeze(-1).to(last.dtype)
+        return (last * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)
+
+    def embed(self, sentences: Sequence[str]) -> torch.Tensor:
+        """``forward(*batch(sentences))``."""
+        return self(*self.batch(sentences))
+
+    def token_states(self, ids: torch.Tensor, mask: torch.Tensor, layer: int) -> torch.Tensor:
+        """States ``(n, tokens, dim)`` of ``layer`` (0 = embeddings) for every position, with gradients."""
+        return self.model(ids, mask, layers=[layer])[0]
+
+    def apply_lora(self, r: int = 8, alpha: int = 16, dropout: float = 0.1,
+                   target_modules: Sequence[str] = ("query", "key", "value", "dense")) -> None:
+        """Add LoRA adapters (Hu et al., 2021) to the named Linear layers; only the adapters stay trainable.
+
+        The adapted layer computes ``W x + (alpha / r) * B A x`` with ``A`` Gaussian and ``B`` zero at the start.
+        """
+        import peft
+
+        if self.lora is not None:
+            raise ValueError("LoRA adapters are already applied")
+        config = peft.LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=list(target_modules))
+        peft.inject_adapter_in_model(config, self.model)
+        for name, p in self.model.named_parameters():
+            p.requires_grad_(".lora_" in name)
+        self.lora = {"r": r, "alpha": alpha, "dropout": dropout, "target_modules": list(target_modules)}
+
+    def save(self, out_dir: str | Path, *, name: str, extra: dict[str, Any] | None = None) -> Path:
+        """Write a model directory that ``xlsent.load`` reads; ``extra`` (e.g. hyper-parameters) joins the manifest.
+
+        Without LoRA: a ``transformer`` directory (weights, config and tokenizer copied from the backbone).
+        With LoRA: a ``transformer-lora`` directory holding only the adapter tensors and the backbone's ref and id.
+        """
+        extra = dict(extra or {})
+        clash = sorted(set(extra) & set(_RESERVED))
+        if clash:
+            raise ValueError(f"extra manifest keys {clash} are reserved")
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        manifest: dict[str, Any]
+        if self.lora is None:
+            tensors = self.model.state_dict()
+            weights = "model.safetensors"
+            for file in _COPIED:
+                if (self.files_dir / file).is_file():
+                    with atomic_path(out / file) as tmp:
+                        shutil.copyfile(self.files_dir / file, tmp)
+            manifest = {"type": "transformer", "name": name, "backbone": dict(self.backbone),
+                        "encoder": dict(self.encoder_block)}
+        else:
+            import peft
+
+            tensors = peft.get_peft_model_state_dict(self.model)
+            weights = ADAPTER_FILE
+            manifest = {"type": LORA_TYPE, "name": name, "backbone": dict(self.backbone), "lora": dict(self.lora)}
+        with atomic_path(out / weights) as tmp:
+            save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp),
+                      metadata={"format": "pt"})
+        write_manifest(out, {**manifest, **extra})
+        log.info("saved %s (%s) to %s", name, manifest["type"], out)
+        return out

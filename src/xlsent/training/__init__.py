@@ -1,0 +1,13 @@
+"""The training platform shared by every method: losses, the loop, configuration, batching, method registry.
+
+A layer beneath ``methods/``: each method module holds only what its paper adds and builds on
+:mod:`xlsent.training.losses` (one ``nn.Module`` per loss), :mod:`xlsent.training.loop` (device, schedules,
+checkpoints with every RNG state, validation with best-checkpoint selection, ``train.jsonl``),
+:mod:`xlsent.training.config` (TOML defaults, ``--set key=value``, fingerprints) and
+:mod:`xlsent.training.method` (the protocol ``xlsent train METHOD`` drives).
+
+``train.jsonl`` (written by the loop into the output folder, one JSON object a line, plotted by ``xlsent report``)::
+
+    {"step": 500, "elapsed_s": 41.2, "lr": {"module": 0.001}, "losses": {"sup": 0.41, "loss": 0.41}}
+    {"step": 500, "elapsed_s": 44.0, "validation": {"tatoeba-deu": 95.1}, "criterion": "tatoeba-deu", "best": true}
+"""

@@ -1,0 +1,227 @@
+"""Method configuration: dataclasses filled from packaged TOML defaults, TOML files and ``--set key=value``.
+
+Layers, each overriding the one before: the method's packaged defaults (``xlsent/configs/<method>.toml``), the
+files given with ``--config``, then ``--set`` pairs. Inside each TOML layer, top-level keys come first and the
+table named after the chosen mode (e.g. ``[supervised]``) after them. Values are checked against the dataclass
+field types, so ``--set steps=abc`` is an error naming the key and the type it expects.
+
+Every method's config derives from :class:`TrainConfig` (the keys the training loop reads). A fingerprint of the
+effective configuration goes into every checkpoint and model directory; resuming with another one is an error.
+
+>>> from dataclasses import dataclass
+>>> @dataclass
+... class Toy(TrainConfig):
+...     mode: str = "a"
+...     width: int = 8
+>>> cfg = build_config(Toy, ['steps = 10', 'width = 4\\n[b]\\nwidth = 16'], sets=["lr=0.5"], mode="b")
+>>> cfg.steps, cfg.width, cfg.lr, cfg.mode
+(10, 16, 0.5, 'b')
+>>> parse_assignment("de-en,ar-en", list[str])
+['de-en', 'ar-en']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import tomllib
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+SCHEDULES = ("constant", "linear", "cosine")
+DEVICES = ("auto", "cpu", "cuda")
+
+
+class ConfigError(ValueError):
+    """A configuration key or value is unknown, mistyped or inconsistent."""
+
+
+@dataclass
+class TrainConfig:
+    """The keys every method shares: what the training loop, checkpoints and validation read.
+
+    ``warmup_steps`` ramps the learning rate linearly from 0; ``schedule`` then keeps it (``constant``) or decays
+    it to 0 at ``steps`` (``linear``, ``cosine``). ``grad_clip`` > 0 clips the global gradient norm of each
+    optimizer's parameters. ``eval_every`` > 0 runs the method's validation (and keeps the best checkpoint).
+    """
+
+    NOT_FINGERPRINTED: ClassVar[frozenset[str]] = frozenset(
+        {"checkpoint_every", "log_every", "device", "progress"})
+
+    seed: int = 0
+    device: str = "auto"
+    steps: int = 1000
+    lr: float = 1e-3
+    warmup_steps: int = 0
+    schedule: str = "constant"
+    grad_clip: float = 0.0
+    checkpoint_every: int = 500
+    log_every: int = 50
+    eval_every: int = 0
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` for inconsistent values; subclasses extend it with their own rules."""
+        problems = self.problems()
+        if problems:
+            raise ConfigError(f"invalid {type(self).__name__}: " + "; ".join(problems))
+
+    def problems(self) -> list[str]:
+        """What is wrong with the values (empty when consistent)."""
+        out = []
+        if self.steps < 0 or self.warmup_steps < 0 or self.eval_every < 0:
+            out.append("steps, warmup_steps and eval_every must be >= 0")
+        if self.checkpoint_every < 1 or self.log_every < 1:
+            out.append("checkpoint_every and log_every must be >= 1")
+        if self.schedule not in SCHEDULES:
+            out.append(f"schedule must be one of {SCHEDULES}, not {self.schedule!r}")
+        if self.device not in DEVICES:
+            out.append(f"device must be one of {DEVICES}, not {self.device!r}")
+        if self.lr <= 0 or self.grad_clip < 0:
+            out.append("lr must be > 0 and grad_clip >= 0")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def fingerprint(self) -> str:
+        """16 hex digits identifying the values that shape the training trajectory (not logging or device)."""
+        kept = {k: v for k, v in self.to_dict().items() if k not in self.NOT_FINGERPRINTED}
+        return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
+
+
+C = TypeVar("C", bound=TrainConfig)
+
+
+def _field_types(cls: type[TrainConfig]) -> dict[str, Any]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _coerce(key: str, value: Any, kind: Any) -> Any:
+    """``value`` checked against (and, for int -> float, converted to) the annotation ``kind``."""
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = typing.get_args(kind)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _coerce(key, value, option)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0])
+    if origin is list:
+        (item,) = typing.get_args(kind)
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list):
+            raise ConfigError(f"{key} expects a list, got {value!r}")
+        return [_coerce(key, v, item) for v in value]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if kind in (int, float, str, bool) and (type(value) is not kind):
+        raise ConfigError(f"{key} expects {kind.__name__}, got {value!r}")
+    return value
+
+
+def parse_assignment(raw: str, kind: Any, key: str = "value") -> Any:
+    """The value of a ``--set`` right-hand side: TOML syntax if it parses (``3``, ``1e-3``, ``true``,
+    ``["a", "b"]``), else the bare string; ``none`` / ``null`` unset an optional key; commas split lists."""
+    optional = typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in typing.get_args(kind)
+    if optional and raw.strip().lower() in ("none", "null"):
+        return None
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    try:
+        return _coerce(key, value, kind)
+    except ConfigError:
+        if isinstance(value, str):
+            raise
+        return _coerce(key, raw, kind)
+
+
+def _layer(table: dict[str, Any], mode: str | None, modes: Sequence[str]) -> dict[str, Any]:
+    merged = {k: v for k, v in table.items() if not (k in modes and isinstance(v, dict))}
+    if mode is not None and isinstance(table.get(mode), dict):
+        merged.update(table[mode])
+    return merged
+
+
+def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: Sequence[str] = (),
+                 mode: str | None = None) -> C:
+    """A checked ``cls`` from TOML ``layers`` (texts or parsed tables, later ones win) and ``key=value`` sets.
+
+    ``mode`` picks the per-mode tables; without it the last ``mode`` key of the layers (or of ``sets``) is used.
+    Tables named after any mode are never read as keys.
+    """
+    tables = [tomllib.loads(t) if isinstance(t, str) else t for t in layers]
+    types_ = _field_types(cls)
+    assignments: dict[str, Any] = {}
+    for item in sets:
+        key, sep, raw = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep:
+            raise ConfigError(f"--set {item!r}: expected key=value")
+        if key not in types_:
+            raise ConfigError(f"--set {item!r}: unknown key {key!r}; known: {', '.join(sorted(types_))}")
+        assignments[key] = parse_assignment(raw, types_[key], key)
+    modes = [t for table in tables for t, v in table.items() if isinstance(v, dict)]
+    if mode is None:
+        mode = assignments.get("mode") or next((t["mode"] for t in reversed(tables) if "mode" in t), None)
+    values: dict[str, Any] = {}
+    for table in tables:
+        values.update(_layer(table, mode, modes))
+    if mode is not None and "mode" in types_:
+        values["mode"] = mode
+    values.update(assignments)
+    every_key = {k for t in tables for k, v in t.items() if k not in modes} | {
+        k for t in tables for v in t.values() if isinstance(v, dict) for k in v} | set(values)
+    unknown = sorted(every_key - set(types_))
+    if unknown:
+        raise ConfigError(f"unknown {cls.__name__} key(s) {unknown}; known: {', '.join(sorted(types_))}")
+    config = cls(**{k: _coerce(k, v, types_[k]) for k, v in values.items()})
+    config.check()
+    return config
+
+
+def read_layers(defaults: str, files: Sequence[str | Path] = ()) -> list[str]:
+    """The packaged defaults text followed by the texts of ``files`` (a missing file names itself)."""
+    texts = [defaults]
+    for f in files:
+        path = Path(f)
+        if not path.is_file():
+            raise FileNotFoundError(f"config file {path} not found")
+        texts.append(path.read_text(encoding="utf-8"))
+    return texts
+
+
+def toml_value(value: Any) -> str:
+    """One value in TOML syntax (bool, number, string or list of them).
+
+    >>> toml_value([1, "a", True])
+    '[1, "a", true]'
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {value!r} as TOML")
+
+
+def to_toml(config: TrainConfig) -> str:
+    """The effective configuration as flat TOML (unset optional values are left out); reads back equal."""
+    return "".join(f"{k} = {toml_value(v)}\n" for k, v in config.to_dict().items() if v is not None)

@@ -1,0 +1,115 @@
+"""The protocol every training method follows, and the registry ``xlsent train METHOD`` reads.
+
+A method module defines one :class:`Method`: its config dataclass (a :class:`~xlsent.training.config.TrainConfig`
+with the paper's defaults in ``xlsent/configs/<defaults>``), ``train(config, out, *, resume, data, progress)``
+writing a model directory whose ``xlsent.json`` has ``type: <name>``, and the Encoder class that loads such a
+directory. It registers itself through the ``xlsent.methods`` entry-point group in ``pyproject.toml``::
+
+    [project.entry-points."xlsent.methods"]
+    dual-pivot = "xlsent.methods.dual_pivot:METHOD"
+
+so neither the CLI nor :func:`xlsent.load` names a method module, and a package outside xlsent can add one.
+See ``docs/adding-a-method.md``.
+
+>>> sorted(available_methods())                                     # doctest: +SKIP
+['dual-pivot']
+>>> get_method("dual-pivot").config(sets=["steps=10"]).steps         # doctest: +SKIP
+10
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any, Protocol
+
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.model_dir import MANIFEST
+from xlsent.training.config import TrainConfig, build_config, read_layers
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "xlsent.methods"
+
+
+class TrainFn(Protocol):
+    """``train(config, out, *, resume, data, progress) -> model directory``."""
+
+    def __call__(self, config: Any, out: Path, *, resume: bool = False, data: str | Path | None = None,
+                 progress: bool = True) -> Path: ...
+
+
+@dataclass(frozen=True)
+class Method:
+    """A trainable method: name (= the model-directory type it writes), config, defaults, train, encoder."""
+
+    name: str
+    summary: str
+    config_class: type[TrainConfig]
+    defaults: str
+    train: TrainFn
+    encoder: Callable[[Path], Encoder]
+    modes: tuple[str, ...] = ()
+
+    @property
+    def model_type(self) -> str:
+        return self.name
+
+    def defaults_text(self) -> str:
+        """The packaged TOML defaults (documented key by key)."""
+        return (resources.files("xlsent") / "configs" / self.defaults).read_text(encoding="utf-8")
+
+    def config(self, files: Sequence[str | Path] = (), sets: Sequence[str] = (), mode: str | None = None
+               ) -> TrainConfig:
+        """The effective configuration: packaged defaults, then ``files``, then ``key=value`` ``sets``."""
+        if mode is not None and self.modes and mode not in self.modes:
+            raise ValueError(f"{self.name}: unknown mode {mode!r}; modes: {', '.join(self.modes)}")
+        return build_config(self.config_class, read_layers(self.defaults_text(), files), sets=sets, mode=mode)
+
+
+def available_methods() -> dict[str, Method]:
+    """Every registered method by name (imports each method module)."""
+    out: dict[str, Method] = {}
+    for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        method = ep.load()
+        if not isinstance(method, Method) or method.name != ep.name:
+            raise TypeError(f"entry point {ep.name} = {ep.value} is not a Method named {ep.name!r}")
+        out[ep.name] = method
+    return dict(sorted(out.items()))
+
+
+def method_names() -> list[str]:
+    """Registered method names, without importing any method module."""
+    return sorted(ep.name for ep in metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def get_method(name: str) -> Method:
+    """The method registered as ``name``; an unknown name lists the known ones."""
+    eps = {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    if name not in eps:
+        raise ValueError(f"unknown method {name!r}; methods: {', '.join(sorted(eps)) or '(none installed)'}")
+    method = eps[name].load()
+    if not isinstance(method, Method):
+        raise TypeError(f"entry point {name} = {eps[name].value} is not a Method")
+    return method
+
+
+def prepare_output(out: str | Path, resume: bool) -> bool:
+    """Check the output folder before training; True when it already holds a finished model (and ``resume``)."""
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise FileExistsError(f"{path} exists and is not a folder; choose another --out")
+    if (path / MANIFEST).is_file():
+        if resume:
+            log.info("%s is already a trained model; nothing to resume", path)
+            return True
+        raise FileExistsError(f"{path} already holds a model; choose another --out")
+    return False
+
+
+def model_manifest(method: str, config: TrainConfig, **fields: Any) -> dict[str, Any]:
+    """The common part of a trained model's ``xlsent.json``: type, config and its fingerprint, then ``fields``."""
+    return {"type": method, "config": config.to_dict(), "fingerprint": config.fingerprint(), **fields}

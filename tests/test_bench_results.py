@@ -1,0 +1,86 @@
+"""The benchmarks' JSON records (results/bench/<bench>.json): written at toy sizes, read back, checked by hand."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_mining_bench_writes_its_figures_at_toy_size(tmp_path: Path) -> None:
+    bench = load("mining_bench")
+    argv = ["--sizes", "300", "--methods", "faiss-2pass", "one-pass", "--approx-sizes", "1000", "--dim", "16",
+            "--peak-size", "64", "--recall-sample", "100", "--approx-nprobe", "8", "--out", str(tmp_path)]
+    assert bench.main(argv) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["mining.json"]  # no temporary file left beside it
+    record = json.loads((tmp_path / "mining.json").read_text(encoding="utf-8"))
+
+    assert record["bench"] == "mining" and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", record["created"])
+    assert record["command"].endswith("benchmarks/mining_bench.py " + " ".join(argv))
+    assert record["arguments"]["sizes"] == [300] and record["arguments"]["dim"] == 16
+    assert not {"worker", "pairs_out", "approx_worker", "out"} & record["arguments"].keys()
+    machine = record["machine"]
+    assert machine["cores"] == os.cpu_count() and machine["ram_gib"] > 0 and machine["cpu"]
+    assert machine["packages"]["numpy"] == __import__("numpy").__version__
+    assert any("RANDOM unit vectors (16-d" in n for n in record["notes"])
+    assert any("SYNTHETIC" in n and "cosine 0.85" in n for n in record["notes"])
+
+    exact, approx = record["rows"]  # the baseline (faiss-2pass) is no row of its own
+    assert exact["case"] == "exact N=300 one-pass" and exact["unit"] == "s"
+    assert exact["baseline_case"].startswith("faiss-2pass")
+    assert exact["ratio"] == pytest.approx(exact["ours"] / exact["baseline"])
+    assert exact["checks"] == {"same pairs as baseline": True}
+    assert exact["details"]["pairs"] > 150 and exact["ours"] == pytest.approx(
+        exact["details"]["k-NN s"] + exact["details"]["margin s"])
+    assert approx["case"] == "approx N=1000 ivfpqfs nprobe=8"
+    assert approx["baseline"] == pytest.approx(exact["ours"] * (1000 / 300) ** 2)  # one-pass scaled by (N/n)^2
+    assert approx["ratio"] == pytest.approx(approx["ours"] / approx["baseline"])
+    assert 0.9 <= approx["checks"]["recall planted"] <= 1 and approx["checks"]["targets"].startswith("-")
+    assert approx["details"]["sampled"] == 100
+
+
+def test_approx_row_without_an_exact_run_has_no_baseline() -> None:
+    bench = load("mining_bench")
+    stats = {"nlist": 50, "build_s": 1.0, "search_s": 2.0, "margin_s": 0.5, "total_s": 3.5, "rss_mib": 900.0,
+             "pairs": 10, "eval_s": 4.0, "sampled": 20, "sampled_planted": 6, "recall_all": 0.5,
+             "recall_planted": 0.99, "exact_is_planted": 1.0}
+    row = bench.approx_row(10**6, "ivfsq", 64, stats, 7.0, {})
+    assert row.baseline is None and row.ratio is None and row.baseline_case == ""
+    assert row.checks == {"recall planted": 0.99, "recall all": 0.5, "targets": "PASS"}
+    assert row.details["corpus written s"] == 7.0 and row.details["RSS MiB"] == 900.0
+    scaled = bench.approx_row(10**6, "ivfsq", 64, stats, 7.0, {1000: 1.0, 10_000: 2.0})
+    assert scaled.baseline == pytest.approx(2.0 * 100**2) and "N=10000" in scaled.baseline_case
+
+
+def test_embed_bench_record_from_fabricated_measurements(tmp_path: Path) -> None:
+    bench = load("embed_bench")
+    sentences, source = bench.bench_sentences(7)
+    assert len(sentences) == 7 and "tatoeba." in source
+    argv = ["--sentences", "7", "--out", str(tmp_path)]
+    args = argparse.Namespace(sentences=7, repeats=3, out=tmp_path)
+    record = bench.start_record("embed", "t", bench.__file__, argv, args, bench.PACKAGES)
+    bench.add_results(record, 7, 300.0, 120.0, 0.9999831, source, 2)
+    record.write(tmp_path)
+    written = json.loads((tmp_path / "embed.json").read_text(encoding="utf-8"))
+    (row,) = written["rows"]
+    assert row["unit"] == "sentences/s" and row["ours"] == 300.0 and row["baseline"] == 120.0
+    assert row["ratio"] == 2.5 and row["checks"] == {"min cosine to baseline": 0.9999831}
+    assert written["arguments"] == {"sentences": 7, "repeats": 3}
+    assert any(source in n for n in written["notes"]) and any("best of 3 timed runs" in n for n in written["notes"])
+    assert set(written["machine"]["packages"]) == set(bench.PACKAGES)

@@ -1,0 +1,87 @@
+"""Method configuration: TOML layers, typed --set values, fingerprints; the method registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from xlsent.training.config import ConfigError, TrainConfig, build_config, parse_assignment, read_layers, to_toml
+from xlsent.training.method import get_method, method_names
+
+
+@dataclass
+class Toy(TrainConfig):
+    mode: str = "a"
+    width: int = 8
+    scale: float = 1.0
+    pairs: list[str] = field(default_factory=lambda: ["de-en"])
+    layer: int | None = None
+    flag: bool = False
+
+    def problems(self) -> list[str]:
+        return super().problems() + (["width must be > 0"] if self.width <= 0 else [])
+
+
+DEFAULTS = 'steps = 10\nwidth = 4\n[b]\nwidth = 16\nscale = 2\n'
+
+
+def test_layers_apply_in_order_and_modes_pick_their_table(tmp_path: Path) -> None:
+    assert build_config(Toy, [DEFAULTS]).width == 4
+    cfg = build_config(Toy, [DEFAULTS], mode="b")
+    assert (cfg.mode, cfg.width, cfg.scale, cfg.steps) == ("b", 16, 2.0, 10)
+    override = tmp_path / "o.toml"
+    override.write_text('width = 5\n[b]\nsteps = 3\n')
+    cfg = build_config(Toy, read_layers(DEFAULTS, [override]), mode="b")
+    assert (cfg.width, cfg.steps) == (5, 3)  # defaults, defaults [b], file, file [b]: later layers win
+    assert build_config(Toy, [DEFAULTS], sets=["mode=b"]).width == 16  # --set mode picks the table too
+    with pytest.raises(FileNotFoundError, match="missing.toml"):
+        read_layers(DEFAULTS, [tmp_path / "missing.toml"])
+
+
+def test_set_values_are_typed_and_checked() -> None:
+    cfg = build_config(Toy, [DEFAULTS], sets=["width=3", "scale=1e-3", "pairs=de-en,ar-en", "layer=8", "flag=true",
+                                             "lr=1"])
+    assert (cfg.width, cfg.scale, cfg.pairs, cfg.layer, cfg.flag, cfg.lr) == (3, 1e-3, ["de-en", "ar-en"], 8, True,
+                                                                                1.0)
+    assert build_config(Toy, [DEFAULTS], sets=["layer=none"]).layer is None
+    assert build_config(Toy, [DEFAULTS], sets=['pairs=["x-y"]']).pairs == ["x-y"]
+    assert parse_assignment("none", str) == "none"  # a plain string key keeps the word
+    with pytest.raises(ConfigError, match="width expects int, got 'abc'"):
+        build_config(Toy, [DEFAULTS], sets=["width=abc"])
+    with pytest.raises(ConfigError, match="flag expects bool"):
+        build_config(Toy, [DEFAULTS], sets=["flag=1"])
+    with pytest.raises(ConfigError, match="unknown key 'widht'"):
+        build_config(Toy, [DEFAULTS], sets=["widht=3"])
+    with pytest.raises(ConfigError, match="expected key=value"):
+        build_config(Toy, [DEFAULTS], sets=["width"])
+    with pytest.raises(ConfigError, match="width must be > 0"):
+        build_config(Toy, [DEFAULTS], sets=["width=0"])
+    with pytest.raises(ConfigError, match=r"unknown Toy key\(s\) \['colour'\]"):
+        build_config(Toy, ["colour = 1\n" + DEFAULTS])
+    with pytest.raises(ConfigError, match=r"\['colour'\]"):  # a key in a table of another mode is checked too
+        build_config(Toy, [DEFAULTS + "colour = 1\n"])
+
+
+def test_fingerprint_covers_the_trajectory_not_logging() -> None:
+    base = build_config(Toy, [DEFAULTS])
+    assert base.fingerprint() == build_config(Toy, [DEFAULTS], sets=["log_every=7", "device=cpu"]).fingerprint()
+    assert base.fingerprint() != build_config(Toy, [DEFAULTS], sets=["lr=0.5"]).fingerprint()
+    assert base.fingerprint() != build_config(Toy, [DEFAULTS], sets=["pairs=ar-en"]).fingerprint()
+
+
+def test_toml_round_trip() -> None:
+    cfg = build_config(Toy, [DEFAULTS], sets=["pairs=de-en,ar-en", "scale=0.25", "flag=true", "mode=b"])
+    assert build_config(Toy, [to_toml(cfg)]) == cfg
+
+
+def test_registry_finds_dual_pivot() -> None:
+    assert "dual-pivot" in method_names()
+    method = get_method("dual-pivot")
+    assert method.model_type == "dual-pivot" and "supervised" in method.modes
+    assert method.config(mode="supervised", sets=["steps=5"]).steps == 5
+    with pytest.raises(ValueError, match="unknown mode"):
+        method.config(mode="semi")
+    with pytest.raises(ValueError, match="unknown method 'laser2'; methods: .*dual-pivot"):
+        get_method("laser2")
