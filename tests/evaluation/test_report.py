@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 from xlsent.data.xnli import XNLI_LANGS
 from xlsent.evaluation.intent import TSNE_KEY
 from xlsent.evaluation.published import PUBLISHED, published_for
-from xlsent.evaluation.report import TrainPoint, ValidationPoint, read_train_log, write_report
+from xlsent.evaluation.report import write_report
 from xlsent.evaluation.results import TaskResult
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -75,104 +74,30 @@ def test_report_without_results(tmp_path: Path) -> None:
     assert not (tmp_path / "plots").exists()
 
 
-BENCH_RECORD = {
-    "bench": "mining", "title": "Bitext mining on CPU", "command": "python benchmarks/mining_bench.py --sizes 50000",
-    "arguments": {"sizes": [50000]}, "created": "2026-11-23T10:00:00Z",
-    "machine": {"cpu": "Test CPU", "cores": 2, "usable_cores": 2, "ram_gib": 7.8, "python": "3.11.7",
-                "packages": {"numpy": "2.0.1", "faiss-cpu": None}},
-    "rows": [{"case": "exact N=50000 one-pass", "unit": "s", "ours": 8.5, "baseline": 15.0,
-              "baseline_case": "faiss-2pass: two-pass search", "ratio": 8.5 / 15.0,
-              "checks": {"same pairs as baseline": True}, "details": {"k-NN s": 7.1, "RSS MiB": 312.4, "pairs": 40000}},
-             {"case": "approx N=1000000 ivfpqfs", "unit": "s", "ours": 229.4, "baseline": None, "baseline_case": "",
-              "ratio": None, "checks": {"recall planted": 0.998, "targets": "PASS"}, "details": {}}],
-    "notes": ["Exact rows: RANDOM unit vectors."],
-}
-
-TRAIN_LOG = [  # a run logged every 100 steps, validated every 200; line 5 is malformed
-    {"step": 100, "elapsed_s": 10.0, "lr": {"module": 0.001}, "losses": {"sup": 0.9, "loss": 0.9}},
-    {"step": 200, "elapsed_s": 20.0, "lr": {"module": 0.001}, "losses": {"sup": 0.6, "loss": 0.6}},
-    {"step": 200, "elapsed_s": 22.0, "validation": {"tatoeba-deu": 90.0, "xsim": 3.0}, "criterion": "tatoeba-deu",
-     "best": True},
-    {"step": 300, "elapsed_s": 32.0, "lr": {"module": 0.001}, "losses": {"sup": 0.5, "loss": 0.5}},
-    "{not json",
-    {"step": 400, "elapsed_s": 42.0, "lr": {"module": 0.001}, "losses": {"sup": 0.4, "loss": 0.4}},
-    {"step": 400, "elapsed_s": 44.0, "validation": {"tatoeba-deu": 95.5, "xsim": 1.0}, "criterion": "tatoeba-deu",
-     "best": True},
-    {"step": 500, "elapsed_s": 3725.0, "lr": {"module": 0.001}, "losses": {"sup": 0.35, "loss": 0.3512}},
-    {"step": 500, "elapsed_s": 3730.0, "validation": {"tatoeba-deu": 94.0, "xsim": 2.0}, "criterion": "tatoeba-deu",
-     "best": False},
-]
-
-
-def write_log(path: Path, lines: list[object]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n", encoding="utf-8")
-    return path
-
-
-def test_report_renders_benchmarks_and_training_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+def test_report_adds_benchmarks_and_training_runs_after_the_tasks(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     tatoeba_result("muse", {"deu": 95.0}).save("results")
-    write_log(Path("results/bench/mining.json"), [json.dumps(BENCH_RECORD)])
-    write_log(Path("results/bench/broken.json"), ['{"bench": "x"}'])
-    write_log(Path("models/dual-pivot/sup-de-en/train.jsonl"), TRAIN_LOG)
-    write_log(Path("models/empty/train.jsonl"), [""])
-    with caplog.at_level(logging.WARNING, logger="xlsent.evaluation.report"):
-        write_report(Path("results"), Path("docs/results.md"), Path("docs/plots"), train_logs="models/**/train.jsonl")
+    record = {"bench": "mining", "created": "2026-11-23T10:00:00Z", "machine": {}, "notes": [],
+              "rows": [{"case": "exact", "unit": "s", "ours": 8.5}]}
+    Path("results/bench").mkdir()
+    Path("results/bench/mining.json").write_text(json.dumps(record), encoding="utf-8")
+    Path("models/run").mkdir(parents=True)
+    Path("models/run/train.jsonl").write_text(json.dumps({"step": 7, "losses": {"loss": 1.5}}) + "\n",
+                                              encoding="utf-8")
+    write_report(Path("results"), Path("docs/results.md"), Path("docs/plots"), train_logs="models/**/train.jsonl")
     text = Path("docs/results.md").read_text(encoding="utf-8")
 
     summary = text[text.index("## Summary"):text.index("## tatoeba")]
     assert "mining" not in summary and "Training" not in summary  # benchmarks stay out of the task sections
     assert text.index("## tatoeba") < text.index("## Benchmarks") < text.index("## Training runs")
-    bench = text[text.index("## Benchmarks"):text.index("## Training runs")]
-    assert "### mining: Bitext mining on CPU" in bench
-    assert "| case | ours | baseline | ratio | checks | details |" in bench
-    assert ("| exact N=50000 one-pass | 8.50 s | 15.0 s | 0.567x | same pairs as baseline: yes | "
-            "k-NN s: 7.10; RSS MiB: 312; pairs: 40000 |") in bench
-    assert "| approx N=1000000 ivfpqfs | 229 s |  |  | recall planted: 0.998; targets: PASS |  |" in bench
-    assert ("- Measured 2026-11-23T10:00:00Z on Test CPU, 2 cores (2 usable), 7.8 GiB RAM; Python 3.11.7, "
-            "numpy 2.0.1.") in bench
-    assert "- Command: `python benchmarks/mining_bench.py --sizes 50000`." in bench
-    assert "- Baseline: faiss-2pass: two-pass search." in bench and "- Exact rows: RANDOM unit vectors." in bench
+    assert "| exact | 8.50 s |  |  |  |  |" in text[text.index("## Benchmarks"):text.index("## Training runs")]
+    assert "| `models/run` | 7 |  | loss 1.50 |  | [plot](plots/train__run.png) |" in text
+    assert sorted(p.name for p in Path("docs/plots").glob("*.png")) == ["tatoeba-per-language.png", "train__run.png"]
 
-    runs = text[text.index("## Training runs"):]
-    assert ("| `models/dual-pivot/sup-de-en` | 500 | 62.1 min | sup 0.35, loss 0.351 | tatoeba-deu 95.5 at step 400 | "
-            "[plot](plots/train__dual-pivot_sup-de-en.png) |") in runs
-    assert "models/empty" not in runs
-    assert "![train__dual-pivot_sup-de-en](plots/train__dual-pivot_sup-de-en.png)" in runs
-    assert Path("docs/plots/train__dual-pivot_sup-de-en.png").read_bytes().startswith(PNG_MAGIC)
-    assert sorted(p.name for p in Path("docs/plots").glob("train__*")) == ["train__dual-pivot_sup-de-en.png"]
-
-    warnings = [r.getMessage() for r in caplog.records]
-    assert any(m.startswith("models/dual-pivot/sup-de-en/train.jsonl:5: skipped malformed line") for m in warnings)
-    assert any("broken.json: skipped, not a benchmark record" in m for m in warnings)
-    assert any("models/empty/train.jsonl: no training or validation line" in m for m in warnings)
-
-
-def test_train_log_skips_malformed_lines_and_keeps_the_resumed_run(tmp_path: Path,
-                                                                  caplog: pytest.LogCaptureFixture) -> None:
-    path = write_log(tmp_path / "train.jsonl", [
-        {"step": 10, "losses": {"loss": 4.0}},
-        {"step": 20, "losses": {"loss": 3.0}},
-        {"step": 20, "validation": {"acc": 50.0}, "criterion": "acc", "best": True},
-        {"step": 30, "losses": {"loss": 2.0}},
-        {"losses": {"loss": 1.0}},                                                # line 5: no step
-        {"step": 30, "validation": {"acc": 60.0}, "criterion": "f1", "best": True},  # 6: criterion not a metric
-        {"step": 30, "losses": {"loss": "low"}},                                  # 7: loss not a number
-        [1, 2],                                                                   # 8: not an object
-        {"step": 30, "lr": {"m": 0.1}},                                           # 9: neither kind
-        "",
-        {"step": 25, "losses": {"loss": 2.5}},  # resumed from the step-20 checkpoint: replaces step 30
-        {"step": 30, "validation": {"acc": 70.0}, "criterion": "acc", "best": True},
-    ])
-    with caplog.at_level(logging.WARNING, logger="xlsent.evaluation.report"):
-        log = read_train_log(path)
-    assert log.train == [TrainPoint(10, {"loss": 4.0}), TrainPoint(20, {"loss": 3.0}), TrainPoint(25, {"loss": 2.5})]
-    assert log.validation == [ValidationPoint(20, {"acc": 50.0}, "acc", True),
-                              ValidationPoint(30, {"acc": 70.0}, "acc", True)]
-    assert log.best == log.validation[-1] and log.last_step == 30
-    assert [int(r.getMessage().split(":")[1]) for r in caplog.records] == [5, 6, 7, 8, 9]
+    write_report(Path("results"), Path("docs/other.md"), Path("docs/plots"), bench_dir=Path("none"))
+    other = Path("docs/other.md").read_text(encoding="utf-8")
+    assert "## tatoeba" in other and "## Benchmarks" not in other and "## Training runs" not in other
 
 
 def test_published_numbers_are_keyed_like_our_results() -> None:

@@ -13,6 +13,7 @@ from xlsent.methods.dual_pivot_study import (
     claims_losses,
     claims_main,
     claims_pairs,
+    record_models,
     run_studies,
     study_result,
 )
@@ -80,3 +81,6 @@ def test_every_study_runs_end_to_end_on_a_tiny_backbone(tmp_path: Path, tiny_mod
     main = json.loads(paths[0].read_text(encoding="utf-8"))
     assert {"unsupervised de-en", "supervised ar-en", "supervised de-fr"} <= set(main["scores"])
     assert sum(n.startswith(("HELD", "DID NOT HOLD")) for n in main["notes"]) == 4
+    record_models([tmp_path / "models" / "super-de-en"], settings, backbone_name=str(tiny_model_dir))
+    card = json.loads((tmp_path / "models" / "super-de-en" / "xlsent.json").read_text(encoding="utf-8"))
+    assert card["metrics"]["tatoeba"]["main_score"] == pytest.approx(main["scores"]["supervised de-en"][M], abs=1e-6)

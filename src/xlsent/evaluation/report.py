@@ -1,27 +1,19 @@
-"""``xlsent report``: render ``docs/results.md`` and PNG plots from result files and training logs.
+"""``xlsent report``: render ``docs/results.md`` and PNG plots from result files, benchmark records and training logs.
 
 One section per task and variant (``results/*.json``): subsets (languages, pairs, tracks) as rows, one column per
 model showing the result's main metric, then the named averages, published numbers beside ours where the protocol
 matches (:mod:`xlsent.evaluation.published`), and each result's options and notes. Plots: Tatoeba accuracy per
 language, and the t-SNE map of intent embeddings that ``intent.run`` stores (EMU, Figure 2).
 
-Then, apart from the tasks, a "Benchmarks" section from the records ``make bench`` writes (``results/bench/*.json``,
-see ``benchmarks/bench_record.py``): a table per benchmark (case, ours, baseline, ratio, checks, details), the
-machine, date and notes; and a "Training runs" section from ``train.jsonl`` logs (format in
-:mod:`xlsent.training`): a row per run (steps, final loss terms, best validation score and its step) and a plot of
-the loss terms and the validation criterion against the step.
+Then, apart from the tasks, the "Benchmarks" section (:mod:`xlsent.evaluation.report_bench`) and the "Training runs"
+section (:mod:`xlsent.evaluation.report_training`).
 """
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
-import math
-import os
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +22,20 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from xlsent.atomic import atomic_open, atomic_path
+from xlsent.atomic import atomic_open
 from xlsent.evaluation.intent import TSNE_KEY
 from xlsent.evaluation.published import Reported, published_for
+from xlsent.evaluation.report_bench import bench_section, load_bench_records
+from xlsent.evaluation.report_format import (
+    fmt,
+    fmt_metric,
+    markdown_table,
+    ordered_union,
+    plot_link,
+    safe_name,
+    save_png,
+)
+from xlsent.evaluation.report_training import training_runs, training_section
 from xlsent.evaluation.results import TaskResult, load_results
 from xlsent.evaluation.runner import TASKS
 
@@ -49,28 +52,6 @@ def model_name(encoder: str) -> str:
     return encoder.split("@")[0]
 
 
-def fmt(value: float | None) -> str:
-    """One decimal; empty for a missing value, ``-`` for NaN.
-
-    >>> fmt(93.456), fmt(None), fmt(float("nan"))
-    ('93.5', '', '-')
-    """
-    if value is None:
-        return ""
-    return "-" if math.isnan(value) else f"{value:.1f}"
-
-
-def fmt_metric(value: float | None) -> str:
-    """Like :func:`fmt`, but four significant digits below 10 (thresholds, ratios, small counts).
-
-    >>> fmt_metric(87.449), fmt_metric(1.0190), fmt_metric(None)
-    ('87.4', '1.019', '')
-    """
-    if value is None or math.isnan(value) or abs(value) >= 10:
-        return fmt(value)
-    return f"{value:.4g}"
-
-
 def cell(metrics: dict[str, float], main_metric: str) -> str:
     """The main metric of one subset, or every metric when the subset has no main metric.
 
@@ -82,37 +63,24 @@ def cell(metrics: dict[str, float], main_metric: str) -> str:
     return ", ".join(f"{k} {v:.4g}" for k, v in metrics.items())
 
 
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """A GitHub markdown table (first column left-aligned, the others right-aligned).
-
-    >>> markdown_table(["x", "a"], [["r", "1.0"]])
-    ['| x | a |', '|:--|--:|', '| r | 1.0 |']
-    """
-    lines = ["| " + " | ".join(header) + " |", "|:--|" + "--:|" * (len(header) - 1)]
-    return lines + ["| " + " | ".join(row) + " |" for row in rows]
-
-
-def _ordered_union(keys: Iterable[Iterable[str]]) -> list[str]:
-    return list(dict.fromkeys(k for group in keys for k in group))
-
-
 def _option_text(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
-
-
 def section_title(task: str, variant: str) -> str:
+    """The heading of a task's section (and of its summary row).
+
+    >>> section_title("tatoeba", ""), section_title("dual-pivot", "main")
+    ('tatoeba', 'dual-pivot (main)')
+    """
     return task + (f" ({variant})" if variant else "")
 
 
 def summary_table(groups: dict[tuple[str, str], list[TaskResult]]) -> list[str]:
     """Main score of every task (rows) and model (columns)."""
-    models = _ordered_union([model_name(r.encoder) for r in rs] for rs in groups.values())
+    models = ordered_union([model_name(r.encoder) for r in rs] for rs in groups.values())
     rows = []
     for (task, variant), results in groups.items():
         by_model = {model_name(r.encoder): r for r in results}
@@ -129,7 +97,7 @@ def metric_columns(result: TaskResult) -> tuple[list[str], list[list[str]]]:
     >>> metric_columns(r)
     (['subset', 'a', 'b'], [['x', '91.2', '1.071'], ['y', '3', '']])
     """
-    names = _ordered_union(result.scores.values())
+    names = ordered_union(result.scores.values())
     rows = [[subset, *(fmt_metric(values.get(n)) for n in names)] for subset, values in result.scores.items()]
     return ["subset", *names], rows
 
@@ -138,8 +106,8 @@ def task_section(task: str, variant: str, results: list[TaskResult], published: 
                  plots: Sequence[str] = ()) -> list[str]:
     """The markdown of one task/variant: table, averages, published numbers, options, notes and plots."""
     models = [model_name(r.encoder) for r in results]
-    subsets = _ordered_union(r.scores for r in results)
-    average_names = _ordered_union(r.averages for r in results)
+    subsets = ordered_union(r.scores for r in results)
+    average_names = ordered_union(r.averages for r in results)
     published = {m: rep for m, rep in published.items() if set(rep.values) & {*subsets, *average_names}}
     if len(results) == 1 and not published:
         header, rows = metric_columns(results[0])
@@ -178,14 +146,9 @@ def task_section(task: str, variant: str, results: list[TaskResult], published: 
     return lines
 
 
-def _save(fig: Figure, path: Path) -> None:
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=100, bbox_inches="tight")
-
-
 def plot_tatoeba(results: list[TaskResult], path: Path) -> None:
     """Bars of mean accuracy per language, models side by side, languages sorted by their mean over models."""
-    langs = _ordered_union((k for k, v in r.scores.items() if "mean" in v) for r in results)
+    langs = ordered_union((k for k, v in r.scores.items() if "mean" in v) for r in results)
     acc = np.array([[r.scores.get(lang, {}).get("mean", np.nan) for lang in langs] for r in results])
     order = np.argsort(-np.nan_to_num(np.nanmean(acc, axis=0), nan=-1.0), kind="stable")
     width = 0.8 / len(results)
@@ -201,7 +164,7 @@ def plot_tatoeba(results: list[TaskResult], path: Path) -> None:
     ax.set_title("Tatoeba similarity search per language")
     ax.legend(loc="lower left", fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    _save(fig, path)
+    save_png(fig, path)
 
 
 def plot_tsne(result: TaskResult, path: Path) -> None:
@@ -226,281 +189,7 @@ def plot_tsne(result: TaskResult, path: Path) -> None:
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title(f"xSID test intents, t-SNE of {model_name(result.encoder)} embeddings")
-    _save(fig, path)
-
-
-def fmt_number(value: float) -> str:
-    """A measured figure: whole numbers from 100 up, then one, two or three significant decimals.
-
-    >>> fmt_number(229.4), fmt_number(15.04), fmt_number(8.5), fmt_number(0.00039825), fmt_number(226)
-    ('229', '15.0', '8.50', '0.000398', '226')
-    """
-    if isinstance(value, int) or abs(value) >= 100:
-        return f"{value:.0f}"
-    if abs(value) >= 10:
-        return f"{value:.1f}"
-    return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3g}"
-
-
-def figures_text(values: dict[str, Any], *, precise: bool = False) -> str:
-    """``name: value`` pairs; booleans as yes/**no**, numbers by :func:`fmt_number` (six significant digits when
-    ``precise``, for checks such as a minimum cosine).
-
-    >>> figures_text({"same pairs": True, "RSS MiB": 312.4}), figures_text({"min cosine": 0.9999831}, precise=True)
-    ('same pairs: yes; RSS MiB: 312', 'min cosine: 0.999983')
-    """
-
-    def text(value: Any) -> str:
-        if isinstance(value, bool):
-            return "yes" if value else "**no**"
-        if isinstance(value, float) and precise:
-            return f"{value:.6g}"
-        return fmt_number(value) if isinstance(value, int | float) else str(value)
-
-    return "; ".join(f"{name}: {text(v)}" for name, v in values.items())
-
-
-def load_bench_records(bench_dir: Path) -> list[dict[str, Any]]:
-    """The benchmark records in ``bench_dir`` (``*.json`` written by ``benchmarks/*.py``), sorted by file name;
-    a file that is not one is skipped with a warning."""
-    records = []
-    for path in sorted(bench_dir.glob("*.json")):
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            log.warning("%s: skipped, not JSON (%s)", path, exc)
-            continue
-        if isinstance(raw, dict) and {"bench", "machine", "rows", "notes", "created"} <= raw.keys():
-            records.append(raw)
-        else:
-            log.warning("%s: skipped, not a benchmark record", path)
-    return records
-
-
-def machine_text(machine: dict[str, Any]) -> str:
-    """One line on the machine a benchmark ran on.
-
-    >>> machine_text({"cpu": "EPYC", "cores": 2, "usable_cores": 2, "ram_gib": 7.8, "python": "3.11.7",
-    ...               "packages": {"numpy": "2.0", "faiss-cpu": None}})
-    'EPYC, 2 cores (2 usable), 7.8 GiB RAM; Python 3.11.7, numpy 2.0'
-    """
-    software = [f"Python {machine.get('python', '?')}"]
-    software += [f"{name} {version}" for name, version in machine.get("packages", {}).items() if version]
-    cores = f"{machine.get('cores', '?')} cores ({machine.get('usable_cores', '?')} usable)"
-    return f"{machine.get('cpu', '?')}, {cores}, {machine.get('ram_gib', '?')} GiB RAM; {', '.join(software)}"
-
-
-def bench_section(records: Sequence[dict[str, Any]]) -> list[str]:
-    """The "Benchmarks" markdown: per benchmark, a table of its cases against their baselines, then the machine,
-    date, command, baselines and notes."""
-    lines = ["## Benchmarks", "", "Written by `make bench` (`benchmarks/*.py`, see their `--help`) into "
-             "`results/bench/*.json`. Each case is measured against a baseline measured in the same run; ratio = "
-             "ours / baseline in the row's unit (seconds: below 1 is faster; sentences/s: above 1 is faster).", ""]
-    for record in records:
-        rows = [[row["case"], f"{fmt_number(row['ours'])} {row['unit']}",
-                 "" if row.get("baseline") is None else f"{fmt_number(row['baseline'])} {row['unit']}",
-                 "" if row.get("ratio") is None else f"{row['ratio']:.3g}x",
-                 figures_text(row.get("checks", {}), precise=True), figures_text(row.get("details", {}))]
-                for row in record["rows"]]
-        lines += [f"### {record['bench']}" + (f": {record['title']}" if record.get("title") else ""), ""]
-        lines += markdown_table(["case", "ours", "baseline", "ratio", "checks", "details"], rows) + [""]
-        lines.append(f"- Measured {record['created']} on {machine_text(record['machine'])}.")
-        if record.get("command"):
-            lines.append(f"- Command: `{record['command']}`.")
-        baselines = dict.fromkeys(row["baseline_case"] for row in record["rows"] if row.get("baseline_case"))
-        lines += [f"- Baseline: {case}." for case in baselines]
-        lines += [f"- {note}" for note in record["notes"]] + [""]
-    return lines
-
-
-@dataclass
-class TrainPoint:
-    """A logging line of ``train.jsonl``: loss terms averaged over the interval that ends at ``step``."""
-
-    step: int
-    losses: dict[str, float]
-    elapsed_s: float | None = None
-
-
-@dataclass
-class ValidationPoint:
-    """A validation line of ``train.jsonl``: every metric, the one that selects checkpoints, and whether it won."""
-
-    step: int
-    metrics: dict[str, float]
-    criterion: str
-    best: bool
-
-
-@dataclass
-class TrainLog:
-    """The lines of one ``train.jsonl`` that parse, in step order."""
-
-    path: Path
-    train: list[TrainPoint]
-    validation: list[ValidationPoint]
-
-    @property
-    def last_step(self) -> int:
-        """The highest step logged."""
-        return max([p.step for p in self.train] + [v.step for v in self.validation], default=0)
-
-    @property
-    def best(self) -> ValidationPoint | None:
-        """The last validation that was marked best (the checkpoint kept), or None."""
-        return next((v for v in reversed(self.validation) if v.best), None)
-
-
-def _number_dict(value: Any, name: str) -> dict[str, float]:
-    if not isinstance(value, dict) or not value or not all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in value.values()):
-        raise ValueError(f"{name!r} is not an object of numbers")
-    return {str(k): float(v) for k, v in value.items()}
-
-
-def parse_train_line(text: str) -> TrainPoint | ValidationPoint:
-    """One ``train.jsonl`` line; ValueError saying why when it is neither a logging nor a validation line.
-
-    >>> parse_train_line('{"step": 5, "elapsed_s": 1.5, "lr": {"m": 0.1}, "losses": {"loss": 0.25}}')
-    TrainPoint(step=5, losses={'loss': 0.25}, elapsed_s=1.5)
-    >>> parse_train_line('{"step": 5, "validation": {"acc": 90}, "criterion": "acc", "best": true}')
-    ValidationPoint(step=5, metrics={'acc': 90.0}, criterion='acc', best=True)
-    """
-    try:
-        line = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc})") from None
-    if not isinstance(line, dict):
-        raise ValueError("not a JSON object")
-    step = line.get("step")
-    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
-        raise ValueError("no step")
-    if "validation" in line:
-        metrics = _number_dict(line["validation"], "validation")
-        criterion, best = line.get("criterion"), line.get("best")
-        if criterion not in metrics or not isinstance(best, bool):
-            raise ValueError("a validation line needs its criterion among the metrics and best: true/false")
-        return ValidationPoint(step, metrics, str(criterion), best)
-    if "losses" in line:
-        elapsed = line.get("elapsed_s")
-        return TrainPoint(step, _number_dict(line["losses"], "losses"),
-                          float(elapsed) if isinstance(elapsed, int | float) else None)
-    raise ValueError("neither losses nor validation")
-
-
-def read_train_log(path: Path) -> TrainLog:
-    """The lines of ``path`` that parse; a malformed line is skipped with a warning naming the file and line. A line
-    whose step is below an earlier line's starts a resumed run: the earlier lines from that step on are dropped."""
-    result = TrainLog(path, [], [])
-    last = -1
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not text.strip():
-            continue
-        try:
-            point = parse_train_line(text)
-        except ValueError as exc:
-            log.warning("%s:%d: skipped malformed line: %s", path, number, exc)
-            continue
-        if point.step < last:
-            log.info("%s:%d: step %d after step %d: a resumed run replaces the lines from there", path, number,
-                     point.step, last)
-            result.train = [p for p in result.train if p.step < point.step]
-            result.validation = [v for v in result.validation if v.step < point.step]
-        last = point.step
-        if isinstance(point, TrainPoint):
-            result.train.append(point)
-        else:
-            result.validation.append(point)
-    return result
-
-
-def plot_train_log(train_log: TrainLog, title: str, path: Path) -> None:
-    """Loss terms against the step, the validation criterion on a second axis, the best validation marked."""
-    fig = Figure(figsize=(8, 4.5))
-    ax = fig.add_subplot()
-    terms = _ordered_union(p.losses for p in train_log.train)
-    for term in terms:
-        points = [(p.step, p.losses[term]) for p in train_log.train if term in p.losses]
-        ax.plot(*zip(*points, strict=True), lw=1.2, label=term)
-    ax.set_xlabel("step")
-    ax.set_ylabel("loss (mean over the logging interval)")
-    ax.grid(alpha=0.3)
-    handles, _ = ax.get_legend_handles_labels()
-    if train_log.validation:
-        criterion = train_log.validation[-1].criterion
-        points = [(v.step, v.metrics[criterion]) for v in train_log.validation if criterion in v.metrics]
-        ax2 = ax.twinx()
-        handles += ax2.plot(*zip(*points, strict=True), "o-", color="black", ms=3, lw=1, label=f"{criterion} (val)")
-        best = train_log.best
-        if best is not None and criterion in best.metrics:
-            handles += ax2.plot([best.step], [best.metrics[criterion]], "*", color="red", ms=14,
-                                label=f"best {fmt_metric(best.metrics[criterion])} at step {best.step}")
-            ax.axvline(best.step, color="red", ls=":", lw=1)
-        ax2.set_ylabel(f"validation {criterion}")
-    ax.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=4, frameon=False)
-    ax.set_title(f"Training run {title}")
-    _save(fig, path)
-
-
-def _duration(seconds: float | None) -> str:
-    """``41 s``, ``12.5 min``, ``2.3 h``; empty when unknown."""
-    if seconds is None:
-        return ""
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
-
-
-def training_section(runs: Sequence[tuple[str, TrainLog, str]]) -> list[str]:
-    """The "Training runs" markdown: per (model folder, log, plot link), its steps, time, final loss terms, best
-    validation score and step, and the plot."""
-    rows = []
-    for folder, train_log, link in runs:
-        last = train_log.train[-1] if train_log.train else None
-        best = train_log.best
-        rows.append([f"`{folder}`", str(train_log.last_step),
-                     _duration(last.elapsed_s if last else None),
-                     ", ".join(f"{k} {fmt_number(v)}" for k, v in last.losses.items()) if last else "",
-                     f"{best.criterion} {fmt_metric(best.metrics[best.criterion])} at step {best.step}" if best else "",
-                     f"[plot]({link})"])
-    lines = ["## Training runs", "", "From each run's `train.jsonl` (`xlsent report --train-logs GLOB`). Final loss "
-             "terms: means over the last logging interval; best validation: the criterion of the checkpoint kept.",
-             ""]
-    lines += markdown_table(["model folder", "steps", "time", "final loss terms", "best validation", "plot"], rows)
-    return lines + [""] + [line for _, _, link in runs for line in (f"![{Path(link).stem}]({link})", "")]
-
-
-def _glob_root(pattern: str) -> Path:
-    """The folder part of a glob pattern before its first wildcard."""
-    parts = Path(pattern).parts
-    return Path(*parts[: next((i for i, p in enumerate(parts) if glob.has_magic(p)), len(parts))])
-
-
-def _display(path: Path) -> str:
-    """``path`` relative to the working directory where it lies below it."""
-    absolute = path.resolve()
-    return absolute.relative_to(Path.cwd()).as_posix() if absolute.is_relative_to(Path.cwd()) else absolute.as_posix()
-
-
-def _training_runs(pattern: str, plots_dir: Path, docs_path: Path) -> list[tuple[str, TrainLog, str]]:
-    """Read and plot every log that ``pattern`` matches: (model folder, log, plot link) of those with lines."""
-    runs = []
-    root = _glob_root(pattern)
-    for name in sorted(glob.glob(pattern, recursive=True)):
-        train_log = read_train_log(Path(name))
-        if not train_log.train and not train_log.validation:
-            log.warning("%s: no training or validation line, left out", name)
-            continue
-        folder = Path(name).parent
-        rel = folder.relative_to(root) if folder.is_relative_to(root) and folder != root else Path(folder.name)
-        plot = plots_dir / f"train__{_safe(rel.as_posix())}.png"
-        plot_train_log(train_log, _display(folder), plot)
-        runs.append((_display(folder), train_log, _plot_link(plot, docs_path)))
-    return runs
-
-
-def _plot_link(plot: Path, docs_path: Path) -> str:
-    return Path(os.path.relpath(plot, docs_path.parent)).as_posix()
+    save_png(fig, path)
 
 
 def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_dir: Path | None = None,
@@ -522,18 +211,18 @@ def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_d
     for (task, variant), group in groups.items():
         plots: list[Path] = []
         if task == "tatoeba":
-            plots.append(plots_dir / f"{_safe(section_title(task, variant))}-per-language.png")
+            plots.append(plots_dir / f"{safe_name(section_title(task, variant))}-per-language.png")
             plot_tatoeba(group, plots[-1])
         for result in group:
             if TSNE_KEY in result.options:
-                plots.append(plots_dir / f"{task}-tsne__{_safe(model_name(result.encoder))}.png")
+                plots.append(plots_dir / f"{task}-tsne__{safe_name(model_name(result.encoder))}.png")
                 plot_tsne(result, plots[-1])
-        links = [_plot_link(p, docs_path) for p in plots]
+        links = [plot_link(p, docs_path) for p in plots]
         lines += task_section(task, variant, group, published_for(task, variant), links)
     benches = load_bench_records(results_dir / "bench" if bench_dir is None else bench_dir)
     if benches:
         lines += bench_section(benches)
-    runs = _training_runs(train_logs, plots_dir, docs_path) if train_logs else []
+    runs = training_runs(train_logs, plots_dir, docs_path) if train_logs else []
     if runs:
         lines += training_section(runs)
     with atomic_open(docs_path) as fh:

@@ -314,6 +314,31 @@ def run_studies(studies: Sequence[str], settings: StudySettings, out_dir: Path, 
     return paths
 
 
+def record_models(model_dirs: Sequence[str | Path], settings: StudySettings, backbone_name: str = "me5-small"
+                  ) -> None:
+    """Score trained dual-pivot models like the study does (Tatoeba on ``settings.langs``, BUCC sets, from cached
+    float16 layer states) and store the numbers in their ``xlsent.json`` and model cards."""
+    from dataclasses import asdict
+
+    from xlsent.encoders.model_card import record_metrics
+    from xlsent.encoders.registry import load_encoder
+
+    backbone = load_encoder(backbone_name)
+    if not isinstance(backbone, HiddenStateEncoder):
+        raise ValueError(f"{backbone_name} does not expose layer states")
+    scorer = StateScorer(backbone, settings)
+    for model_dir in model_dirs:
+        enc = DualPivotEncoder(model_dir, backbone=backbone)
+        embed, ident = scorer.embed(enc.project), enc.id
+        results = [tatoeba.evaluate(embed, encoder_id=ident, langs=list(settings.langs), root=settings.data)]
+        if settings.bucc_sets:
+            results.append(bucc.evaluate(embed, encoder_id=ident, langs=list(settings.bucc_sets), root=settings.data))
+        for r in results:
+            r.notes.append("scored from the backbone's cached float16 layer states, as in the dual-pivot study")
+        record_metrics(model_dir, [asdict(r) for r in results])
+        log.info("recorded %s in %s", ", ".join(f"{r.task} {r.main_score:.2f}" for r in results), model_dir)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from xlsent.data.tatoeba import tatoeba_languages
 
@@ -328,11 +353,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--models", default="models/dual-pivot", help="where trained modules are kept")
     parser.add_argument("--out", default="results")
     parser.add_argument("--data", help="benchmark data folder")
+    parser.add_argument("--record", nargs="+", metavar="MODEL_DIR",
+                        help="instead of studies: score these trained models as the study does and store the "
+                             "numbers in their xlsent.json and model card")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     langs = tatoeba_languages(args.data) if args.langs == ["all"] else args.langs
     settings = StudySettings(tuple(langs), tuple(args.bucc), args.max_pairs, args.steps, args.ablation_steps,
                              Path(args.models), args.data)
+    if args.record:
+        record_models(args.record, settings)
+        return 0
     for path in run_studies(args.studies, settings, Path(args.out)):
         print(f"wrote {path}")
     return 0

@@ -1,0 +1,87 @@
+"""The "Benchmarks" section of ``xlsent report``, from the records ``make bench`` writes (``results/bench/*.json``,
+see ``benchmarks/bench_record.py``): a table per benchmark (case, ours, baseline, ratio, checks, details), the machine,
+date and notes.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from xlsent.evaluation.report_format import fmt_number, markdown_table
+
+log = logging.getLogger(__name__)
+
+
+def figures_text(values: dict[str, Any], *, precise: bool = False) -> str:
+    """``name: value`` pairs; booleans as yes/**no**, numbers by :func:`~xlsent.evaluation.report_format.fmt_number`
+    (six significant digits when ``precise``, for checks such as a minimum cosine).
+
+    >>> figures_text({"same pairs": True, "RSS MiB": 312.4}), figures_text({"min cosine": 0.9999831}, precise=True)
+    ('same pairs: yes; RSS MiB: 312', 'min cosine: 0.999983')
+    """
+
+    def text(value: Any) -> str:
+        if isinstance(value, bool):
+            return "yes" if value else "**no**"
+        if isinstance(value, float) and precise:
+            return f"{value:.6g}"
+        return fmt_number(value) if isinstance(value, int | float) else str(value)
+
+    return "; ".join(f"{name}: {text(v)}" for name, v in values.items())
+
+
+def load_bench_records(bench_dir: Path) -> list[dict[str, Any]]:
+    """The benchmark records in ``bench_dir`` (``*.json`` written by ``benchmarks/*.py``), sorted by file name;
+    a file that is not one is skipped with a warning."""
+    records = []
+    for path in sorted(bench_dir.glob("*.json")):
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            log.warning("%s: skipped, not JSON (%s)", path, exc)
+            continue
+        if isinstance(raw, dict) and {"bench", "machine", "rows", "notes", "created"} <= raw.keys():
+            records.append(raw)
+        else:
+            log.warning("%s: skipped, not a benchmark record", path)
+    return records
+
+
+def machine_text(machine: dict[str, Any]) -> str:
+    """One line on the machine a benchmark ran on.
+
+    >>> machine_text({"cpu": "EPYC", "cores": 2, "usable_cores": 2, "ram_gib": 7.8, "python": "3.11.7",
+    ...               "packages": {"numpy": "2.0", "faiss-cpu": None}})
+    'EPYC, 2 cores (2 usable), 7.8 GiB RAM; Python 3.11.7, numpy 2.0'
+    """
+    software = [f"Python {machine.get('python', '?')}"]
+    software += [f"{name} {version}" for name, version in machine.get("packages", {}).items() if version]
+    cores = f"{machine.get('cores', '?')} cores ({machine.get('usable_cores', '?')} usable)"
+    return f"{machine.get('cpu', '?')}, {cores}, {machine.get('ram_gib', '?')} GiB RAM; {', '.join(software)}"
+
+
+def bench_section(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The "Benchmarks" markdown: per benchmark, a table of its cases against their baselines, then the machine,
+    date, command, baselines and notes."""
+    lines = ["## Benchmarks", "", "Written by `make bench` (`benchmarks/*.py`, see their `--help`) into "
+             "`results/bench/*.json`. Each case is measured against a baseline measured in the same run; ratio = "
+             "ours / baseline in the row's unit (seconds: below 1 is faster; sentences/s: above 1 is faster).", ""]
+    for record in records:
+        rows = [[row["case"], f"{fmt_number(row['ours'])} {row['unit']}",
+                 "" if row.get("baseline") is None else f"{fmt_number(row['baseline'])} {row['unit']}",
+                 "" if row.get("ratio") is None else f"{row['ratio']:.3g}x",
+                 figures_text(row.get("checks", {}), precise=True), figures_text(row.get("details", {}))]
+                for row in record["rows"]]
+        lines += [f"### {record['bench']}" + (f": {record['title']}" if record.get("title") else ""), ""]
+        lines += markdown_table(["case", "ours", "baseline", "ratio", "checks", "details"], rows) + [""]
+        lines.append(f"- Measured {record['created']} on {machine_text(record['machine'])}.")
+        if record.get("command"):
+            lines.append(f"- Command: `{record['command']}`.")
+        baselines = dict.fromkeys(row["baseline_case"] for row in record["rows"] if row.get("baseline_case"))
+        lines += [f"- Baseline: {case}." for case in baselines]
+        lines += [f"- {note}" for note in record["notes"]] + [""]
+    return lines
