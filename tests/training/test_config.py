@@ -74,6 +74,8 @@ def test_fingerprint_covers_the_trajectory_not_logging() -> None:
 def test_toml_round_trip() -> None:
     cfg = build_config(Toy, [DEFAULTS], sets=["pairs=de-en,ar-en", "scale=0.25", "flag=true", "mode=b"])
     assert build_config(Toy, [to_toml(cfg)]) == cfg
+    unset = build_config(Toy, ["layer = 3\n"], sets=["layer=none"])
+    assert unset.layer is None and build_config(Toy, ["layer = 3\n", to_toml(unset)]).layer is None
 
 
 def test_registry_finds_dual_pivot() -> None:

@@ -107,7 +107,8 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
     origin = typing.get_origin(kind)
     if origin in (typing.Union, types.UnionType):
         options = typing.get_args(kind)
-        if value is None and type(None) in options:
+        unset = value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null"))
+        if unset and type(None) in options:
             return None
         errors = []
         for option in options:
@@ -223,5 +224,5 @@ def toml_value(value: Any) -> str:
 
 
 def to_toml(config: TrainConfig) -> str:
-    """The effective configuration as flat TOML (unset optional values are left out); reads back equal."""
-    return "".join(f"{k} = {toml_value(v)}\n" for k, v in config.to_dict().items() if v is not None)
+    """The effective configuration as flat TOML (an unset optional value as ``"none"``); reads back equal."""
+    return "".join(f"{k} = {toml_value('none' if v is None else v)}\n" for k, v in config.to_dict().items())
