@@ -4,14 +4,61 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from xlsent.version import __version__
 
-MODEL_HELP = "encoder: a registered name (me5-small, muse), a model directory, or module:function"
+MODEL_HELP = "encoder: a registered name (me5-small, muse), a model directory, or module:function (default me5-small)"
 Handler = Callable[[argparse.Namespace], int]
+
+if TYPE_CHECKING:
+    from xlsent.data.text_input import InputSpec
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    """argparse type: a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text!r}")
+    return value
+
+
+def _threshold(text: str) -> float | str:
+    """argparse type of ``--threshold``: ``auto`` or a finite number."""
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number or 'auto', not {text!r}")
+    return value
+
+
+def _input_spec(path: str, args: argparse.Namespace) -> InputSpec:
+    from xlsent.data.text_input import InputSpec
+
+    return InputSpec(Path(path), args.format, args.column, args.field, args.header)
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
@@ -31,11 +78,14 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 def _cmd_embed(args: argparse.Namespace) -> int:
     from xlsent.api import EmbedOptions, embed_file, load
-    from xlsent.data.text_input import InputSpec
+    from xlsent.data.text_input import check_options_apply
+    from xlsent.embed_job import check_job
 
-    spec = InputSpec(Path(args.input), args.format, args.column, args.field)
+    spec = _input_spec(args.input, args)
+    check_options_apply([spec])
     opts = EmbedOptions(chunk_rows=args.chunk_rows, batch_tokens=args.batch_tokens, strict=args.strict,
                         resume=args.resume, progress=not args.quiet, lang=args.lang)
+    check_job(spec, args.output)
     summary = embed_file(spec, args.output, load(args.model), opts)
     print(summary.describe())
     return 0
@@ -53,7 +103,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from xlsent.api import load
     from xlsent.demo import run_demo
 
-    out = Path(args.out)
+    out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     run_demo(load(args.model), out)
     return 0
@@ -61,13 +111,18 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from xlsent.api import load
-    from xlsent.evaluation.runner import run_task
+    from xlsent.evaluation.runner import TASKS, run_task
 
+    tasks = list(dict.fromkeys([*args.tasks, *args.more_tasks]))
+    unknown = [task for task in tasks if task not in TASKS]
+    if not tasks or unknown:
+        problem = f"unknown task(s) {', '.join(unknown)}" if unknown else "name at least one TASK"
+        raise ValueError(f"{problem}; tasks: {' | '.join(TASKS)}")
     encoder = load(args.model)
-    for task in args.tasks:
+    for task in tasks:
         options = {"margin_k": args.margin_k} if task == "tatoeba" else {}
         result = run_task(task, encoder, langs=args.langs, root=args.data, progress=not args.quiet, **options)
-        path = result.save(args.out)
+        path = result.save(args.output, overwrite=args.overwrite)
         averages = ", ".join(f"{k} {v:.1f}" for k, v in result.averages.items())
         print(f"{task}: {result.main_metric} {result.main_score:.2f} ({averages}) -> {path}")
         if args.record:
@@ -83,32 +138,46 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_mine(args: argparse.Namespace) -> int:
-    from xlsent.api import load
-    from xlsent.data.text_input import InputSpec
-    from xlsent.mining.calibration import load_threshold
-    from xlsent.mining.pipeline import MineConfig, mine_files
+    from dataclasses import replace
 
-    encoder = load(args.model)
-    threshold = None if args.threshold is None else (
-        load_threshold(encoder) if args.threshold == "auto" else float(args.threshold))
+    from xlsent.api import load
+    from xlsent.data.text_input import readable
+    from xlsent.mining.calibration import load_threshold
+    from xlsent.mining.pipeline import STDOUT, MineConfig, check_mine_paths, mine_files
+    from xlsent.store import read_metadata
+
+    threshold = args.threshold if isinstance(args.threshold, float) else None
     cfg = MineConfig(k=args.k, margin=args.margin, mode=args.mode, threshold=threshold, dedup=not args.no_dedup,
                      one_to_one=args.one_to_one, index=args.index, max_memory=int(args.max_memory * 2**30),
                      with_ids=args.with_ids)
-    src = InputSpec(Path(args.src), args.format, args.column, args.field)
-    tgt = InputSpec(Path(args.tgt), args.format, args.column, args.field)
+    src, tgt = _input_spec(args.src, args), _input_spec(args.tgt, args)
+    check_mine_paths(src, tgt, args.output)
+    if args.output == STDOUT and args.engine == "ray":
+        raise ValueError("-o - (pairs to standard output) needs --engine local")
+    if args.engine == "ray" and (args.src_emb or args.tgt_emb):
+        raise ValueError("--src-emb/--tgt-emb need --engine local")
+    if args.engine == "ray" and args.with_ids and (src.first_line, tgt.first_line) != (1, 1):
+        raise ValueError("--with-ids on a TSV with a header needs --engine local (line numbers count the header)")
+    for given in (args.src_emb, args.tgt_emb):
+        if given:
+            read_metadata(given)
+    encoder = load(args.model)
+    if args.threshold == "auto":
+        cfg = replace(cfg, threshold=load_threshold(encoder))
     if args.engine == "ray":
         from xlsent.mining.distributed import mine_files_ray
 
-        summary = mine_files_ray(src, tgt, args.output, args.model, cfg, src_lang=args.src_lang,
-                                 tgt_lang=args.tgt_lang, address=args.address, num_cpus=args.num_cpus,
-                                 progress=not args.quiet)
+        with readable(src) as src, readable(tgt) as tgt:
+            summary = mine_files_ray(src, tgt, args.output, args.model, cfg, src_lang=args.src_lang,
+                                     tgt_lang=args.tgt_lang, address=args.address, num_cpus=args.num_cpus,
+                                     progress=not args.quiet)
     else:
         summary = mine_files(
             src, tgt, args.output, encoder, cfg, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
             src_emb=Path(args.src_emb) if args.src_emb else None,
             tgt_emb=Path(args.tgt_emb) if args.tgt_emb else None, progress=not args.quiet,
         )
-    print(summary.describe())
+    print(summary.describe(), file=sys.stderr if args.output == STDOUT else sys.stdout)
     return 0
 
 
@@ -126,30 +195,39 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _cmd_index(args: argparse.Namespace) -> int:
     from xlsent.api import load
-    from xlsent.data.text_input import InputSpec
+    from xlsent.data.text_input import check_options_apply, readable
     from xlsent.mining.search_index import build_sentence_index
 
-    spec = InputSpec(Path(args.input), args.format, args.column, args.field)
-    out = build_sentence_index(spec, args.output, load(args.model), args.model, kind=args.kind,
-                               progress=not args.quiet)
+    spec = _input_spec(args.input, args)
+    spec.check()
+    check_options_apply([spec])
+    out = Path(args.output)
+    if args.output == "-" or (out.exists() and not out.is_dir()):
+        raise ValueError(f"-o {args.output}: an index is a folder; name a new or existing folder")
+    encoder = load(args.model)
+    with readable(spec) as spec:
+        out = build_sentence_index(spec, out, encoder, args.model, kind=args.kind, progress=not args.quiet)
     print(f"wrote index {out}")
     return 0
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
     from xlsent.api import load
-    from xlsent.data.text_input import InputSpec, iter_rows
+    from xlsent.data.text_input import InputSpec, iter_rows, readable
     from xlsent.encoders.cache import encoder_id
     from xlsent.mining.search_index import SentenceIndex
 
+    queries = list(args.query)
+    if args.file:
+        with readable(InputSpec(Path(args.file))) as spec:
+            queries += list(iter_rows(spec))
+    if not queries:
+        raise ValueError("give at least one QUERY or --file")
     index = SentenceIndex.open(args.index)
     encoder = load(index.model)
     if encoder_id(encoder) != index.encoder:
         raise ValueError(f"{args.index} was built with {index.encoder}, but {index.model} is now "
                          f"{encoder_id(encoder)}; rebuild the index")
-    queries = list(args.query) + (list(iter_rows(InputSpec(Path(args.file)))) if args.file else [])
-    if not queries:
-        raise ValueError("give at least one QUERY or --file")
     for query, hits in zip(queries, index.search(encoder.encode(queries), args.k), strict=True):
         print(f"query: {query}")
         for hit in hits:
@@ -201,127 +279,96 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Langs(argparse.Action):
+    """``--langs``: codes separated by commas or spaces, repeatable; task names among them are ``eval``'s tasks,
+    so ``--langs`` may come before the tasks."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from xlsent.evaluation.runner import TASKS
+
+        items = [code for value in (values if isinstance(values, list) else [values]) for code in str(value).split(",")
+                 if code]
+        if not items:
+            raise argparse.ArgumentError(self, "needs at least one code, e.g. --langs kat,swh")
+        namespace.langs = [*(namespace.langs or []), *(x for x in items if x not in TASKS)] or None
+        namespace.more_tasks = [*namespace.more_tasks, *(x for x in items if x in TASKS)]
+
+
+class _Commands(argparse._SubParsersAction):
+    """Sub-commands; those added with :meth:`add_lazy` get their arguments only when they are parsed, so that
+    ``xlsent --help``, ``--version`` and the other commands skip the imports one command's options need."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pending: dict[str, Callable[[argparse.ArgumentParser], None]] = {}
+
+    def add_lazy(self, name: str, add_arguments: Callable[[argparse.ArgumentParser], None], **kwargs: Any) -> None:
+        self.add_parser(name, **kwargs)
+        self.pending[name] = add_arguments
+
+    def build(self, name: str) -> argparse.ArgumentParser:
+        """The complete parser of command ``name``."""
+        parser: argparse.ArgumentParser = self.choices[name]
+        if name in self.pending:
+            self.pending.pop(name)(parser)
+        return parser
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if values and values[0] in self.choices:
+            self.build(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _add_output(p: argparse.ArgumentParser, help: str, default: str | None = None) -> None:
+    """``-o/--output``, the one spelling of every command's output (``--out`` still accepted where it was)."""
+    p.add_argument("-o", "--output", required=default is None, default=default, help=help)
+    if default is not None:
+        p.add_argument("--out", dest="output", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
 def _add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", default="auto", choices=["auto", "txt", "tsv", "jsonl", "parquet"],
-                   help="input format (default: from the file extension)")
-    p.add_argument("--column", help="TSV: 0-based column index or header name; Parquet: column name")
-    p.add_argument("--field", help="JSONL: field holding the text (default: text)")
+                   help="input format (default auto: from the extension; - and names without one are txt)")
+    p.add_argument("--column", help="TSV: 0-based column index or header name (default 0); Parquet: column name "
+                   "(default text)")
+    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="TSV: line 1 is a header and is skipped (--header) or is data (--no-header); required for "
+                   "TSV input unless --column names a header column (default: none, so TSV input must say)")
+    p.add_argument("--field", help="JSONL: field holding the text (default text)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every ``xlsent`` command."""
-    parser = argparse.ArgumentParser(
-        prog="xlsent",
-        description="Cross-lingual sentence embeddings: embed text, mine translations, train and evaluate.",
-    )
-    parser.add_argument("--version", action="version", version=f"xlsent {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = sub.add_parser("models", help="list the available encoders, or prepare the default one")
-    p.add_argument("--prepare", action="store_true", help="convert the default model into the cache now")
-    p.add_argument("--force", action="store_true", help="with --prepare: convert again even if cached")
-    p.set_defaults(func=_cmd_models)
-
-    p = sub.add_parser(
-        "embed", help="embed a text file (one sentence a row) into .npy + .json sidecar or .parquet",
-        description="Embed every row of INPUT. Row i of OUTPUT is the vector of row i of INPUT; empty rows "
-        "become zero vectors (counted in the summary) unless --strict. A killed run continues with --resume.",
-    )
-    p.add_argument("input", help="input file: .txt (a sentence a line), .tsv, .jsonl or .parquet")
-    p.add_argument("-o", "--output", required=True, help="output .npy (with .npy.json sidecar) or .parquet")
-    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
-    _add_input_options(p)
-    p.add_argument("--lang", help="language code of the input, for encoders that use it")
-    p.add_argument("--batch-tokens", type=int, default=2048, help="padded tokens per batch (default 2048)")
-    p.add_argument("--chunk-rows", type=int, default=50_000, help="rows per resumable chunk (default 50000)")
-    p.add_argument("--resume", action="store_true", help="reuse the chunks a killed run already finished")
-    p.add_argument("--strict", action="store_true", help="make empty rows an error")
-    p.set_defaults(func=_cmd_embed)
-
-    p = sub.add_parser("export", help="export a model for other libraries")
-    p.add_argument("model", help=MODEL_HELP)
-    p.add_argument("--sentence-transformers", required=True, metavar="OUT",
-                   help="write a folder that SentenceTransformer(OUT) loads with the same vectors")
-    p.set_defaults(func=_cmd_export)
-
+def _add_eval_arguments(p: argparse.ArgumentParser) -> None:
+    """``xlsent eval``'s arguments (the task registry is imported only for this command)."""
     from xlsent.evaluation.runner import TASKS
 
-    p = sub.add_parser(
-        "eval", help="evaluate an encoder on the papers' benchmarks, writing results/*.json",
-        description="Tasks: " + "; ".join(f"{k}: {v}" for k, v in TASKS.items()),
-    )
-    p.add_argument("tasks", nargs="+", choices=list(TASKS), metavar="TASK", help=" | ".join(TASKS))
+    p.description = ("Evaluate --model on each TASK and write one result JSON per task into -o/--output. A result "
+                     "covering fewer subsets (languages, pairs) than the file it would replace is not saved unless "
+                     "--overwrite: a run on a few languages never clobbers the full one. Tasks: "
+                     + "; ".join(f"{k}: {v}" for k, v in TASKS.items()))
+    p.add_argument("tasks", nargs="*", metavar="TASK", help=" | ".join(TASKS))
     p.add_argument("--model", default="me5-small", help=MODEL_HELP)
-    p.add_argument("--langs", nargs="+", help="restrict to these languages / subsets (task-specific codes)")
-    p.add_argument("--out", default="results", help="folder for the result JSON (default results/)")
+    p.add_argument("--langs", nargs="+", action=_Langs, metavar="CODE",
+                   help="restrict to these languages / subsets (task-specific codes), separated by commas or "
+                   "spaces, e.g. --langs kat,swh (default: all of the task's)")
+    _add_output(p, "folder for the result JSON (default results)", default="results")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace a result file even if it covers subsets this run lacks")
     p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
-    p.add_argument("--margin-k", type=int, help="tatoeba: ratio-margin retrieval with this k (e.g. 4)")
+    p.add_argument("--margin-k", type=_positive_int,
+                   help="tatoeba: ratio-margin retrieval with this k, e.g. 4 (default: cosine retrieval)")
     p.add_argument("--record", action="store_true",
                    help="with a model directory as --model: store the scores in its xlsent.json and model card")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_cmd_eval)
+    p.set_defaults(func=_cmd_eval, more_tasks=[], langs=None)
 
-    p = sub.add_parser(
-        "mine", help="mine translation pairs out of two monolingual files (margin-based, resumable)",
-        description="Embed SRC and TGT (or reuse --src-emb/--tgt-emb made by `xlsent embed` from the same "
-        "files), find the k nearest neighbours in both directions, score with the margin of Artetxe & Schwenk "
-        "(2019) and write `score TAB src TAB tgt` lines, best first. Re-running after a kill resumes.",
-    )
-    p.add_argument("src", help="source sentences (one a line; or TSV/JSONL/Parquet with --column/--field)")
-    p.add_argument("tgt", help="target sentences")
-    p.add_argument("-o", "--output", required=True, help="output TSV")
-    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
-    p.add_argument("--src-lang", help="source language code")
-    p.add_argument("--tgt-lang", help="target language code")
-    p.add_argument("--src-emb", help="embeddings of SRC from `xlsent embed` (checked against SRC)")
-    p.add_argument("--tgt-emb", help="embeddings of TGT from `xlsent embed` (checked against TGT)")
-    p.add_argument("--margin", default="ratio", choices=["ratio", "distance", "absolute"])
-    p.add_argument("--mode", default="max", choices=["forward", "backward", "max", "intersect"],
-                   help="candidate generation (default max: best of both directions, greedy 1:1)")
-    p.add_argument("--k", type=int, default=4, help="neighbours in the margin (default 4)")
-    p.add_argument("--threshold", help="keep pairs scoring at least this; 'auto' = the encoder's calibrated "
-                   "threshold (see `xlsent calibrate`); default: keep every candidate")
-    p.add_argument("--no-dedup", action="store_true", help="keep repeated sentences (default: best pair only)")
-    p.add_argument("--one-to-one", action="store_true", help="each line index used at most once")
-    p.add_argument("--index", default="exact",
-                   choices=["exact", "flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
-                   help="k-NN search: exact blocked (default) or a FAISS approximate index")
-    p.add_argument("--max-memory", type=float, default=1.0, help="GiB for the similarity blocks (default 1)")
-    p.add_argument("--with-ids", action="store_true", help="append the 1-based line numbers of both sides")
-    p.add_argument("--engine", default="local", choices=["local", "ray"],
-                   help="local: one process, resumable (default); ray: Ray Data embedding + sharded search")
-    p.add_argument("--address", help="with --engine ray: join this Ray cluster (default: start Ray locally)")
-    p.add_argument("--num-cpus", type=int, help="with --engine ray and no --address: CPUs for local Ray")
-    _add_input_options(p)
-    p.set_defaults(func=_cmd_mine)
 
-    p = sub.add_parser("index", help="embed a text file into a saved FAISS index for `xlsent search`")
-    p.add_argument("input", help="sentences (one a line; or TSV/JSONL/Parquet with --column/--field)")
-    p.add_argument("-o", "--output", required=True, help="index folder to write")
-    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
-    p.add_argument("--kind", default="auto", choices=["flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
-                   help="FAISS index type (default auto: exact below ~200k rows, IVF above)")
-    _add_input_options(p)
-    p.set_defaults(func=_cmd_index)
-
-    p = sub.add_parser("search", help="nearest sentences of a saved index for each query")
-    p.add_argument("index", help="index folder from `xlsent index`")
-    p.add_argument("query", nargs="*", help="query sentences")
-    p.add_argument("--file", help="more queries, one a line")
-    p.add_argument("-k", type=int, default=5, help="results per query (default 5)")
-    p.set_defaults(func=_cmd_search)
-
+def _add_train_arguments(p: argparse.ArgumentParser) -> None:
+    """``xlsent train``'s arguments (the registered methods are looked up only for this command)."""
     from xlsent.training.method import method_names
 
-    p = sub.add_parser(
-        "train", help="train or adapt an encoder with one of the papers' methods", add_help=False,
-        description="Train METHOD into the model directory --out. The configuration is the method's packaged "
-        "defaults, overridden by each --config TOML file, then by each --set key=value (any config key; values "
-        "are typed and checked). A killed run continues with --resume; resuming with another configuration is "
-        "an error. The result loads with `xlsent.load(OUT)` and works with every --model option.",
-    )
     p.add_argument("-h", "--help", action=_TrainHelp)
     p.add_argument("method", choices=method_names(), metavar="METHOD", help=" | ".join(method_names()))
     p.add_argument("--out", "-o", required=True, help="model directory to write")
@@ -335,6 +382,122 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_train)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every ``xlsent`` command."""
+    parser = argparse.ArgumentParser(
+        prog="xlsent",
+        description="Cross-lingual sentence embeddings: embed text, mine translations, train and evaluate.",
+    )
+    parser.add_argument("--version", action="version", version=f"xlsent {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more logging: -v info, -vv debug (default: warnings only)")
+    parser.register("action", "parsers", _Commands)
+    sub = cast(_Commands, parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+
+    p = sub.add_parser("models", help="list the available encoders, or prepare the default one")
+    p.add_argument("--prepare", action="store_true", help="convert the default model into the cache now")
+    p.add_argument("--force", action="store_true", help="with --prepare: convert again even if cached")
+    p.set_defaults(func=_cmd_models)
+
+    p = sub.add_parser(
+        "embed", help="embed a text file (one sentence a row) into .npy + .json sidecar or .parquet",
+        description="Embed every row of INPUT. Row i of OUTPUT is the vector of row i of INPUT; empty rows "
+        "become zero vectors (counted in the summary) unless --strict. A killed run continues with --resume. "
+        "Paths and options are checked before anything is computed; a failed run leaves nothing behind but "
+        "finished chunks that --resume can reuse (OUTPUT.parts/, and it says so).",
+    )
+    p.add_argument("input", help="input file: .txt (a sentence a line), .tsv, .jsonl or .parquet; - for standard "
+                   "input (also /dev/stdin and other pipes)")
+    _add_output(p, "output file: .npy (with a .npy.json sidecar) or .parquet, chosen by the extension")
+    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
+    _add_input_options(p)
+    p.add_argument("--lang", help="language code of the input, for encoders that use it (default: none)")
+    p.add_argument("--batch-tokens", type=_positive_int, default=2048, help="padded tokens per batch (default 2048)")
+    p.add_argument("--chunk-rows", type=_positive_int, default=50_000,
+                   help="rows per resumable chunk (default 50000; resuming needs the same value)")
+    p.add_argument("--resume", action="store_true", help="reuse the chunks a killed run already finished "
+                   "(without it, finished chunks of an earlier run are discarded, with a warning)")
+    p.add_argument("--strict", action="store_true", help="make empty rows an error (default: zero vectors)")
+    p.set_defaults(func=_cmd_embed)
+
+    p = sub.add_parser("export", help="export a model for other libraries")
+    p.add_argument("model", help="encoder: a registered name (me5-small, muse) or a model directory")
+    p.add_argument("--sentence-transformers", required=True, metavar="OUT",
+                   help="write a folder that SentenceTransformer(OUT) loads with the same vectors")
+    p.set_defaults(func=_cmd_export)
+
+    sub.add_lazy("eval", _add_eval_arguments,
+                 help="evaluate an encoder on the papers' benchmarks, writing results/*.json")
+
+    p = sub.add_parser(
+        "mine", help="mine translation pairs out of two monolingual files (margin-based, resumable)",
+        description="Embed SRC and TGT (or reuse --src-emb/--tgt-emb made by `xlsent embed` from the same "
+        "files), find the k nearest neighbours in both directions, score with the margin of Artetxe & Schwenk "
+        "(2019) and write `score TAB src TAB tgt` lines, best first. Re-running after a kill resumes. Paths "
+        "and options are checked before anything is computed; a failed run leaves nothing behind but the "
+        "finished stages that a re-run reuses (OUTPUT.work/, and it says so).",
+    )
+    p.add_argument("src", help="source sentences (one a line; or TSV/JSONL/Parquet with --column/--field); - for "
+                   "standard input")
+    p.add_argument("tgt", help="target sentences (as SRC; at most one of them can be -)")
+    _add_output(p, "output TSV (.tsv or .txt); - writes the pairs to standard output (not resumable)")
+    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
+    p.add_argument("--src-lang", help="source language code (default: none)")
+    p.add_argument("--tgt-lang", help="target language code (default: none)")
+    p.add_argument("--src-emb", help="embeddings of SRC from `xlsent embed`, checked against SRC (default: embed SRC)")
+    p.add_argument("--tgt-emb", help="embeddings of TGT from `xlsent embed`, checked against TGT (default: embed TGT)")
+    p.add_argument("--margin", default="ratio", choices=["ratio", "distance", "absolute"],
+                   help="how a pair's cosine is compared with its neighbourhoods' mean: ratio (cos / mean), distance "
+                   "(cos - mean) or absolute (cos alone) (default ratio)")
+    p.add_argument("--mode", default="max", choices=["forward", "backward", "max", "intersect"],
+                   help="candidate generation (default max: best of both directions, greedy 1:1)")
+    p.add_argument("-k", "--k", type=_positive_int, default=4, help="neighbours in the margin (default 4)")
+    p.add_argument("--threshold", type=_threshold,
+                   help="keep pairs scoring at least this; 'auto' = the encoder's calibrated threshold (see "
+                   "`xlsent calibrate`) (default: keep every candidate)")
+    p.add_argument("--no-dedup", action="store_true", help="keep repeated sentences (default: best pair only)")
+    p.add_argument("--one-to-one", action="store_true", help="each line used at most once (default: off)")
+    p.add_argument("--index", default="exact",
+                   choices=["exact", "flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
+                   help="k-NN search: exact blocked (default) or a FAISS approximate index")
+    p.add_argument("--max-memory", type=_positive_float, default=1.0,
+                   help="GiB for the similarity blocks (default 1)")
+    p.add_argument("--with-ids", action="store_true",
+                   help="append the 1-based line numbers of both sides (a TSV header is line 1)")
+    p.add_argument("--engine", default="local", choices=["local", "ray"],
+                   help="local: one process, resumable (default); ray: Ray Data embedding + sharded search")
+    p.add_argument("--address", help="with --engine ray: join this Ray cluster (default: start Ray locally)")
+    p.add_argument("--num-cpus", type=_positive_int,
+                   help="with --engine ray and no --address: CPUs for local Ray (default: all cores)")
+    _add_input_options(p)
+    p.set_defaults(func=_cmd_mine)
+
+    p = sub.add_parser("index", help="embed a text file into a saved FAISS index for `xlsent search`")
+    p.add_argument("input", help="sentences (one a line; or TSV/JSONL/Parquet with --column/--field); - for "
+                   "standard input")
+    _add_output(p, "index folder to write")
+    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
+    p.add_argument("--kind", default="auto", choices=["flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
+                   help="FAISS index type (default auto: exact below ~200k rows, IVF above)")
+    _add_input_options(p)
+    p.set_defaults(func=_cmd_index)
+
+    p = sub.add_parser("search", help="nearest sentences of a saved index for each query")
+    p.add_argument("index", help="index folder from `xlsent index`")
+    p.add_argument("query", nargs="*", help="query sentences")
+    p.add_argument("--file", help="more queries, one a line; - for standard input (default: none)")
+    p.add_argument("-k", "--k", type=_positive_int, default=5, help="results per query (default 5)")
+    p.set_defaults(func=_cmd_search)
+
+    sub.add_lazy("train", _add_train_arguments, help="train or adapt an encoder with one of the papers' methods",
+                 add_help=False,
+                 description="Train METHOD into the model directory --out. The configuration is the method's "
+                 "packaged defaults, overridden by each --config TOML file, then by each --set key=value (any config "
+                 "key; values are typed and checked). A killed run continues with --resume; resuming with another "
+                 "configuration is an error. The result loads with `xlsent.load(OUT)` and works with every --model "
+                 "option.")
 
     p = sub.add_parser("calibrate", help="calibrate an encoder's mining threshold on BUCC-style sets")
     p.add_argument("--model", default="me5-small", help=MODEL_HELP)
@@ -352,22 +515,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="embed the shipped German-English example and pair it up (make run)")
     p.add_argument("--model", default="me5-small", help=MODEL_HELP)
-    p.add_argument("--out", default="out/demo", help="where the embeddings go (default out/demo)")
+    _add_output(p, "where the embeddings go (default out/demo)", default="out/demo")
     p.set_defaults(func=_cmd_demo)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``xlsent`` console script."""
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error argparse has printed (exit code 2)
+        return exc.code if isinstance(exc.code, int) else 2
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
         handler: Handler = args.func
         return handler(args)
-    except (FileNotFoundError, ValueError, FileExistsError) as exc:
+    except BrokenPipeError:  # standard output closed early, e.g. `xlsent mine a b -o - | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (FileNotFoundError, ValueError, FileExistsError) as exc:  # what was asked for cannot be done: usage
         print(f"xlsent: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the machine failed the run (permissions, a full disk)
+        print(f"xlsent: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("xlsent: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -3,6 +3,10 @@
 The input is cut into fixed chunks of rows; each finished chunk is saved atomically under
 ``OUTPUT.parts/``, so a killed run resumes at the first missing chunk and, chunk boundaries being the
 same, produces a byte-identical result. The parts are assembled into the output at the end.
+
+Paths and options are checked before any work. A run that fails removes the parts folder unless it holds
+finished chunks that ``--resume`` can reuse (it keeps them and says so); a bad input row is not such a
+case, since the input has to change. A part file that cannot be read back is named and recomputed.
 """
 
 from __future__ import annotations
@@ -22,12 +26,17 @@ from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_path, write_json
 from xlsent.checksum import sha256_file
-from xlsent.data.text_input import InputError, InputSpec, iter_rows
+from xlsent.data.text_input import InputError, InputSpec, iter_rows, readable
 from xlsent.encoders.base import Encoder
 from xlsent.languages import check_lang
-from xlsent.store import base_metadata, save_embedding_parts
+from xlsent.store import EmbeddingFileError, base_metadata, check_output_path, save_embedding_parts
 
 log = logging.getLogger(__name__)
+
+JOB_FILE = "job.json"
+KEY_FLAGS = {"format": "--format", "column": "--column", "field": "--field", "header": "--header/--no-header",
+             "lang": "--lang", "chunk_rows": "--chunk-rows"}
+"""Job-key entries set by a command-line option: a resume refused over one of them names the flag."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +53,7 @@ class EmbedOptions:
     def __post_init__(self) -> None:
         check_lang(self.lang)
         if self.chunk_rows < 1 or self.batch_tokens < 1:
-            raise ValueError(f"chunk_rows and batch_tokens must be positive, got {self.chunk_rows}, "
+            raise ValueError(f"--chunk-rows and --batch-tokens must be positive, got {self.chunk_rows}, "
                              f"{self.batch_tokens}")
 
 
@@ -67,50 +76,147 @@ class EmbedSummary:
                 f"in {self.seconds:.1f}s ({rate:.0f} sentences/s)")
 
 
+def parts_path(output: Path) -> Path:
+    """The folder of finished chunks of a job writing ``output``."""
+    return output.with_name(output.name + ".parts")
+
+
+def check_job(spec: InputSpec, output: str | Path) -> None:
+    """Raise ValueError for an input or output path that the job cannot use, before anything is computed."""
+    spec.check()
+    output = Path(output)
+    check_output_path(output)
+    parts = parts_path(output)
+    if parts.exists() and not parts.is_dir():
+        raise EmbeddingFileError(f"{parts}: exists and is not a folder; remove it (it would hold finished chunks)")
+
+
 def _chunks(rows: Iterator[str], size: int) -> Iterator[list[str]]:
     while chunk := list(itertools.islice(rows, size)):
         yield chunk
 
 
 def _job_key(spec: InputSpec, sha: str, encoder: Encoder, opts: EmbedOptions) -> dict[str, Any]:
-    return {"input_sha256": sha, "format": spec.resolved_format(), "column": spec.column, "field": spec.field,
-            "encoder": getattr(encoder, "id", encoder.name), "chunk_rows": opts.chunk_rows, "lang": opts.lang}
+    source = spec.source()
+    return {"input_sha256": sha, "format": source["format"], "column": spec.column, "field": spec.field,
+            "header": source["header"], "encoder": getattr(encoder, "id", encoder.name),
+            "chunk_rows": opts.chunk_rows, "lang": opts.lang}
+
+
+def _finished(parts: Path) -> list[Path]:
+    return sorted(parts.glob("[0-9]*.npy"))
+
+
+def key_differences(previous: dict[str, Any], key: dict[str, Any]) -> list[str]:
+    """What made ``previous`` another job than ``key``, in the user's terms (flags, not field names).
+
+    >>> key_differences({"chunk_rows": 8, "encoder": "a"}, {"chunk_rows": 16, "encoder": "a"})
+    ['--chunk-rows 8 (this run: 16)']
+    """
+    out = []
+    for name in dict.fromkeys([*previous, *key]):
+        old, new = previous.get(name), key.get(name)
+        if old == new:
+            continue
+        if name in KEY_FLAGS:
+            out.append(f"{KEY_FLAGS[name]} {old} (this run: {new})")
+        elif name == "encoder":
+            out.append(f"encoder {old} (this run: {new})")
+        elif name.endswith("sha256"):
+            out.append("another version of the input (its checksum differs)")
+        else:
+            out.append(f"{name} {old} (this run: {new})")
+    return out
 
 
 def _prepare_parts(parts: Path, key: dict[str, Any], resume: bool) -> None:
-    state = parts / "job.json"
+    """Reuse ``parts`` for a resumed job with the same key; otherwise start it empty, saying what is discarded."""
     if parts.exists():
-        previous = json.loads(state.read_text(encoding="utf-8")) if state.is_file() else None
+        state = parts / JOB_FILE
+        try:
+            previous = json.loads(state.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            previous = None
+        done = len(_finished(parts))
         if resume and previous == key:
             return
         if resume:
-            log.warning("%s belongs to another input or encoder; starting over", parts)
+            why = "; ".join(key_differences(previous, key)) if isinstance(previous, dict) else "an unreadable job.json"
+            log.warning("%s: its %d finished chunk(s) cannot be reused: they were made with %s; starting over",
+                        parts, done, why)
+        elif done:
+            same = " (they match this job: --resume would reuse them)" if previous == key else ""
+            log.warning("%s: discarding %d finished chunk(s) of an earlier run%s", parts, done, same)
         shutil.rmtree(parts)
     parts.mkdir(parents=True)
-    write_json(state, key)
+    write_json(parts / JOB_FILE, key)
+
+
+def _readable_part(part: Path, rows: int, dim: int) -> bool:
+    """Whether a finished chunk file holds a ``rows x dim`` float32 array; if not, say so (it is recomputed)."""
+    try:
+        array = np.load(part, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        problem = f"truncated or unreadable ({exc})"
+    else:
+        if array.shape == (rows, dim) and array.dtype == np.float32:
+            return True
+        problem = f"holds {array.shape} {array.dtype}, expected ({rows}, {dim}) float32"
+    log.warning("%s: %s; recomputing this chunk", part, problem)
+    return False
+
+
+def _clean_up(parts: Path, exc: BaseException) -> None:
+    """After a failure: keep finished chunks that a resumed run can use and say so; remove anything else."""
+    done = len(_finished(parts)) if parts.is_dir() else 0
+    if done and not isinstance(exc, InputError):
+        log.warning("kept %d finished chunk(s) in %s: the same command with --resume continues from them",
+                    done, parts)
+    else:
+        shutil.rmtree(parts, ignore_errors=True)
 
 
 def embed_file(spec: InputSpec, output: str | Path, encoder: Encoder, opts: EmbedOptions | None = None
                ) -> EmbedSummary:
-    """Embed every row of ``spec`` into ``output`` (``.npy`` + sidecar, or ``.parquet``)."""
+    """Embed every row of ``spec`` (a file, standard input ``-`` or a pipe) into ``output`` (``.npy`` + sidecar, or
+    ``.parquet``)."""
     opts = opts or EmbedOptions()
     output = Path(output)
+    check_job(spec, output)
     start = time.perf_counter()
-    sha = sha256_file(spec.path)
-    parts = output.with_name(output.name + ".parts")
-    key = _job_key(spec, sha, encoder, opts)
-    _prepare_parts(parts, key, opts.resume)
+    parts = parts_path(output)
+    with readable(spec) as spec:
+        sha = sha256_file(spec.path)
+        key = _job_key(spec, sha, encoder, opts)
+        _prepare_parts(parts, key, opts.resume)
+        try:
+            summary = _embed_chunks(spec, output, encoder, opts)
+            meta = base_metadata(summary.rows, encoder.dim, key["encoder"], {**spec.source(), "sha256": sha})
+            meta["empty_rows"] = len(summary.empty_rows)
+            save_embedding_parts(output, _finished(parts), meta)
+        except BaseException as exc:
+            _clean_up(parts, exc)
+            raise
+    shutil.rmtree(parts)
+    summary.seconds = time.perf_counter() - start
+    return summary
+
+
+def _embed_chunks(spec: InputSpec, output: Path, encoder: Encoder, opts: EmbedOptions) -> EmbedSummary:
+    """Embed every chunk of ``spec`` that is missing (or unreadable) in the parts folder of ``output``."""
+    parts = parts_path(output)
     summary = EmbedSummary(output=output, rows=0, dim=encoder.dim)
-    bar = tqdm(disable=not opts.progress, unit="sent", desc=f"embed {spec.path.name}")
+    first = spec.first_line
+    bar = tqdm(disable=not opts.progress, unit="sent", desc=f"embed {Path(spec.name).name}")
     for index, chunk in enumerate(_chunks(iter(iter_rows(spec)), opts.chunk_rows)):
         base = index * opts.chunk_rows
         empty = [base + i for i, s in enumerate(chunk) if not s.strip()]
         if empty and opts.strict:
-            raise InputError(f"{spec.path}:{empty[0] + 1}: empty line ({len(empty)} in this chunk); "
+            raise InputError(f"{spec.name}:{empty[0] + first}: empty line ({len(empty)} in this chunk); "
                              "drop --strict to keep them as zero vectors")
         summary.empty_rows += empty
         part = parts / f"{index:06d}.npy"
-        if part.is_file():
+        if part.is_file() and _readable_part(part, len(chunk), encoder.dim):
             summary.resumed_chunks += 1
         else:
             vectors = encoder.encode(chunk, opts.lang, batch_tokens=opts.batch_tokens)
@@ -120,15 +226,6 @@ def embed_file(spec: InputSpec, output: str | Path, encoder: Encoder, opts: Embe
         bar.update(len(chunk))
     bar.close()
     if summary.empty_rows:
-        log.warning("%s: %d empty row(s) kept as zero vectors (first at line %d)", spec.path,
-                    len(summary.empty_rows), summary.empty_rows[0] + 1)
-    meta = base_metadata(summary.rows, encoder.dim, key["encoder"], {
-        "path": str(spec.path), "sha256": sha, "format": key["format"], "column": spec.column,
-        "field": spec.field,
-    })
-    meta["empty_rows"] = len(summary.empty_rows)
-    save_embedding_parts(output, sorted(parts.glob("[0-9]*.npy")), meta)
-    shutil.rmtree(parts)
-    summary.seconds = time.perf_counter() - start
+        log.warning("%s: %d empty row(s) kept as zero vectors (first at line %d)", spec.name,
+                    len(summary.empty_rows), summary.empty_rows[0] + first)
     return summary
-

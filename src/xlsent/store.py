@@ -17,6 +17,8 @@ from xlsent.atomic import atomic_path, write_json
 
 FORMAT = "xlsent-embeddings"
 META_KEY = b"xlsent"
+SUFFIXES = (".npy", ".parquet")
+"""The output formats, chosen by the file's extension."""
 
 
 class EmbeddingFileError(ValueError):
@@ -30,6 +32,31 @@ def sidecar_path(path: Path) -> Path:
 
 def is_parquet(path: Path) -> bool:
     return path.suffix.lower() == ".parquet"
+
+
+def check_output_path(path: str | Path) -> None:
+    """Raise :class:`EmbeddingFileError` unless ``path`` can become an embedding file.
+
+    It must end in ``.npy`` or ``.parquet`` (the format comes from the extension), must not be standard output
+    (``-``) or an existing directory, and no folder above it may be a file.
+
+    >>> check_output_path("vectors.csv")
+    Traceback (most recent call last):
+    ...
+    xlsent.store.EmbeddingFileError: vectors.csv: the output format comes from the extension: .npy ... or .parquet
+    """
+    path = Path(path)
+    if str(path) == "-":
+        raise EmbeddingFileError("-o -: embeddings are binary and cannot go to standard output; name a .npy or "
+                                 ".parquet file")
+    if path.is_dir():
+        raise EmbeddingFileError(f"{path}: is a directory; name a .npy or .parquet file (e.g. {path / 'vectors.npy'})")
+    if path.suffix.lower() not in SUFFIXES:
+        raise EmbeddingFileError(f"{path}: the output format comes from the extension: .npy (vectors + .npy.json "
+                                 "sidecar) or .parquet")
+    parent = next((p for p in path.absolute().parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise EmbeddingFileError(f"{path}: {parent} is a file, not a folder")
 
 
 def base_metadata(rows: int, dim: int, encoder_id: str, source: dict[str, Any] | None) -> dict[str, Any]:

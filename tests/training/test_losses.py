@@ -11,9 +11,11 @@ from torch import nn
 
 from xlsent.training.losses import (
     CenterLoss,
+    ContrastiveLoss,
     CosineDistanceLoss,
     L2ConstrainedSoftmaxLoss,
     MultipleNegativesRankingLoss,
+    NPairLoss,
     PairDiscriminator,
     PairDiscriminatorLoss,
     TripletRankingLoss,
@@ -343,4 +345,86 @@ def test_losses_run_on_the_inputs_device(device: str) -> None:
         PairDiscriminatorLoss(PairDiscriminator(4, 4, hidden=(8,))).to(dev)(a, b, torch.ones(6)),
         CosineDistanceLoss()(a, b),
     ]
+    assert all(r.shape == () and r.device.type == dev.type and r.dtype == torch.float32 for r in results)
+
+
+# --- ContrastiveLoss / NPairLoss (EMU's baselines) ---------------------------------------------------------------
+
+
+def test_contrastive_by_hand() -> None:
+    # rows (0, 0), (3, 4), (0, 1), labels 0 0 1, margin 2. Pairs: (0, 1) same, d = 5: 25 / 2;
+    # (0, 2) different, d = 1: (2 - 1)^2 / 2 = 1/2; (1, 2) different, d = sqrt 18 > 2: 0. Mean over 3 pairs: 13/3
+    u = torch.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]], requires_grad=True)
+    loss = ContrastiveLoss(margin=2.0)(u, torch.tensor([0, 0, 1]))
+    assert loss.item() == pytest.approx(13 / 3, abs=1e-6)
+    loss.backward()
+    # d/du_0 = (u_0 - u_1) / 3 - (2 - 1) (u_0 - u_2) / 1 / 3 = (-3, -4) / 3 + (0, 1) / 3 = (-1, -1)
+    assert u.grad is not None
+    assert torch.allclose(u.grad[0], torch.tensor([-1.0, -1.0]))
+    # a larger margin reaches the (1, 2) pair too: (5 - sqrt 18)^2 / 2
+    far = ContrastiveLoss(margin=5.0)(u.detach(), torch.tensor([0, 0, 1])).item()
+    assert far == pytest.approx((25 / 2 + 16 / 2 + (5 - math.sqrt(18)) ** 2 / 2) / 3, abs=1e-5)
+
+
+def test_contrastive_equals_brute_force_and_identical_rows_stay_finite() -> None:
+    u = torch.randn(7, 4, generator=gen(40))
+    labels = torch.tensor([0, 1, 0, 2, 1, 1, 0])
+    x, margin = u.double().numpy(), 1.5
+    costs = []
+    for i in range(7):
+        for j in range(i + 1, 7):
+            d = float(np.linalg.norm(x[i] - x[j]))
+            costs.append(d * d / 2 if labels[i] == labels[j] else max(0.0, margin - d) ** 2 / 2)
+    assert ContrastiveLoss(margin)(u, labels).item() == pytest.approx(float(np.mean(costs)), abs=1e-5)
+    same = torch.ones(3, 2, requires_grad=True)  # all distances 0: (2 - 0)^2 / 2 for the differently labelled pairs
+    value = ContrastiveLoss()(same, torch.tensor([0, 1, 1]))
+    assert value.item() == pytest.approx((2 + 2 + 0) / 3)
+    value.backward()
+    assert same.grad is not None and torch.isfinite(same.grad).all()
+    with pytest.raises(ValueError, match="two rows"):
+        ContrastiveLoss()(torch.ones(1, 2), torch.tensor([0]))
+    with pytest.raises(ValueError, match="margin"):
+        ContrastiveLoss(margin=0.0)
+
+
+def test_npair_by_hand() -> None:
+    # rows e1, (R, R), e2, -e1 with labels 0 0 1 2; cos(0,1) = R, cos(0,2) = 0, cos(0,3) = -1, cos(1,2) = R,
+    # cos(1,3) = -R. Tuples (anchor 0, positive 1) and (1, 0), negatives {2, 3} for both; scale 2:
+    # l(0, 1) = log(1 + e^(2(0 - R)) + e^(2(-1 - R))), l(1, 0) = log(1 + e^(2(R - R)) + e^(2(-R - R)))
+    u = torch.tensor([[1.0, 0.0], [R, R], [0.0, 1.0], [-1.0, 0.0]])
+    l01 = math.log(1 + math.exp(-2 * R) + math.exp(2 * (-1 - R)))
+    l10 = math.log(2 + math.exp(-4 * R))
+    assert NPairLoss(scale=2.0)(u, torch.tensor([0, 0, 1, 2])).item() == pytest.approx((l01 + l10) / 2, abs=1e-6)
+    # the length of a row does not matter (cosine)
+    assert NPairLoss(scale=2.0)(u * torch.tensor([[3.0], [1.0], [7.0], [0.5]]), torch.tensor([0, 0, 1, 2])).item() \
+        == pytest.approx((l01 + l10) / 2, abs=1e-6)
+
+
+def test_npair_equals_brute_force() -> None:
+    u = torch.randn(8, 5, generator=gen(41))
+    labels = torch.tensor([0, 1, 0, 2, 1, 1, 0, 3])
+    cos, scale = cosines(u, u), 3.0
+    values = [math.log(1 + sum(math.exp(scale * (cos[a, n] - cos[a, p])) for n in range(8) if labels[n] != labels[a]))
+              for a in range(8) for p in range(8) if p != a and labels[p] == labels[a]]
+    assert len(values) == 2 * (3 + 3)  # ordered pairs within class 0 (3 rows) and class 1 (3 rows)
+    assert NPairLoss(scale)(u, labels).item() == pytest.approx(float(np.mean(values)), abs=1e-5)
+
+
+def test_npair_without_positives_is_zero_with_a_graph() -> None:
+    u = torch.randn(4, 3, generator=gen(42), requires_grad=True)
+    value = NPairLoss()(u, torch.tensor([0, 1, 2, 3]))
+    assert value.item() == 0.0
+    value.backward()
+    assert u.grad is not None and not u.grad.any()
+    with pytest.raises(ValueError, match=r"labels must have shape \(4,\)"):
+        NPairLoss()(u, torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match="scale"):
+        NPairLoss(scale=0.0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_labelled_batch_losses_run_on_the_inputs_device(device: str) -> None:
+    dev = torch.device(device)
+    u, labels = torch.randn(6, 4, device=dev), torch.tensor([0, 1, 2, 0, 1, 2], device=dev)
+    results = [ContrastiveLoss()(u, labels), NPairLoss(scale=2.0)(u, labels)]
     assert all(r.shape == () and r.device.type == dev.type and r.dtype == torch.float32 for r in results)

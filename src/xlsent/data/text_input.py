@@ -2,16 +2,30 @@
 
 Each reader yields one string per input row, in order, so row i of any output matches row i of the
 input. Invalid UTF-8 and malformed rows raise :class:`InputError` naming the file and line.
+
+A TSV's first line is a header only when the caller says so: ``header=True`` (``--header``) skips it,
+``header=False`` (``--no-header``) reads it as data, and a column given by name implies a header. A TSV
+with neither is an error rather than a guess. Line numbers (``--with-ids``, error messages) count every
+line of the file, the header included.
+
+Standard input (``-``) and pipes (``/dev/stdin``, named pipes) are read once into a temporary file by
+:func:`readable`, so that the checksum pass and the reading pass see the same bytes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 FORMATS = ("txt", "tsv", "jsonl", "parquet")
+STDIN = "-"
 
 
 class InputError(ValueError):
@@ -20,14 +34,40 @@ class InputError(ValueError):
 
 @dataclass(frozen=True)
 class InputSpec:
-    """What to read: a path, its format, and the column (TSV index or name, Parquet name) or JSON field."""
+    """What to read: a path (``-`` for standard input), its format, the column (TSV index or name, Parquet name)
+    or JSON field, whether a TSV has a header line, and the name to show in messages (default: the path)."""
 
     path: Path
     format: str = "auto"
     column: str | None = None
     field: str | None = None
+    header: bool | None = None
+    label: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The input as messages and metadata name it.
+
+        >>> InputSpec(Path("-")).name, InputSpec(Path("a.txt")).name
+        ('<stdin>', 'a.txt')
+        """
+        if self.label is not None:
+            return self.label
+        return "<stdin>" if self.is_stdin() else str(self.path)
+
+    def is_stdin(self) -> bool:
+        return str(self.path) == STDIN
+
+    def is_stream(self) -> bool:
+        """Standard input, or a path that is neither a regular file nor a directory (a pipe, a device)."""
+        return self.is_stdin() or (self.path.exists() and not self.path.is_file() and not self.path.is_dir())
 
     def resolved_format(self) -> str:
+        """The format: ``format`` unless ``auto``, else from the extension (``txt`` when there is none).
+
+        >>> InputSpec(Path("a.json")).resolved_format(), InputSpec(Path("-")).resolved_format()
+        ('jsonl', 'txt')
+        """
         if self.format != "auto":
             if self.format not in FORMATS:
                 raise InputError(f"unknown input format {self.format!r}; use one of {', '.join(FORMATS)}")
@@ -35,53 +75,126 @@ class InputSpec:
         suffix = self.path.suffix.lower().lstrip(".")
         return {"tsv": "tsv", "jsonl": "jsonl", "json": "jsonl", "parquet": "parquet"}.get(suffix, "txt")
 
+    def tsv_header(self) -> bool:
+        """Whether the TSV's first line is a header: as ``header`` says, or implied by a column name.
 
-def _decode(raw: bytes, path: Path, line_no: int) -> str:
+        >>> InputSpec(Path("a.tsv"), column="text").tsv_header(), InputSpec(Path("a.tsv"), header=False).tsv_header()
+        (True, False)
+        """
+        named = self.column is not None and not self.column.isdigit()
+        if named and self.header is False:
+            raise InputError(f"{self.name}: --column {self.column!r} is a header name, but --no-header says the "
+                             "file has none; give a 0-based column index instead")
+        if self.header is None and not named:
+            raise InputError(f"{self.name}: say whether line 1 of this TSV is a header: --header (skip it) or "
+                             "--no-header (it is data), or pick the column by name with --column NAME")
+        return named or bool(self.header)
+
+    @property
+    def first_line(self) -> int:
+        """The 1-based line (Parquet: row) number of data row 0: 2 for a TSV with a header, else 1."""
+        return 2 if self.resolved_format() == "tsv" and self.tsv_header() else 1
+
+    def check(self) -> None:
+        """Raise :class:`InputError` unless the path is a readable file or stream and the options fit its format."""
+        if not self.is_stream():
+            if self.path.is_dir():
+                raise InputError(f"{self.name}: is a directory; give a file (or - for standard input)")
+            if not self.path.is_file():
+                raise InputError(f"{self.name}: no such file")
+        if self.resolved_format() == "tsv":
+            self.tsv_header()
+
+    def source(self) -> dict[str, object]:
+        """What an output records about this input (its checksum is added by the caller)."""
+        fmt = self.resolved_format()
+        return {"path": self.name, "format": fmt, "column": self.column, "field": self.field,
+                "header": self.tsv_header() if fmt == "tsv" else None}
+
+
+def check_options_apply(specs: Sequence[InputSpec]) -> None:
+    """Raise :class:`InputError` for an option (column, field, header) that fits none of the inputs' formats.
+
+    >>> check_options_apply([InputSpec(Path("a.txt"), field="text")])
+    Traceback (most recent call last):
+    ...
+    xlsent.data.text_input.InputError: --field applies to JSONL input only; a.txt is txt
+    """
+    formats = {spec.resolved_format() for spec in specs}
+    for option, given, fits in (("--column", [s.column for s in specs], ("TSV", "Parquet")),
+                                ("--field", [s.field for s in specs], ("JSONL",)),
+                                ("--header/--no-header", [s.header for s in specs], ("TSV",))):
+        if any(v is not None for v in given) and not formats & {f.lower() for f in fits}:
+            names = ", ".join(f"{spec.name} is {spec.resolved_format()}" for spec in specs)
+            raise InputError(f"{option} applies to {' and '.join(fits)} input only; {names}")
+
+
+@contextlib.contextmanager
+def readable(spec: InputSpec) -> Iterator[InputSpec]:
+    """``spec`` itself for a regular file; for standard input or a pipe, a temporary copy of its bytes.
+
+    The copy (in ``$TMPDIR``) keeps the input's extension and name, and is removed when the block ends.
+    """
+    if not spec.is_stream():
+        yield spec
+        return
+    fd, tmp = tempfile.mkstemp(prefix="xlsent-input-", suffix="" if spec.is_stdin() else spec.path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if spec.is_stdin():
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+            else:
+                with open(spec.path, "rb") as source:
+                    shutil.copyfileobj(source, out, 1 << 20)
+        yield replace(spec, path=Path(tmp), label=spec.name)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _decode(raw: bytes, name: str, line_no: int) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(
-            f"{path}:{line_no}: invalid UTF-8 at byte {exc.start} of the line; convert the file "
+            f"{name}:{line_no}: invalid UTF-8 at byte {exc.start} of the line; convert the file "
             f"(e.g. `iconv -f latin1 -t utf-8`) or clean that line"
         ) from exc
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with open(path, "rb") as fh:
+def _lines(spec: InputSpec) -> Iterator[tuple[int, str]]:
+    with open(spec.path, "rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
-            yield line_no, _decode(raw.rstrip(b"\n").rstrip(b"\r"), path, line_no)
+            yield line_no, _decode(raw.rstrip(b"\n").rstrip(b"\r"), spec.name, line_no)
 
 
 def _tsv_rows(spec: InputSpec) -> Iterator[str]:
     column = spec.column if spec.column is not None else "0"
-    lines = _lines(spec.path)
-    if column.isdigit():
-        index = int(column)
-    else:
+    lines = _lines(spec)
+    names: list[str] = []
+    if spec.tsv_header():
         try:
-            _, header = next(lines)
+            names = next(lines)[1].split("\t")
         except StopIteration:
             return
-        names = header.split("\t")
-        if column not in names:
-            raise InputError(f"{spec.path}:1: no column named {column!r} in header {names}")
-        index = names.index(column)
+        if not column.isdigit() and column not in names:
+            raise InputError(f"{spec.name}:1: no column named {column!r} in header {names}")
+    index = int(column) if column.isdigit() else names.index(column)
     for line_no, line in lines:
         cells = line.split("\t")
         if index >= len(cells):
-            raise InputError(f"{spec.path}:{line_no}: {len(cells)} column(s), need column {index} (0-based)")
+            raise InputError(f"{spec.name}:{line_no}: {len(cells)} column(s), need column {index} (0-based)")
         yield cells[index]
 
 
 def _jsonl_rows(spec: InputSpec) -> Iterator[str]:
     field = spec.field or "text"
-    for line_no, line in _lines(spec.path):
+    for line_no, line in _lines(spec):
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{spec.path}:{line_no}: not valid JSON ({exc.msg})") from exc
+            raise InputError(f"{spec.name}:{line_no}: not valid JSON ({exc.msg})") from exc
         if not isinstance(obj, dict) or field not in obj:
-            raise InputError(f"{spec.path}:{line_no}: no field {field!r}; choose it with --field")
+            raise InputError(f"{spec.name}:{line_no}: no field {field!r}; choose it with --field")
         value = obj[field]
         yield "" if value is None else str(value)
 
@@ -92,19 +205,20 @@ def _parquet_rows(spec: InputSpec) -> Iterator[str]:
     column = spec.column or "text"
     pf = pq.ParquetFile(spec.path)
     if column not in pf.schema_arrow.names:
-        raise InputError(f"{spec.path}: no column {column!r} (columns: {pf.schema_arrow.names})")
+        raise InputError(f"{spec.name}: no column {column!r} (columns: {pf.schema_arrow.names})")
     for batch in pf.iter_batches(columns=[column], batch_size=65536):
         for value in batch.column(0).to_pylist():
             yield "" if value is None else str(value)
 
 
 def iter_rows(spec: InputSpec) -> Iterator[str]:
-    """Yield the text of every input row, in order."""
-    if not spec.path.is_file():
-        raise InputError(f"{spec.path}: no such file")
+    """Yield the text of every input row, in order (a stream must first go through :func:`readable`)."""
+    spec.check()
+    if spec.is_stream():
+        raise InputError(f"{spec.name}: standard input and pipes can be read once only; copy them with readable()")
     fmt = spec.resolved_format()
     if fmt == "txt":
-        return (line for _, line in _lines(spec.path))
+        return (line for _, line in _lines(spec))
     if fmt == "tsv":
         return _tsv_rows(spec)
     if fmt == "jsonl":

@@ -58,7 +58,7 @@ class LoraEncoder(TransformerEncoder):
     different backbone is an error rather than silently different vectors.
     """
 
-    def __init__(self, model_dir: str | Path, *, name: str | None = None, verify: str = "size") -> None:
+    def __init__(self, model_dir: str | Path, *, name: str | None = None, verify: str = "cached") -> None:
         from xlsent.encoders.registry import load_encoder
 
         directory = Path(model_dir)

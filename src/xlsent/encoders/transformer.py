@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 
 from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.batching import Window, split_windows, token_budget_batches
-from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
+from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
 from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel
 
 log = logging.getLogger(__name__)
@@ -52,10 +52,12 @@ class TransformerEncoder:
     True
     """
 
-    def __init__(self, model_dir: str | Path, *, name: str | None = None, verify: str = "size") -> None:
+    def __init__(self, model_dir: str | Path, *, name: str | None = None, verify: str = "cached") -> None:
         self.model_dir = Path(model_dir)
         self.files_dir = self.model_dir  # where config.json and the tokenizer files live
         self.manifest: dict[str, Any] = read_manifest(self.model_dir, verify=verify)
+        if verify != "none":  # the id is the checksum of the manifest's files: each file loaded must be one of them
+            require_listed(self.manifest, self.model_dir, ("config.json", "model.safetensors", "tokenizer.json"))
         cfg_path = self.model_dir / "config.json"
         if not cfg_path.is_file():
             raise ModelDirError(f"{self.model_dir}: config.json is missing")

@@ -1,7 +1,9 @@
 """Evaluation results: one JSON file per (task, encoder) run under ``results/``.
 
 Each file holds the task, dataset and its file checksums, the encoder id, every score, the main score,
-the protocol options, seconds taken and the xlsent version; ``xlsent report`` renders them.
+the protocol options, seconds taken and the xlsent version; ``xlsent report`` renders them. Saving never
+replaces a result that covers a subset (language, pair, row) the new one lacks, unless asked to: a run
+on a few languages cannot clobber the full one.
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from typing import Any
 from xlsent.atomic import write_json
 from xlsent.checksum import sha256_file
 from xlsent.version import __version__
+
+
+class ResultExistsError(FileExistsError):
+    """Saving would replace a result that has scores the new one lacks."""
 
 
 @dataclass
@@ -50,11 +56,33 @@ class TaskResult:
         enc = self.encoder.split("@")[0]
         return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{stem}__{enc}") + ".json"
 
-    def save(self, out_dir: str | Path) -> Path:
-        """Write the result atomically into ``out_dir`` and return the path."""
+    def save(self, out_dir: str | Path, *, overwrite: bool = False) -> Path:
+        """Write the result atomically into ``out_dir`` and return the path.
+
+        An existing file is replaced when it covers no subset that this result lacks (a re-run, or a fuller
+        run), or with ``overwrite``; otherwise :class:`ResultExistsError` says which subsets would be lost.
+        """
         path = Path(out_dir) / self.file_name()
+        existing = set() if overwrite else _subsets(path)
+        lost = sorted(existing - set(self.scores))
+        if lost:
+            shown = ", ".join(lost[:8]) + (f" and {len(lost) - 8} more" if len(lost) > 8 else "")
+            raise ResultExistsError(
+                f"{path} holds {self.task} scores for {len(existing)} subset(s), this run has "
+                f"{len(self.scores)}: replacing it would lose {shown}. Not saved: write elsewhere with "
+                "-o/--output DIR, or replace it with --overwrite")
         write_json(path, asdict(self))
         return path
+
+
+def _subsets(path: Path) -> set[str]:
+    """The subsets scored in the result file at ``path`` (none when there is no readable result)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    scores = raw.get("scores") if isinstance(raw, dict) else None
+    return set(scores) if isinstance(scores, dict) else set()
 
 
 def load_results(results_dir: str | Path) -> list[TaskResult]:

@@ -13,13 +13,14 @@ from typing import Any
 
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
-from xlsent.evaluation import bucc, intent, senteval, sts, tatoeba, xnli
+from xlsent.evaluation import bucc, intent, retrieval_pk, senteval, sts, tatoeba, xnli
 from xlsent.evaluation.results import TaskResult
 from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
 
 log = logging.getLogger(__name__)
 
-MODULES: dict[str, ModuleType] = {m.METADATA.name: m for m in (tatoeba, bucc, sts, xnli, intent, senteval)}
+MODULES: dict[str, ModuleType] = {m.METADATA.name: m for m in (tatoeba, bucc, sts, xnli, intent, senteval,
+                                                                   retrieval_pk)}
 METADATA: dict[str, TaskMetadata] = {name: m.METADATA for name, m in MODULES.items()}
 TASKS: dict[str, str] = {name: meta.description for name, meta in METADATA.items()}
 """Task name -> one-line description (the CLI's help)."""

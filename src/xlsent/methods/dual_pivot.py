@@ -422,7 +422,7 @@ class DualPivotEncoder:
     """
 
     def __init__(self, model_dir: str | Path, *, backbone: HiddenStateEncoder | None = None,
-                 verify: str = "size", weights: str = "selected") -> None:
+                 verify: str = "cached", weights: str = "selected") -> None:
         from xlsent.encoders.registry import load_encoder
 
         self.model_dir = Path(model_dir)

@@ -310,7 +310,8 @@ def run_studies(studies: Sequence[str], settings: StudySettings, out_dir: Path, 
     for name in studies:
         t0 = time.perf_counter()
         rows = STUDIES[name](backbone, ev, settings)
-        paths.append(study_result(name, rows, settings, encoder_id(backbone), time.perf_counter() - t0).save(out_dir))
+        result = study_result(name, rows, settings, encoder_id(backbone), time.perf_counter() - t0)
+        paths.append(result.save(out_dir, overwrite=True))  # a study re-run replaces its rows as a whole
     return paths
 
 

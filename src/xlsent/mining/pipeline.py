@@ -3,29 +3,41 @@
 Every stage writes its output atomically into a work folder (``OUTPUT.work/`` by default) keyed by the
 job's inputs, so a killed run started again with the same arguments skips what is finished: embedding
 chunks, k-NN shards of the source side, then the final selection. The result is identical.
+
+Options and paths are checked before anything is computed. A run that fails removes the work folder unless
+it holds finished stages that the same command would reuse (it keeps them and says so); a bad input row
+is not such a case, since the input has to change. Output ``-`` writes the pairs to standard output, with
+the work folder in a temporary directory (not resumable).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import shutil
+import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_open, atomic_path, write_json
 from xlsent.checksum import sha256_file
-from xlsent.data.text_input import InputSpec, iter_rows
+from xlsent.data.text_input import InputError, InputSpec, check_options_apply, iter_rows, readable
 from xlsent.embed_job import EmbedOptions, embed_file
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
-from xlsent.mining.knn import KnnResult, approx_bidirectional_knn, bidirectional_knn, merge_source_spans
+from xlsent.mining.knn import INDEX_KINDS, KnnResult, approx_bidirectional_knn, bidirectional_knn, merge_source_spans
 from xlsent.mining.margin import Margin, Mode, greedy_one_to_one, select_candidates
 from xlsent.store import load_embeddings
+
+STDOUT = "-"
+OUTPUT_SUFFIXES = (".tsv", ".txt")
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +56,20 @@ class MineConfig:
     max_memory: int = 1 << 30
     shard_rows: int = 200_000
     with_ids: bool = False
+
+    def __post_init__(self) -> None:
+        checks = [(self.k >= 1, f"--k must be at least 1, not {self.k}"),
+                  (self.margin in set(Margin), f"--margin must be one of {', '.join(Margin)}, not {self.margin!r}"),
+                  (self.mode in set(Mode), f"--mode must be one of {', '.join(Mode)}, not {self.mode!r}"),
+                  (self.index in ("exact", *INDEX_KINDS),
+                   f"--index must be exact or one of {', '.join(INDEX_KINDS)}, not {self.index!r}"),
+                  (self.threshold is None or math.isfinite(self.threshold),
+                   f"--threshold must be a finite number, not {self.threshold}"),
+                  (self.max_memory > 0, f"--max-memory must be positive, not {self.max_memory} bytes"),
+                  (self.shard_rows >= 1, f"shard_rows must be at least 1, not {self.shard_rows}")]
+        problems = [message for ok, message in checks if not ok]
+        if problems:
+            raise ValueError("; ".join(problems))
 
 
 @dataclass(frozen=True)
@@ -148,60 +174,126 @@ def select_pairs(cands: Candidates, src_text: list[str], tgt_text: list[str], cf
     return c
 
 
-def _embeddings(spec: InputSpec, given: Path | None, work: Path, name: str, encoder: Encoder, lang: str | None,
+def _given_embeddings(given: Path | None, sha: str, encoder: Encoder) -> np.ndarray | None:
+    return None if given is None else load_embeddings(given, expect_sha256=sha, expect_encoder=encoder_id(encoder))[0]
+
+
+def _embeddings(spec: InputSpec, work: Path, name: str, encoder: Encoder, lang: str | None,
                 progress: bool) -> np.ndarray:
     sha = sha256_file(spec.path)
-    if given is not None:
-        vecs, _ = load_embeddings(given, expect_sha256=sha, expect_encoder=encoder_id(encoder))
-        return vecs
     out = work / f"{name}.npy"
     if out.is_file():
         try:
             return load_embeddings(out, expect_sha256=sha, expect_encoder=encoder_id(encoder))[0]
         except ValueError as exc:
-            log.warning("re-embedding %s: %s", spec.path, exc)
+            log.warning("re-embedding %s: %s", spec.name, exc)
     embed_file(spec, out, encoder, EmbedOptions(resume=True, progress=progress, lang=lang))
     return load_embeddings(out, expect_sha256=sha)[0]
+
+
+def check_mine_paths(src: InputSpec, tgt: InputSpec, output: str | Path) -> None:
+    """Raise ValueError for inputs or an output that ``mine_files`` cannot use, before anything is computed."""
+    src.check()
+    tgt.check()
+    check_options_apply([src, tgt])
+    if src.is_stdin() and tgt.is_stdin():
+        raise InputError("SRC and TGT cannot both be standard input (-): it can be read once")
+    output = Path(output)
+    if str(output) == STDOUT:
+        return
+    if output.is_dir():
+        raise ValueError(f"{output}: is a directory; name the output file (e.g. {output / 'pairs.tsv'})")
+    if output.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise ValueError(f"{output}: pairs are written as TSV: name a .tsv (or .txt) file, or - for standard output")
+    work = output.with_name(output.name + ".work")
+    if work.exists() and not work.is_dir():
+        raise ValueError(f"{work}: exists and is not a folder; remove it (it would hold the run's finished stages)")
+
+
+def _has_progress(work: Path) -> bool:
+    """Whether ``work`` holds a finished stage: embeddings, embedding chunks or k-NN shards."""
+    return any(work.glob("*.npy")) or any(work.glob("*.parts/[0-9]*.npy")) or any(work.glob("knn-*.npz"))
+
+
+def _clean_up(work: Path, exc: BaseException, temporary: bool) -> None:
+    """After a failure: keep finished stages that a re-run can use and say so; remove anything else."""
+    if not temporary and work.is_dir() and _has_progress(work) and not isinstance(exc, InputError):
+        log.warning("kept the finished stages in %s: the same command continues from them", work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Encoder, cfg: MineConfig, *,
                src_lang: str | None = None, tgt_lang: str | None = None, src_emb: Path | None = None,
                tgt_emb: Path | None = None, work_dir: Path | None = None, keep_work: bool = False,
                progress: bool = True) -> MineSummary:
-    """Mine ``src`` x ``tgt`` into ``output`` as ``score TAB src TAB tgt`` (plus line numbers with ids)."""
+    """Mine ``src`` x ``tgt`` into ``output`` (``-``: standard output) as ``score TAB src TAB tgt`` (plus the
+    line numbers of both sides with ``cfg.with_ids``). Either input may be standard input (``-``) or a pipe."""
     start = time.perf_counter()
+    check_mine_paths(src, tgt, output)
     output = Path(output)
-    work = work_dir or output.with_name(output.name + ".work")
-    key = {"src": sha256_file(src.path), "tgt": sha256_file(tgt.path), "encoder": encoder_id(encoder),
-           "k": cfg.k, "shard_rows": cfg.shard_rows, "index": cfg.index}
-    state = work / "job.json"
-    if work.exists() and (not state.is_file() or json.loads(state.read_text(encoding="utf-8")) != key):
-        log.warning("%s belongs to another job; starting over", work)
-        shutil.rmtree(work)
-    work.mkdir(parents=True, exist_ok=True)
-    write_json(state, key)
-    if progress:
-        print("[1/3] embedding", flush=True)
-    x = _embeddings(src, src_emb, work, "src", encoder, src_lang, progress)
-    y = _embeddings(tgt, tgt_emb, work, "tgt", encoder, tgt_lang, progress)
-    if progress:
-        print(f"[2/3] k-NN search ({len(x)} x {len(y)}, index={cfg.index}, k={cfg.k})", flush=True)
-    cands = mine_arrays(x, y, cfg, work, progress)
-    if progress:
-        print(f"[3/3] scoring and selecting {len(cands.score)} candidates", flush=True)
-    written = write_pairs(output, cands, list(iter_rows(src)), list(iter_rows(tgt)), cfg)
-    if not keep_work:
+    with readable(src) as src, readable(tgt) as tgt:
+        src_sha, tgt_sha = sha256_file(src.path), sha256_file(tgt.path)
+        key = {"src": src_sha, "tgt": tgt_sha, "encoder": encoder_id(encoder), "k": cfg.k, "shard_rows": cfg.shard_rows,
+               "index": cfg.index,
+               "read_as": [{k: v for k, v in spec.source().items() if k != "path"} for spec in (src, tgt)]}
+        x_given = _given_embeddings(src_emb, src_sha, encoder)
+        y_given = _given_embeddings(tgt_emb, tgt_sha, encoder)
+        temporary = str(output) == STDOUT and work_dir is None
+        work = Path(tempfile.mkdtemp(prefix="xlsent-mine-")) if temporary else (
+            work_dir or output.with_name(output.name + ".work"))
+        _prepare_work(work, key)
+        try:
+            _say(progress, "[1/3] embedding")
+            x = x_given if x_given is not None else _embeddings(src, work, "src", encoder, src_lang, progress)
+            y = y_given if y_given is not None else _embeddings(tgt, work, "tgt", encoder, tgt_lang, progress)
+            _say(progress, f"[2/3] k-NN search ({len(x)} x {len(y)}, index={cfg.index}, k={cfg.k})")
+            cands = mine_arrays(x, y, cfg, work, progress)
+            _say(progress, f"[3/3] scoring and selecting {len(cands.score)} candidates")
+            written = write_pairs(output, cands, list(iter_rows(src)), list(iter_rows(tgt)), cfg,
+                                  first_lines=(src.first_line, tgt.first_line))
+        except BaseException as exc:
+            _clean_up(work, exc, temporary)
+            raise
+    if temporary or not keep_work:
         shutil.rmtree(work)
     return MineSummary(output, len(x), len(y), len(cands.score), written, time.perf_counter() - start)
 
 
-def write_pairs(output: Path, cands: Candidates, src_text: list[str], tgt_text: list[str], cfg: MineConfig) -> int:
-    """Select pairs from ``cands`` and write ``score TAB src TAB tgt [TAB src_line TAB tgt_line]`` atomically."""
+def _prepare_work(work: Path, key: dict[str, Any]) -> None:
+    """Keep ``work`` for the job ``key`` was written for; otherwise start it empty."""
+    state = work / "job.json"
+    if work.exists():
+        try:
+            previous = json.loads(state.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            previous = None
+        if previous != key:
+            log.warning("%s belongs to another job; starting over", work)
+            shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    write_json(state, key)
+
+
+def _say(progress: bool, message: str) -> None:
+    if progress:
+        print(message, file=sys.stderr, flush=True)
+
+
+def write_pairs(output: Path, cands: Candidates, src_text: list[str], tgt_text: list[str], cfg: MineConfig, *,
+                first_lines: tuple[int, int] = (1, 1)) -> int:
+    """Select pairs from ``cands`` and write ``score TAB src TAB tgt [TAB src_line TAB tgt_line]`` atomically
+    (``-``: to standard output). ``first_lines`` are the line numbers of row 0 of each side (2 after a header)."""
     chosen = select_pairs(cands, src_text, tgt_text, cfg)
-    with atomic_open(output) as fh:
-        for s, t, sc in zip(chosen.src, chosen.tgt, chosen.score, strict=True):
-            ids = f"\t{s + 1}\t{t + 1}" if cfg.with_ids else ""
-            fh.write(f"{sc:.6f}\t{_clean(src_text[s])}\t{_clean(tgt_text[t])}{ids}\n")
+    lines = (f"{sc:.6f}\t{_clean(src_text[s])}\t{_clean(tgt_text[t])}"
+             + (f"\t{s + first_lines[0]}\t{t + first_lines[1]}" if cfg.with_ids else "") + "\n"
+             for s, t, sc in zip(chosen.src, chosen.tgt, chosen.score, strict=True))
+    if str(output) == STDOUT:
+        sys.stdout.writelines(lines)
+        sys.stdout.flush()
+    else:
+        with atomic_open(output) as fh:
+            fh.writelines(lines)
     return len(chosen.score)
 
 

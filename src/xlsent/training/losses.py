@@ -10,6 +10,8 @@ ValueError on shape mismatches, and returns a scalar (0-dim) tensor.
 - :class:`WassersteinCritic`: WGAN / WGAN-GP critic loss (EMU's language discriminator; dual-pivot)
 - :class:`PairDiscriminator` and :class:`PairDiscriminatorLoss`: BCE on pair logits (ABSent, paper 003)
 - :class:`CosineDistanceLoss`: mean cosine distance of paired rows (ABSent's f_d, paper 003)
+- :class:`ContrastiveLoss`: pairwise contrastive loss over a labelled batch (Chopra et al. 2005; EMU's baseline)
+- :class:`NPairLoss`: multi-class N-pair loss on cosines over a labelled batch (Sohn 2016; EMU's baseline)
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from torch import nn
 
 __all__ = [
     "CenterLoss",
+    "ContrastiveLoss",
     "CosineDistanceLoss",
     "L2ConstrainedSoftmaxLoss",
     "MultipleNegativesRankingLoss",
+    "NPairLoss",
     "PairDiscriminator",
     "PairDiscriminatorLoss",
     "TripletRankingLoss",
@@ -389,3 +393,90 @@ class CosineDistanceLoss(nn.Module):
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         _check_pair(a, b)
         return (1 - F.cosine_similarity(a, b, dim=1)).mean()
+
+
+# --- metric-learning losses over labelled batches (EMU's baselines, paper 002) ---------------------------------
+
+
+def _label_masks(u: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(same, eye)``: ``same[i, j]`` when rows i and j share a label; ``eye`` the diagonal (both bool)."""
+    _check_labels(u, labels)
+    eye = torch.eye(len(u), dtype=torch.bool, device=u.device)
+    return labels[:, None] == labels[None, :], eye
+
+
+class ContrastiveLoss(nn.Module):
+    """Contrastive loss over every pair of rows of a labelled batch (Chopra, Hadsell & LeCun 2005, in the form of
+    Hadsell, Chopra & LeCun 2006; EMU's baseline, paper 002 Sect. "Baselines", with margin m = 2).
+
+    A Siamese set-up: both rows of a pair come from the same encoder. With the Euclidean distance
+    d_ij = ||u_i - u_j|| and y_ij = 1 when rows i and j have the same label, 0 otherwise:
+
+        L = 1/P sum_{i<j} 1/2 [ y_ij d_ij^2 + (1 - y_ij) max(0, m - d_ij)^2 ]
+
+    over the P = B(B-1)/2 pairs of the batch: same-label rows are pulled together, the others pushed at least
+    m apart.
+
+    >>> u = torch.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])
+    >>> round(ContrastiveLoss(margin=2.0)(u, torch.tensor([0, 0, 1])).item(), 4)  # (25/2 + 1/2 + 0) / 3
+    4.3333
+    """
+
+    def __init__(self, margin: float = 2.0) -> None:
+        super().__init__()
+        if margin <= 0:
+            raise ValueError(f"margin must be > 0, got {margin}")
+        self.margin = margin
+
+    def forward(self, u: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        _check_matrix("u", u)
+        same, _ = _label_masks(u, labels)
+        if len(u) < 2:
+            raise ValueError("the contrastive loss needs at least two rows in a batch")
+        sq = (u[:, None, :] - u[None, :, :]).pow(2).sum(dim=-1)
+        dist = sq.clamp_min(1e-12).sqrt()  # finite gradient for identical rows
+        costs = torch.where(same, sq, F.relu(self.margin - dist).pow(2)) / 2
+        return costs.triu(diagonal=1).sum() / (len(u) * (len(u) - 1) / 2)
+
+    def extra_repr(self) -> str:
+        return f"margin={self.margin}"
+
+
+class NPairLoss(nn.Module):
+    """Multi-class N-pair loss on cosine similarities over a labelled batch (Sohn 2016, "Improved deep metric
+    learning with multi-class N-pair loss objective"; EMU's "N-pair sampling cosine loss" baseline, paper 002).
+
+    Every ordered pair (a, p), a != p, of rows with the same label is one tuple of an anchor, its positive and
+    the N - 1 negatives n in N(a) (the rows whose label differs from a's). With cos the cosine similarity and
+    ``scale`` s:
+
+        l(a, p) = log(1 + sum_{n in N(a)} exp(s cos(u_a, u_n) - s cos(u_a, u_p)))
+
+    i.e. softmax cross-entropy picking the positive among itself and the negatives; the loss is the mean of l
+    over all such tuples in the batch (0 when no two rows share a label). Sohn samples one positive per anchor;
+    here every positive of the batch is used, so the loss needs no random draw.
+
+    >>> u = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    >>> round(NPairLoss()(u, torch.tensor([0, 0, 1])).item(), 4)  # two tuples, each log(1 + e^(0 - 1))
+    0.3133
+    """
+
+    def __init__(self, scale: float = 1.0) -> None:
+        super().__init__()
+        if scale <= 0:
+            raise ValueError(f"scale must be > 0, got {scale}")
+        self.scale = scale
+
+    def forward(self, u: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        _check_matrix("u", u)
+        same, eye = _label_masks(u, labels)
+        positives = (same & ~eye).to(u.dtype)
+        cos = self.scale * (F.normalize(u, dim=1) @ F.normalize(u, dim=1).T)
+        # diff[a, p, n] = s cos(a, n) - s cos(a, p), kept only for the negatives n of a
+        diff = (cos[:, None, :] - cos[:, :, None]).masked_fill(same[:, None, :], float("-inf"))
+        zero = torch.zeros(*diff.shape[:2], 1, dtype=diff.dtype, device=diff.device)
+        tuples = torch.logsumexp(torch.cat([zero, diff], dim=2), dim=2)  # log(1 + sum_n exp(...))
+        return (tuples * positives).sum() / positives.sum().clamp_min(1.0)
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale}"

@@ -1,0 +1,474 @@
+"""DuEAM (paper 000): a dual-encoder learner taught by a frozen anchor's Word Mover's Distance, no parallel data.
+
+The same sentence pair (s_i, t_i), not translations, possibly in two languages, goes to a frozen *anchor*, which
+scores it by the Word Mover's Distance of its contextual token embeddings (:mod:`xlsent.methods.wmd`, a scalar
+without gradient), and to the *learner*, the encoder being trained (mean pooling of its last layer), which
+embeds s_i and t_i as s'_i and t'_i. The learner minimises (eqs. 1, 2 and section 3.3)::
+
+    L_A = mean_i exp(|exp(-d_euc(s'_i, t'_i)) - exp(-d_wmd(s_i, t_i))|)
+    L_B = mean_i cos(s'_i, t'_i)
+    L   = L_A - lambda L_B,   lambda = 0.003
+
+The ablations train ``objective = "LA"`` (L_A alone) or ``"LB"`` (minimise -L_B alone; its Figure 2). The
+learner starts from the backbone (:class:`~xlsent.encoders.trainable.TrainableTransformer`) and is fine-tuned
+fully or through LoRA adapters. Pairs come from XNLI dev (:mod:`xlsent.methods.dueam_data`); the checkpoint is
+chosen by retrieval accuracy on held-out parallel pairs. The model directory (type ``dueam``) holds the learner's
+weights (a ``transformer`` model, or ``transformer-lora`` adapters over the named backbone) and loads as an
+ordinary transformer encoder.
+
+>>> from xlsent.methods.dueam import METHOD
+>>> cfg = METHOD.config(mode="unsupervised", sets=["steps=200"])
+>>> cfg.mode, cfg.lambda_b, cfg.objective, cfg.steps
+('unsupervised', 0.003, 'both', 200)
+>>> METHOD.train(cfg, "models/dueam-unsup")                                      # doctest: +SKIP
+>>> xlsent.load("models/dueam-unsup").encode(["Der Hund bellt.", "The dog barks."]).shape  # doctest: +SKIP
+(2, 384)
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from xlsent.atomic import atomic_open
+from xlsent.encoders.cache import encoder_id, sentences_key
+from xlsent.encoders.lora import LORA_TYPE, LoraEncoder
+from xlsent.encoders.model_card import write_card
+from xlsent.encoders.model_dir import ModelDirError, read_manifest, write_manifest
+from xlsent.encoders.trainable import TrainableTransformer
+from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.evaluation.selection import retrieval_criterion
+from xlsent.methods.dueam_data import (
+    MODES,
+    PAPER_LANGS,
+    HeldOut,
+    PairData,
+    build_pairs,
+    heldout_pairs,
+    validation_langs,
+)
+from xlsent.methods.wmd import SOLVERS, WEIGHTINGS, Idf, TokenAnchor, WmdSettings, content_ids, pair_distances
+from xlsent.training.batching import batch_indices
+from xlsent.training.checkpoint import TrainState
+from xlsent.training.config import TrainConfig, to_toml
+from xlsent.training.loop import CHECKPOINT_DIR, Trainer, Validation
+from xlsent.training.method import Method, model_manifest, prepare_output
+
+log = logging.getLogger(__name__)
+
+NAME = "dueam"
+CONFIG_FILE = "config.toml"
+OBJECTIVES = ("both", "LA", "LB")
+FINETUNES = ("lora", "full")
+EMBED_BATCH = 64
+
+
+# --- configuration -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class DueamConfig(TrainConfig):
+    """Hyper-parameters and ablation switches; ``src/xlsent/configs/dueam.toml`` documents each one."""
+
+    steps: int = 1500
+    lr: float = 2e-4
+    warmup_steps: int = 500
+    schedule: str = "linear"
+    grad_clip: float = 1.0
+    eval_every: int = 250
+    mode: str = "weakly-supervised"
+    backbone: str = "me5-small"
+    anchor: str = "me5-small"
+    anchor_layer: int = -1
+    weighting: str = "uniform"
+    solver: str = "emd"
+    sinkhorn_reg: float = 0.05
+    langs: list[str] = field(default_factory=lambda: list(PAPER_LANGS))
+    max_pairs: int = 20000
+    batch_size: int = 64
+    lambda_b: float = 0.003
+    objective: str = "both"
+    normalize: bool = True
+    finetune: str = "lora"
+    lora_r: int = 8
+    lora_alpha: int = 16
+    lora_dropout: float = 0.1
+    dropout: float = 0.1
+    valid_pairs: int = 1000
+    valid_langs: list[str] = field(default_factory=list)
+
+    def problems(self) -> list[str]:
+        out = super().problems()
+        if self.mode not in MODES:
+            out.append(f"mode must be one of {MODES}, not {self.mode!r}")
+        if self.objective not in OBJECTIVES:
+            out.append(f"objective must be one of {OBJECTIVES}, not {self.objective!r}")
+        if self.finetune not in FINETUNES:
+            out.append(f"finetune must be one of {FINETUNES}, not {self.finetune!r}")
+        if self.weighting not in WEIGHTINGS:
+            out.append(f"weighting must be one of {WEIGHTINGS}, not {self.weighting!r}")
+        if self.solver not in SOLVERS:
+            out.append(f"solver must be one of {SOLVERS}, not {self.solver!r}")
+        if self.solver == "sinkhorn" and self.sinkhorn_reg <= 0:
+            out.append("sinkhorn_reg must be > 0")
+        if not self.langs:
+            out.append("langs is empty")
+        if self.batch_size < 2 or self.max_pairs == 1 or self.max_pairs < 0:
+            out.append("batch_size must be >= 2, max_pairs >= 2 (or 0 for all pairs)")
+        if self.lambda_b < 0:
+            out.append("lambda_b must be >= 0")
+        if self.lora_r < 1 or not 0 <= self.lora_dropout < 1 or not 0 <= self.dropout < 1:
+            out.append("lora_r must be >= 1, lora_dropout and dropout in [0, 1)")
+        if self.eval_every > 0 and self.valid_pairs < 2:
+            out.append("validation (eval_every > 0) needs valid_pairs >= 2")
+        return out
+
+
+# --- the loss ------------------------------------------------------------------------------------------------
+
+
+class DueamLoss(nn.Module):
+    """``L = L_A - lambda L_B`` (paper 000, eqs. 1-2, section 3.3) of a batch of learner embeddings and anchor WMDs.
+
+    ``normalize`` scales the learner's vectors to unit length before ``d_euc`` and the cosine (the paper leaves it
+    open; unit vectors put ``d_euc`` in [0, 2], the range of WMD over unit token vectors). ``objective`` ``LA``
+    minimises L_A alone, ``LB`` minimises -L_B alone. Returns the loss and every term (logged either way).
+
+    >>> loss_fn = DueamLoss(lambda_b=0.5, normalize=False)
+    >>> s, t = torch.zeros(1, 2), torch.tensor([[3.0, 4.0]])       # d_euc = 5, cosine of a zero vector = 0
+    >>> loss, terms = loss_fn(s, t, torch.tensor([5.0]))           # d_wmd = d_euc: L_A = exp(0) = 1
+    >>> round(loss.item(), 6), terms["L_A"], terms["L_B"], terms["d_euc"]
+    (1.0, 1.0, 0.0, 5.0)
+    """
+
+    def __init__(self, lambda_b: float = 0.003, objective: str = "both", normalize: bool = True) -> None:
+        super().__init__()
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
+        self.lambda_b, self.objective, self.normalize = lambda_b, objective, normalize
+
+    def forward(self, s: torch.Tensor, t: torch.Tensor, d_wmd: torch.Tensor) -> tuple[torch.Tensor, dict[str, float]]:
+        if self.normalize:
+            s, t = F.normalize(s, dim=1), F.normalize(t, dim=1)
+        d_euc = torch.linalg.vector_norm(s - t, dim=1)
+        target = torch.exp(-d_wmd.to(s.dtype))
+        loss_a = torch.exp((torch.exp(-d_euc) - target).abs()).mean()
+        loss_b = F.cosine_similarity(s, t, dim=1).mean()
+        if self.objective == "both":
+            loss = loss_a - self.lambda_b * loss_b
+        elif self.objective == "LA":
+            loss = loss_a
+        else:
+            loss = -loss_b
+        terms = {"L_A": loss_a.item(), "L_B": loss_b.item(), "loss": loss.item(), "d_euc": d_euc.mean().item(),
+                 "d_wmd": d_wmd.float().mean().item()}
+        return loss, terms
+
+
+# --- the learner ---------------------------------------------------------------------------------------------
+
+
+class TrainedPart(nn.Module):
+    """A module whose ``state_dict`` holds only its trainable parameters (checkpoints of LoRA runs stay small).
+
+    ``load_state_dict`` expects exactly those parameters and leaves the frozen ones as they are.
+    """
+
+    def __init__(self, inner: TrainableTransformer) -> None:
+        super().__init__()
+        self.inner = inner
+        self.trained = frozenset(f"inner.{n}" for n, p in inner.named_parameters() if p.requires_grad)
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
+        return {k: v for k, v in super().state_dict(*args, **kwargs).items() if k in self.trained}
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
+        missing, unexpected = sorted(self.trained - set(state_dict)), sorted(set(state_dict) - self.trained)
+        if strict and (missing or unexpected):
+            raise RuntimeError(f"trainable parameters differ: missing {missing[:3]}, unexpected {unexpected[:3]}")
+        return super().load_state_dict(state_dict, strict=False, assign=assign)
+
+
+def make_learner(backbone: TransformerEncoder, config: DueamConfig) -> TrainableTransformer:
+    """A trainable copy of ``backbone`` with the config's dropout, and LoRA adapters if ``finetune = "lora"``."""
+    learner = TrainableTransformer(backbone)
+    learner.set_dropout(config.dropout, config.dropout)
+    if config.finetune == "lora":
+        learner.apply_lora(r=config.lora_r, alpha=config.lora_alpha, dropout=config.lora_dropout)
+    return learner
+
+
+def embed_sentences(learner: TrainableTransformer, sentences: Sequence[str], batch: int = EMBED_BATCH) -> np.ndarray:
+    """Mean-pooled learner vectors ``(n, dim)`` float32 (not normalised), batched by length, without gradients."""
+    out = np.zeros((len(sentences), learner.dim), dtype=np.float32)
+    order = np.argsort([len(s) for s in sentences], kind="stable")
+    with torch.no_grad():
+        for start in range(0, len(order), batch):
+            rows = order[start : start + batch]
+            out[rows] = learner.embed([sentences[i] for i in rows]).float().cpu().numpy()
+    return out
+
+
+def parameter_groups(learner: nn.Module, lr: float, weight_decay: float = 0.01) -> list[dict[str, Any]]:
+    """AdamW groups of the trainable parameters as sentence-transformers' ``fit`` builds them: weight decay 0.01,
+    none on biases and LayerNorm weights (empty groups are left out).
+
+    >>> groups = parameter_groups(nn.Sequential(nn.Linear(2, 2), nn.LayerNorm(2)), 1e-3)
+    >>> [(g["name"], len(g["params"]), g["weight_decay"]) for g in groups]
+    [('decay', 1, 0.01), ('no_decay', 3, 0.0)]
+    """
+    norms = {id(p) for m in learner.modules() if isinstance(m, nn.LayerNorm) for p in m.parameters()}
+    decay: list[nn.Parameter] = []
+    no_decay: list[nn.Parameter] = []
+    for name, p in learner.named_parameters():
+        if p.requires_grad:
+            (no_decay if name.endswith("bias") or id(p) in norms else decay).append(p)
+    groups = [{"params": decay, "lr": lr, "weight_decay": weight_decay, "name": "decay"},
+              {"params": no_decay, "lr": lr, "weight_decay": 0.0, "name": "no_decay"}]
+    return [g for g in groups if g["params"]]
+
+
+# --- data preparation ----------------------------------------------------------------------------------------
+
+
+def resolve_layer(anchor: TokenAnchor, layer: int) -> int:
+    """``layer`` as an index into the anchor's ``num_layers + 1`` states (negative counts from the last)."""
+    n = anchor.num_layers + 1
+    if not -n <= layer < n:
+        raise ValueError(f"anchor_layer {layer} is out of range for {anchor.name} (states 0..{n - 1})")
+    return layer % n
+
+
+def _too_long(sentences: Sequence[str], anchor: TokenAnchor, learner: TrainableTransformer) -> set[str]:
+    """Sentences that do not fit the anchor's or the learner's position window (with their specials)."""
+    anchor_lengths = [len(ids) for ids, _ in anchor.prefixed_ids(sentences)]
+    learner_lengths = [len(e.ids) for e in learner.tokenizer.encode_batch(
+        [learner.prefix + s for s in sentences], add_special_tokens=False)]
+    return {s for s, a, b in zip(sentences, anchor_lengths, learner_lengths, strict=True)
+            if a > anchor.max_tokens - 2 or b > learner.max_tokens - 2}
+
+
+def usable_pairs(data: PairData, anchor: TokenAnchor, learner: TrainableTransformer) -> PairData:
+    """``data`` without the pairs that hold a sentence too long for the anchor or the learner."""
+    long = _too_long(sorted(set(data.src) | set(data.tgt)), anchor, learner)
+    if not long:
+        return data
+    keep = [i for i, (s, t) in enumerate(zip(data.src, data.tgt, strict=True)) if s not in long and t not in long]
+    log.info("dropping %d of %d pairs with a sentence longer than the model window", len(data) - len(keep), len(data))
+    return data.subset(keep)
+
+
+def usable_heldout(valid: HeldOut, anchor: TokenAnchor, learner: TrainableTransformer) -> HeldOut:
+    """``valid`` without the pairs too long for the learner (or the anchor)."""
+    long = _too_long(sorted(set(valid.src) | set(valid.tgt)), anchor, learner)
+    keep = [i for i, (s, t) in enumerate(zip(valid.src, valid.tgt, strict=True)) if s not in long and t not in long]
+    return HeldOut([valid.src[i] for i in keep], [valid.tgt[i] for i in keep], [valid.langs[i] for i in keep],
+                   valid.tgt_lang)
+
+
+def wmd_settings(config: DueamConfig, anchor: TokenAnchor, idf: Idf | None) -> WmdSettings:
+    """The anchor distance settings of ``config`` (layer resolved, idf checksum when idf-weighted)."""
+    return WmdSettings(anchor=str(getattr(anchor, "id", anchor.name)), layer=resolve_layer(anchor, config.anchor_layer),
+                       weighting=config.weighting, solver=config.solver, reg=config.sinkhorn_reg,
+                       idf=idf.checksum() if idf is not None else "")
+
+
+def anchor_distances(config: DueamConfig, data: PairData, anchor: TokenAnchor, *, root: Path | None = None,
+                     progress: bool = True) -> tuple[np.ndarray, WmdSettings]:
+    """``d_wmd`` of every training pair (cached on disk) and the settings they were computed with.
+
+    Idf weights (``weighting = "idf"``) are counted over ``data.corpus``, every sentence the pairs are drawn from.
+    """
+    idf = Idf.fit(content_ids(anchor, data.corpus)) if config.weighting == "idf" else None
+    settings = wmd_settings(config, anchor, idf)
+    return pair_distances(anchor, data.src, data.tgt, settings, idf=idf, root=root, progress=progress), settings
+
+
+# --- training ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FitResult:
+    """The trained learner (best validated weights when validation ran), the training log and the best step."""
+
+    learner: TrainableTransformer
+    history: list[dict[str, float]]
+    best: dict[str, Any] | None
+    validations: list[dict[str, Any]]
+    seconds: float
+
+
+def _validation(config: DueamConfig, learner: TrainableTransformer, valid: HeldOut | None) -> Validation | None:
+    """Retrieval accuracy (both directions, %) of the learner on the held-out pairs (paper section 5)."""
+    if config.eval_every <= 0 or valid is None:
+        return None
+
+    def evaluate() -> dict[str, float]:
+        return {"retrieval": retrieval_criterion(embed_sentences(learner, valid.src),
+                                                 embed_sentences(learner, valid.tgt))}
+
+    return Validation(evaluate, "retrieval", config.eval_every)
+
+
+def fit(config: DueamConfig, learner: TrainableTransformer, data: PairData, distances: np.ndarray, out: Path, *,
+        valid: HeldOut | None = None, resume: bool = False, progress: bool = True,
+        meta: dict[str, Any] | None = None) -> FitResult:
+    """Train ``learner`` on ``data`` with the anchor ``distances`` (row i belongs to pair i) in ``out``."""
+    config.check()
+    if len(distances) != len(data):
+        raise ValueError(f"{len(distances)} distances for {len(data)} pairs")
+    if len(data) < 2:
+        raise ValueError("need at least two training pairs")
+    torch.manual_seed(config.seed)
+    part = TrainedPart(learner)
+    optimizer = torch.optim.AdamW(parameter_groups(learner, config.lr), lr=config.lr)
+    trainer = Trainer(out, config, TrainState({"learner": part}, {"learner": optimizer}), meta=meta,
+                      validation=_validation(config, learner, valid), progress=progress,
+                      desc=f"dueam {config.mode}")
+    criterion = DueamLoss(config.lambda_b, config.objective, config.normalize)
+    dist = torch.from_numpy(np.ascontiguousarray(distances, dtype=np.float32))
+
+    def step(s: int) -> dict[str, float]:
+        rows = batch_indices(len(data), config.batch_size, s, config.seed)
+        src, tgt = [data.src[i] for i in rows], [data.tgt[i] for i in rows]
+        emb = learner.embed(src + tgt)
+        loss, terms = criterion(emb[: len(rows)], emb[len(rows):], dist[torch.from_numpy(rows)].to(emb.device))
+        trainer.update("learner", loss)
+        return terms
+
+    result = trainer.run(step, resume=resume)
+    best = trainer.restore_best(["learner"])
+    learner.eval()
+    return FitResult(learner, result.history, best, result.validations, result.seconds)
+
+
+def train_on(config: DueamConfig, data: PairData, anchor: TransformerEncoder, backbone: TransformerEncoder,
+             out_dir: str | Path, *, valid: HeldOut | None = None, resume: bool = False, progress: bool = True,
+             wmd_root: Path | None = None) -> Path:
+    """Anchor distances of ``data`` (cached), train the learner from ``backbone``, write the model directory.
+
+    Checkpoints go to ``out_dir/checkpoints`` and are removed once the model is written; ``resume`` continues a
+    killed run (or returns a finished one as it is).
+    """
+    config.check()
+    out = Path(out_dir)
+    if prepare_output(out, resume):
+        return out
+    start = time.perf_counter()
+    torch.manual_seed(config.seed)
+    learner = make_learner(backbone, config)
+    data = usable_pairs(data, anchor, learner)
+    valid = usable_heldout(valid, anchor, learner) if valid is not None and config.eval_every > 0 else None
+    if valid is not None and len(valid.src) < 2:
+        raise ValueError("fewer than 2 held-out pairs fit the model window; validate on shorter pairs or set "
+                         "eval_every = 0")
+    anchor_start = time.perf_counter()
+    distances, settings = anchor_distances(config, data, anchor, root=wmd_root, progress=progress)
+    wmd_seconds = time.perf_counter() - anchor_start
+    meta: dict[str, Any] = {"backbone": encoder_id(backbone), "wmd": settings.key(),
+                            "data": sentences_key([*data.src, *data.tgt], None)}
+    if valid is not None:
+        meta["valid"] = sentences_key([*valid.src, *valid.tgt], None)
+    fitted = fit(config, learner, data, distances, out, valid=valid, resume=resume, progress=progress, meta=meta)
+    langs = list(data.summary.get("langs", config.langs))
+    training = {
+        "data": {"kind": f"{config.mode} XNLI-dev pairs", "src_lang": "/".join(langs), "tgt_lang": "/".join(langs),
+                 "src_sentences": len(data), "tgt_sentences": len(data),
+                 "pairs_key": meta["data"], "summary": data.summary},
+        "anchor": {"settings": asdict(settings), "key": settings.key(), "mean_d_wmd": float(np.mean(distances)),
+                   "seconds": round(wmd_seconds, 1)},
+        "steps": config.steps, "pairs": len(data), "pairs_seen": config.steps * config.batch_size,
+        "epochs": round(config.steps * config.batch_size / len(data), 3),
+        "validation": {"pairs": len(valid.src) if valid else 0, "langs": sorted(set(valid.langs)) if valid else [],
+                       "selection": "retrieval" if valid else "none", "best": fitted.best,
+                       "last": fitted.validations[-1]["validation"] if fitted.validations else {}},
+        "final": fitted.history[-1] if fitted.history else {},
+        "fit_seconds": round(fitted.seconds, 1),
+        "seconds": round(time.perf_counter() - start, 1),
+        "device": str(fitted.learner.device),
+    }
+    save_model(out, fitted.learner, config, anchor, training)
+    log.info("DuEAM model written to %s", out)
+    return out
+
+
+def _transformer(encoder: object, role: str) -> TransformerEncoder:
+    if not isinstance(encoder, TransformerEncoder):
+        raise ValueError(f"the {role} must be a transformer model, not {getattr(encoder, 'name', encoder)}")
+    return encoder
+
+
+def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
+          progress: bool = True) -> Path:
+    """``xlsent train dueam``: build the XNLI pairs and held-out pairs, load anchor and backbone, train, save."""
+    from xlsent.encoders.registry import load_encoder
+
+    if not isinstance(config, DueamConfig):
+        raise TypeError(f"expected a DueamConfig, got {type(config).__name__}")
+    if prepare_output(out, resume):
+        return Path(out)
+    pairs = build_pairs(config.mode, config.langs, max_pairs=config.max_pairs or None, seed=config.seed, root=data)
+    valid = None
+    if config.eval_every > 0:
+        langs = config.valid_langs or validation_langs(config.langs)
+        valid = heldout_pairs(langs, config.valid_pairs, seed=config.seed, root=data)
+    backbone = _transformer(load_encoder(config.backbone), "backbone")
+    anchor = backbone if config.anchor == config.backbone else _transformer(load_encoder(config.anchor), "anchor")
+    return train_on(config, pairs, anchor, backbone, out, valid=valid, resume=resume, progress=progress)
+
+
+# --- model directory and encoder -----------------------------------------------------------------------------
+
+
+def save_model(directory: str | Path, learner: TrainableTransformer, config: DueamConfig, anchor: TokenAnchor,
+               training: dict[str, Any], *, name: str | None = None) -> Path:
+    """Write the learner (``transformer`` weights or LoRA adapters), ``config.toml`` and an ``xlsent.json`` of
+    type ``dueam`` whose ``weights`` names the learner's own directory type; ``train.jsonl`` is already there."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_open(out / CONFIG_FILE) as fh:
+        fh.write(to_toml(config))
+    common = model_manifest(NAME, config, anchor={"name": anchor.name, "id": str(getattr(anchor, "id", anchor.name))},
+                            training=training, metrics={})
+    learner.save(out, name=name or out.name, extra={k: v for k, v in common.items() if k != "type"})
+    manifest = read_manifest(out, verify="none")
+    kept = {k: v for k, v in manifest.items() if k not in ("files", "format_version", "type")}
+    write_manifest(out, {"type": NAME, "weights": manifest["type"], **kept})
+    write_card(out)
+    shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
+    return out
+
+
+def load_model(model_dir: str | Path) -> TransformerEncoder:
+    """The encoder of a ``dueam`` model directory: the learner as a transformer encoder (LoRA merged on load)."""
+    directory = Path(model_dir)
+    manifest = read_manifest(directory, verify="none")
+    if manifest.get("type") != NAME:
+        raise ModelDirError(f"{directory}: type {manifest.get('type')!r}, expected {NAME!r}")
+    weights = manifest.get("weights")
+    if weights == LORA_TYPE:
+        return LoraEncoder(directory)
+    if weights == "transformer":
+        return TransformerEncoder(directory)
+    raise ModelDirError(f"{directory}: unknown learner weights {weights!r} (expected transformer or {LORA_TYPE})")
+
+
+METHOD = Method(
+    name=NAME,
+    summary="DuEAM (paper 000): learner fine-tuned to match a frozen anchor's WMD, plus cosine; XNLI, no bitext",
+    config_class=DueamConfig,
+    defaults="dueam.toml",
+    train=train,
+    encoder=load_model,
+    modes=MODES,
+)

@@ -1,0 +1,547 @@
+"""Awkward and hostile input to the CLI: a table of cases (input, exit code, message, files left behind) that
+docs/bad-input.md mirrors row for row, so the list can only grow; then what does not fit a table row.
+
+Each table case runs ``xlsent`` in-process in a fresh folder ``{w}`` holding the files of :func:`standard_files`,
+with ``$XLSENT_HOME`` and the temporary directory elsewhere; ``{model}`` is the tiny random model. Cases that
+must fail before any work use the encoder ``toy:unloadable``, which raises if it is ever loaded.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xlsent.cli import build_parser, main
+from xlsent.data.text_input import InputError, InputSpec
+from xlsent.embed_job import EmbedOptions, embed_file
+from xlsent.encoders import model_dir
+from xlsent.encoders.model_dir import ModelDirError, read_manifest, write_manifest
+from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.evaluation.results import ResultExistsError, TaskResult
+from xlsent.mining.pipeline import MineConfig, mine_files
+from xlsent.store import load_embeddings
+from xlsent.testing import LookupEncoder
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad-input.md"
+
+TOY_MODULE = '''"""Toy encoders for tests/test_bad_input.py."""
+import numpy as np
+
+from xlsent.testing import LookupEncoder
+
+LANGS = ("deu", "fra", "kat")
+
+
+def onehot():
+    eye = np.eye(4)
+    return LookupEncoder({s: eye[i] for lang in LANGS for i in range(4)
+                          for s in (f"{lang} sentence {i}", f"english {lang} {i}")}, name="toy")
+
+
+def unloadable():
+    raise RuntimeError("the encoder was loaded: the input should have been refused before any work")
+
+
+class Dying(LookupEncoder):
+    """Encodes one chunk, then is interrupted (as by Ctrl-C) on the second."""
+
+    calls = 0
+
+    def encode(self, sentences, lang=None, **kw):
+        Dying.calls += 1
+        if Dying.calls == 2:
+            raise KeyboardInterrupt
+        return super().encode(sentences, lang, **kw)
+
+
+def dying():
+    Dying.calls = 0
+    return Dying({"the dog": [1.0, 0.0]}, name="dying")
+'''
+
+
+def standard_files(w: Path) -> None:
+    """The files every case starts from."""
+    (w / "in.txt").write_text("the dog barks\n\nder hund bellt\n", encoding="utf-8")
+    (w / "in.tsv").write_text("id\ttext\n1\tthe dog\n2\t\n3\ta cat\n", encoding="utf-8")
+    (w / "de.txt").write_text("der hund bellt\nder hund\nb\n", encoding="utf-8")
+    (w / "en.txt").write_text("the dog barks\na cat runs\nthe cat\n", encoding="utf-8")
+    (w / "long.txt").write_text("".join(f"the dog {'barks ' * i}\n" for i in range(7)), encoding="utf-8")
+    (w / "bad.txt").write_bytes(b"fine\nalso fine\nbroken \xff here\n")
+    (w / "folder").mkdir()
+    (w / "toy.py").write_text(TOY_MODULE, encoding="utf-8")
+    for lang in ("deu", "fra", "kat"):
+        (w / "data" / "tatoeba_v1").mkdir(parents=True, exist_ok=True)
+        for side, prefix in ((lang, f"{lang} sentence "), ("eng", f"english {lang} ")):
+            (w / "data" / "tatoeba_v1" / f"tatoeba.{lang}-eng.{side}").write_text(
+                "".join(f"{prefix}{i}\n" for i in range(4)), encoding="utf-8")
+
+
+def model_copy(w: Path, model: Path) -> Path:
+    return Path(shutil.copytree(model, w / "model"))
+
+
+def edit_same_size(path: Path, old: bytes, new: bytes) -> None:
+    assert len(old) == len(new)
+    data = path.read_bytes()
+    assert old in data
+    path.write_bytes(data.replace(old, new, 1))
+
+
+def edited_model(name: str, old: bytes, new: bytes) -> Callable[[Path, Path], None]:
+    def setup(w: Path, model: Path) -> None:
+        edit_same_size(model_copy(w, model) / name, old, new)
+    return setup
+
+
+def with_tokenizer_config_edited(w: Path, model: Path) -> None:
+    copy = model_copy(w, model)
+    (copy / "tokenizer_config.json").write_text('{"model_max_length": 64}\n', encoding="utf-8")
+    manifest = json.loads((copy / "xlsent.json").read_text(encoding="utf-8"))
+    write_manifest(copy, {k: v for k, v in manifest.items() if k not in ("files", "format_version")})
+    edit_same_size(copy / "tokenizer_config.json", b"64", b"99")
+
+
+def with_weights_flipped(w: Path, model: Path) -> None:
+    weights = model_copy(w, model) / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0x01
+    weights.write_bytes(bytes(data))
+
+
+def with_config_unlisted(w: Path, model: Path) -> None:
+    copy = model_copy(w, model)
+    manifest = json.loads((copy / "xlsent.json").read_text(encoding="utf-8"))
+    del manifest["files"]["config.json"]
+    (copy / "xlsent.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def interrupted(chunk_rows: int, truncate: str | None = None) -> Callable[[Path, Path], None]:
+    """A run of ``embed long.txt -o o.npy --chunk-rows N`` killed after two chunks (optionally one truncated)."""
+    def setup(w: Path, model: Path) -> None:
+        encoder = TransformerEncoder(model)
+
+        class Killed:
+            name, dim, id, calls = encoder.name, encoder.dim, encoder.id, 0
+
+            def encode(self, sentences: list[str], lang: str | None = None, **kw: object) -> np.ndarray:
+                Killed.calls += 1
+                if Killed.calls == 3:
+                    raise KeyboardInterrupt
+                return encoder.encode(sentences, lang)
+
+        with pytest.raises(KeyboardInterrupt):
+            embed_file(InputSpec(w / "long.txt"), w / "o.npy", Killed(),  # type: ignore[arg-type]
+                       EmbedOptions(chunk_rows=chunk_rows, progress=False))
+        if truncate:
+            part = w / "o.npy.parts" / truncate
+            part.write_bytes(part.read_bytes()[:100])
+    return setup
+
+
+def full_tatoeba_result(w: Path, model: Path) -> None:
+    assert main(["eval", "tatoeba", "--model", "toy:onehot", "--data", f"{w}/data", "-o", f"{w}/results", "-q"]) == 0
+
+
+def embedded_in_txt(w: Path, model: Path) -> None:
+    assert main(["embed", f"{w}/in.txt", "-o", f"{w}/in.npy", "--model", str(model), "-q"]) == 0
+
+
+@dataclass(frozen=True)
+class Case:
+    """One awkward input: the command, its exit code, a fragment of what it says, the new files it leaves."""
+
+    id: str
+    argv: tuple[str, ...]
+    code: int
+    message: str
+    left: tuple[str, ...] = ()
+    setup: Callable[[Path, Path], None] | None = None
+    stdin: bytes | None = None
+
+
+def case(id: str, command: str, code: int, message: str, left: tuple[str, ...] = (), **kw: object) -> Case:
+    """A :class:`Case` from one command line; ``{nothing}`` stands for an encoder that must never be loaded."""
+    argv = tuple(command.replace("{nothing}", NOTHING_LOADED).split())
+    return Case(id, argv, code, message, left, **kw)  # type: ignore[arg-type]
+
+
+NOTHING_LOADED = "--model toy:unloadable -q"
+EMBEDDED = ("o.npy", "o.npy.json")
+CASES = [
+    # paths: checked before anything is loaded or computed
+    case("embed-output-is-a-directory", "embed {w}/in.txt -o {w}/folder {nothing}", 2,
+         "folder: is a directory"),
+    case("embed-input-is-a-directory", "embed {w}/folder -o {w}/o.npy {nothing}", 2,
+         "folder: is a directory"),
+    case("embed-input-missing", "embed {w}/nope.txt -o {w}/o.npy {nothing}", 2, "nope.txt: no such file"),
+    case("embed-output-csv", "embed {w}/in.txt -o {w}/o.csv {nothing}", 2,
+         "the output format comes from the extension: .npy (vectors + .npy.json sidecar) or .parquet"),
+    case("embed-output-without-extension", "embed {w}/in.txt -o {w}/vectors {nothing}", 2,
+         "the output format comes from the extension"),
+    case("embed-output-stdout", "embed {w}/in.txt -o - {nothing}", 2, "cannot go to standard output"),
+    case("embed-output-below-a-file", "embed {w}/in.txt -o {w}/in.txt/o.npy {nothing}", 2,
+         "in.txt is a file, not a folder"),
+    case("index-input-is-a-directory", "index {w}/folder -o {w}/idx {nothing}", 2, "folder: is a directory"),
+    case("index-output-is-a-file", "index {w}/in.txt -o {w}/de.txt {nothing}", 2, "an index is a folder"),
+    case("mine-output-is-a-directory", "mine {w}/de.txt {w}/en.txt -o {w}/folder {nothing}", 2,
+         "folder: is a directory"),
+    case("mine-output-csv", "mine {w}/de.txt {w}/en.txt -o {w}/pairs.csv {nothing}", 2,
+         "name a .tsv (or .txt) file, or - for standard output"),
+    case("mine-both-sides-stdin", "mine - - -o {w}/p.tsv {nothing}", 2, "cannot both be standard input"),
+    case("mine-stdout-with-ray", "mine {w}/de.txt {w}/en.txt -o - --engine ray {nothing}", 2,
+         "needs --engine local"),
+    case("mine-src-emb-missing", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --src-emb {w}/x.npy "
+         "{nothing}", 2, "x.npy: no such embedding file"),
+    # options: named by their flag, checked before anything is loaded
+    case("embed-chunk-rows-zero", "embed {w}/in.txt -o {w}/o.npy --chunk-rows 0 {nothing}", 2,
+         "argument --chunk-rows: must be a whole number of at least 1, not '0'"),
+    case("embed-batch-tokens-not-a-number", "embed {w}/in.txt -o {w}/o.npy --batch-tokens many {nothing}",
+         2, "argument --batch-tokens"),
+    case("embed-bad-language-code", "embed {w}/in.txt -o {w}/o.npy --lang German {nothing}", 2,
+         "not a language code"),
+    case("embed-field-on-txt", "embed {w}/in.txt -o {w}/o.npy --field text {nothing}", 2,
+         "--field applies to JSONL input only; "),
+    case("mine-k-zero", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --k 0 {nothing}", 2,
+         "argument -k/--k: must be a whole number of at least 1, not '0'"),
+    case("mine-threshold-not-a-number", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold abc "
+         "{nothing}", 2, "argument --threshold: must be a finite number or 'auto', not 'abc'"),
+    case("mine-threshold-nan", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold nan {nothing}", 2,
+         "argument --threshold: must be a finite number or 'auto', not 'nan'"),
+    case("mine-threshold-inf", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold inf {nothing}", 2,
+         "argument --threshold: must be a finite number or 'auto', not 'inf'"),
+    case("mine-max-memory-zero", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --max-memory 0 {nothing}", 2,
+         "argument --max-memory: must be a finite number above 0"),
+    case("mine-ray-ids-after-header", "mine {w}/in.tsv {w}/in.tsv -o {w}/p.tsv --column text --with-ids --engine ray "
+         "{nothing}", 2, "--with-ids on a TSV with a header needs --engine local"),
+    case("mine-column-on-txt", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --column 1 {nothing}", 2,
+         "--column applies to TSV and Parquet input only"),
+    case("search-k-zero", "search {w}/folder query -k 0", 2, "argument -k/--k"),
+    case("eval-no-task", "eval --langs kat {nothing}", 2, "name at least one TASK; tasks: tatoeba"),
+    case("eval-unknown-task", "eval tatoeba tatoebaa {nothing}", 2, "unknown task(s) tatoebaa"),
+    case("eval-empty-langs", "eval tatoeba --langs , {nothing}", 2, "argument --langs: needs at least one code"),
+    case("eval-margin-k-zero", "eval tatoeba --margin-k 0 {nothing}", 2, "argument --margin-k"),
+    # TSV: whether line 1 is a header is said, never guessed; line numbers count every line
+    case("embed-tsv-header-unstated", "embed {w}/in.tsv -o {w}/o.npy {nothing}", 2,
+         "say whether line 1 of this TSV is a header: --header (skip it) or --no-header"),
+    case("embed-tsv-column-0-unstated", "embed {w}/in.tsv -o {w}/o.npy --column 0 {nothing}", 2,
+         "--header (skip it) or --no-header"),
+    case("embed-tsv-name-with-no-header", "embed {w}/in.tsv -o {w}/o.npy --column text --no-header "
+         "{nothing}", 2, "is a header name, but --no-header says the file has none"),
+    case("embed-header-on-txt", "embed {w}/in.txt -o {w}/o.npy --header {nothing}", 2,
+         "--header/--no-header applies to TSV input only"),
+    case("mine-tsv-header-unstated", "mine {w}/in.tsv {w}/en.txt -o {w}/p.tsv {nothing}", 2,
+         "--header (skip it) or --no-header"),
+    case("embed-tsv-strict-line-number", "embed {w}/in.tsv -o {w}/o.npy --column text --strict --model {model} -q", 2,
+         "in.tsv:3: empty line"),
+    # bad rows: the run stops, names file and line, and leaves nothing (the input has to change)
+    case("embed-bad-utf8", "embed {w}/bad.txt -o {w}/o.npy --model {model} -q", 2, "bad.txt:3: invalid UTF-8"),
+    case("embed-bad-utf8-after-finished-chunks", "embed {w}/bad.txt -o {w}/o.npy --chunk-rows 1 --model {model} -q",
+         2, "bad.txt:3: invalid UTF-8"),
+    case("embed-strict-empty-line", "embed {w}/in.txt -o {w}/o.npy --strict --model {model} -q", 2,
+         "in.txt:2: empty line"),
+    case("mine-bad-utf8-target", "mine {w}/de.txt {w}/bad.txt -o {w}/p.tsv --model {model} -q", 2,
+         "bad.txt:3: invalid UTF-8"),
+    case("mine-src-emb-of-another-file", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --src-emb {w}/in.npy "
+         "--model {model} -q", 2, "embeddings were made from another file", setup=embedded_in_txt),
+    # corrupted model directories: every file is checked against the manifest's checksum at load
+    case("model-config-edited-same-size", "embed {w}/in.txt -o {w}/o.npy --model {w}/model -q", 2,
+         "config.json: checksum differs from xlsent.json (corrupt or edited)",
+         setup=edited_model("config.json", b"1e-12", b"1e-01")),
+    case("model-tokenizer-edited-same-size", "embed {w}/in.txt -o {w}/o.npy --model {w}/model -q", 2,
+         "tokenizer.json: checksum differs", setup=edited_model("tokenizer.json", b"-3.0", b"-9.0")),
+    case("model-tokenizer-config-edited-same-size", "embed {w}/in.txt -o {w}/o.npy --model {w}/model -q", 2,
+         "tokenizer_config.json: checksum differs", setup=with_tokenizer_config_edited),
+    case("model-weights-edited-same-size", "embed {w}/in.txt -o {w}/o.npy --model {w}/model -q", 2,
+         "model.safetensors: checksum differs", setup=with_weights_flipped),
+    case("model-file-not-in-manifest", "embed {w}/in.txt -o {w}/o.npy --model {w}/model -q", 2,
+         "does not list config.json, so it cannot be verified", setup=with_config_unlisted),
+    # interrupted and resumed runs: only resumable progress is kept, and every decision is said
+    case("embed-interrupted-keeps-finished-chunks", "embed {w}/in.txt -o {w}/o.npy --chunk-rows 1 "
+         "--model toy:dying -q", 130, "kept 1 finished chunk(s)",
+         left=("o.npy.parts", "o.npy.parts/000000.npy", "o.npy.parts/job.json")),
+    case("embed-resume-truncated-part", "embed {w}/long.txt -o {w}/o.npy --chunk-rows 3 --resume --model {model} -q",
+         0, "o.npy.parts/000001.npy: truncated or unreadable", left=EMBEDDED,
+         setup=interrupted(3, truncate="000001.npy")),
+    case("embed-resume-other-chunk-rows", "embed {w}/long.txt -o {w}/o.npy --chunk-rows 2 --resume --model {model} -q",
+         0, "cannot be reused: they were made with --chunk-rows 3 (this run: 2)", left=EMBEDDED,
+         setup=interrupted(3)),
+    case("embed-rerun-without-resume", "embed {w}/long.txt -o {w}/o.npy --chunk-rows 3 --model {model} -q", 0,
+         "discarding 2 finished chunk(s) of an earlier run (they match this job: --resume would reuse them)",
+         left=EMBEDDED, setup=interrupted(3)),
+    # standard input and output
+    case("embed-stdin", "embed - -o {w}/o.npy --model {model} -q", 0, "wrote ", left=EMBEDDED, stdin=b"the dog\n"),
+    case("mine-stdout", "mine {w}/de.txt {w}/en.txt -o - --model {model} -q", 0, "wrote -: "),
+    case("mine-stdin-source", "mine - {w}/en.txt -o {w}/p.tsv --model {model} -q", 0, "wrote ", left=("p.tsv",),
+         stdin=b"der hund bellt\nder hund\n"),
+    # evaluation results: a subset run never replaces a fuller result
+    case("eval-subset-over-full-result", "eval tatoeba --langs kat --model toy:onehot --data {w}/data -o {w}/results "
+         "-q", 2, "replacing it would lose deu, fra. Not saved", setup=full_tatoeba_result),
+    case("eval-langs-comma-list-before-task", "eval --langs kat,fra tatoeba --model toy:onehot --data {w}/data "
+         "-o {w}/results -q", 0, "tatoeba: mean 100.00", left=("results", "results/tatoeba__toy.json")),
+]
+
+
+def tree(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case: Case, tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                   capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    w, scratch = tmp_path / "w", tmp_path / "tmp"
+    w.mkdir()
+    scratch.mkdir()
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.syspath_prepend(str(w))
+    monkeypatch.chdir(w)  # a stray relative path (say, a file named -) would show among the files left
+    standard_files(w)
+    if case.setup:
+        case.setup(w, tiny_model_dir)
+    if case.stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(case.stdin)))
+    before = tree(w)
+    capsys.readouterr()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        code = main([arg.format(w=w, model=tiny_model_dir) for arg in case.argv])
+    captured = capsys.readouterr()
+    said = captured.out + captured.err + caplog.text
+    assert code == case.code, said
+    assert case.message in said
+    assert sorted(tree(w) - before) == sorted(case.left)
+    assert not any(scratch.iterdir()), "temporary files left behind"
+
+
+def docs_rows() -> dict[str, list[str]]:
+    rows = {}
+    for line in DOCS.read_text(encoding="utf-8").splitlines():
+        if m := re.match(r"\| `([a-z0-9-]+)` \|", line):
+            rows[m.group(1)] = [cell.strip() for cell in line.strip("|").split("|")]
+    return rows
+
+
+def test_docs_table_lists_every_case() -> None:
+    rows = docs_rows()
+    assert list(rows) == [c.id for c in CASES]
+    for c in CASES:
+        cells = rows[c.id]
+        assert cells[2] == str(c.code), c.id
+        assert cells[3].strip("`").replace("\\|", "|") == c.message, c.id
+        assert cells[4] == (", ".join(f"`{p}`" for p in c.left) or "nothing"), c.id
+
+
+def test_weights_are_hashed_once_per_change(tmp_path: Path, tiny_model_dir: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(model_dir, "BIG_FILE_BYTES", 50_000)  # the tiny weights (87 kB) count as big
+    copy = Path(shutil.copytree(tiny_model_dir, tmp_path / "m"))
+    hashed: list[str] = []
+    real = model_dir.sha256_file
+    monkeypatch.setattr(model_dir, "sha256_file", lambda p: hashed.append(Path(p).name) or real(p))
+    read_manifest(copy)
+    assert sorted(hashed) == ["config.json", "model.safetensors", "tokenizer.json"]
+    hashed.clear()
+    read_manifest(copy)
+    assert sorted(hashed) == ["config.json", "tokenizer.json"]  # small files every time, weights from the cache
+    cache = json.loads((tmp_path / "home" / "checksums.json").read_text(encoding="utf-8"))
+    entry = cache["files"][str((copy / "model.safetensors").absolute())]
+    assert entry["bytes"] == 87608 and entry["sha256"] == real(copy / "model.safetensors")
+
+    (tmp_path / "home" / "checksums.json").write_text("{not json", encoding="utf-8")  # an unreadable cache
+    hashed.clear()
+    read_manifest(copy)
+    assert "model.safetensors" in hashed
+    assert json.loads((tmp_path / "home" / "checksums.json").read_text(encoding="utf-8"))["version"] == 1
+
+    weights = copy / "model.safetensors"
+    stat = weights.stat()
+    time.sleep(0.05)  # the change time moves on even when the modification time is put back
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0x01
+    weights.write_bytes(bytes(data))
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with pytest.raises(ModelDirError, match="model.safetensors: checksum differs"):
+        read_manifest(copy)
+    data[-1] ^= 0x01  # restored: the stale entry is re-hashed and the file passes again
+    weights.write_bytes(bytes(data))
+    read_manifest(copy)
+
+
+def test_encoder_id_comes_from_the_verified_files(tmp_path: Path, tiny_model_dir: Path) -> None:
+    copy = Path(shutil.copytree(tiny_model_dir, tmp_path / "m"))
+    genuine = TransformerEncoder(copy).id
+    edit_same_size(copy / "config.json", b"1e-12", b"1e-01")
+    with pytest.raises(ModelDirError, match="config.json: checksum differs"):
+        TransformerEncoder(copy)
+    manifest = json.loads((copy / "xlsent.json").read_text(encoding="utf-8"))
+    write_manifest(copy, {k: v for k, v in manifest.items() if k not in ("files", "format_version")})
+    assert TransformerEncoder(copy).id != genuine  # the edit, once recorded, is another encoder
+
+
+def test_subset_result_never_replaces_a_fuller_one(tmp_path: Path) -> None:
+    def result(*langs: str, score: float = 50.0) -> TaskResult:
+        return TaskResult(task="tatoeba", encoder="me5-small@abc", dataset="d", main_score=score,
+                          main_metric="mean", scores={lang: {"mean": score} for lang in langs})
+
+    path = result("deu", "fra", "kat").save(tmp_path)
+    with pytest.raises(ResultExistsError, match="replacing it would lose deu, fra"):
+        result("kat").save(tmp_path)
+    assert set(json.loads(path.read_text(encoding="utf-8"))["scores"]) == {"deu", "fra", "kat"}
+    result("kat").save(tmp_path, overwrite=True)
+    with pytest.raises(ResultExistsError, match="would lose kat"):  # a second subset does not replace the first
+        result("deu").save(tmp_path)
+    result("kat", score=60.0).save(tmp_path)  # the same subset again: replaced
+    assert json.loads(path.read_text(encoding="utf-8"))["main_score"] == 60.0
+    result("deu", "kat").save(tmp_path)  # a fuller run: replaced
+    assert set(json.loads(path.read_text(encoding="utf-8"))["scores"]) == {"deu", "kat"}
+
+
+def test_interrupted_mine_keeps_only_finished_stages(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / "de.txt").write_text("a\nb\n", encoding="utf-8")
+    (tmp_path / "en.txt").write_text("b\na\n", encoding="utf-8")
+
+    class Interrupted(LookupEncoder):
+        def __init__(self, after: int) -> None:
+            super().__init__({"a": [1.0, 0.0], "b": [0.0, 1.0]}, name="toy")
+            self.after = after
+
+        def encode(self, sentences, lang=None, **kw):  # type: ignore[no-untyped-def]
+            self.after -= 1
+            if self.after < 0:
+                raise KeyboardInterrupt
+            return super().encode(sentences, lang, **kw)
+
+    src, tgt = InputSpec(tmp_path / "de.txt"), InputSpec(tmp_path / "en.txt")
+    out, work = tmp_path / "p.tsv", tmp_path / "p.tsv.work"
+    with pytest.raises(KeyboardInterrupt):  # nothing finished yet: nothing kept
+        mine_files(src, tgt, out, Interrupted(after=0), MineConfig(), progress=False)
+    assert not work.exists()
+    with caplog.at_level(logging.WARNING), pytest.raises(KeyboardInterrupt):  # the source side is finished
+        mine_files(src, tgt, out, Interrupted(after=1), MineConfig(), progress=False)
+    assert "kept the finished stages" in caplog.text and (work / "src.npy").is_file()
+    mine_files(src, tgt, out, Interrupted(after=1), MineConfig(), progress=False)  # reuses src.npy: one call left
+    assert out.read_text(encoding="utf-8").count("\n") == 2 and not work.exists()
+
+
+def test_mine_config_names_the_flags() -> None:
+    with pytest.raises(ValueError, match="--k must be at least 1, not 0; --threshold must be a finite number, not nan"):
+        MineConfig(k=0, threshold=float("nan"))
+    with pytest.raises(ValueError, match="--margin must be one of ratio, distance, absolute, not 'ratios'"):
+        MineConfig(margin="ratios")
+
+
+@pytest.mark.parametrize("argv", [["eval", "tatoeba", "--langs", "kat,fra"], ["eval", "--langs", "kat,fra", "tatoeba"],
+                                  ["eval", "--langs", "kat", "fra", "tatoeba"],
+                                  ["eval", "tatoeba", "--langs", "kat", "--langs", "fra"]])
+def test_langs_forms(argv: list[str]) -> None:
+    args = build_parser().parse_args(argv)
+    assert [*args.tasks, *args.more_tasks] == ["tatoeba"] and args.langs == ["kat", "fra"]
+
+
+def test_tsv_header_rule_and_line_numbers(tmp_path: Path, tiny_encoder: TransformerEncoder) -> None:
+    src = tmp_path / "de.tsv"
+    src.write_text("text\tid\nder hund bellt\t7\nder hund\t8\n\t9\nb\t10\n", encoding="utf-8")
+    by_name = InputSpec(src, column="text")
+    by_index = InputSpec(src, column="0", header=True)
+    no_header = InputSpec(src, header=False)
+    with pytest.raises(InputError, match="--header"):
+        InputSpec(src).check()
+    vecs = {}
+    for name, spec in (("name", by_name), ("index", by_index), ("none", no_header)):
+        embed_file(spec, tmp_path / f"{name}.npy", tiny_encoder, EmbedOptions(progress=False))
+        vecs[name] = load_embeddings(tmp_path / f"{name}.npy")[0]
+    np.testing.assert_array_equal(vecs["name"], vecs["index"])
+    np.testing.assert_allclose(vecs["none"][1:], vecs["name"], atol=1e-6)
+    np.testing.assert_allclose(vecs["none"][0], tiny_encoder.encode(["text"])[0], atol=1e-6)
+
+    tgt = tmp_path / "en.txt"
+    tgt.write_text("the dog barks\na cat runs\nthe cat\n", encoding="utf-8")
+    out = tmp_path / "pairs.tsv"
+    mine_files(by_name, InputSpec(tgt), out, tiny_encoder, MineConfig(with_ids=True, k=2), progress=False)
+    src_lines, tgt_lines = src.read_text(encoding="utf-8").splitlines(), tgt.read_text(encoding="utf-8").splitlines()
+    rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
+    assert rows
+    for _, s, t, s_line, t_line in rows:  # --with-ids gives line numbers, the header being line 1
+        assert src_lines[int(s_line) - 1].split("\t")[0] == s and tgt_lines[int(t_line) - 1] == t
+
+
+def test_pipes_and_standard_streams(tmp_path: Path, tiny_model_dir: Path, tiny_encoder: TransformerEncoder,
+                                    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = ["the dog barks", "a cat runs"]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("".join(s + "\n" for s in lines).encode())))
+    assert main(["embed", "-", "-o", str(tmp_path / "stdin.npy"), "--model", str(tiny_model_dir), "-q"]) == 0
+    vecs, meta = load_embeddings(tmp_path / "stdin.npy")
+    assert meta["source"]["path"] == "<stdin>" and meta["rows"] == 2
+    np.testing.assert_allclose(vecs, tiny_encoder.encode(lines), atol=1e-6)
+
+    pipe = tmp_path / "pipe"  # what /dev/stdin is when a command's output is piped in
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=lambda: pipe.write_text("".join(s + "\n" for s in lines), encoding="utf-8"),
+                              daemon=True)
+    writer.start()
+    assert main(["embed", str(pipe), "-o", str(tmp_path / "pipe.npy"), "--model", str(tiny_model_dir), "-q"]) == 0
+    writer.join(timeout=10)
+    piped, meta = load_embeddings(tmp_path / "pipe.npy")
+    assert meta["source"]["path"] == str(pipe)
+    np.testing.assert_array_equal(piped, vecs)
+
+    (tmp_path / "en.txt").write_text("the dog barks\na cat runs\nthe cat\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"der hund bellt\nb\n")))
+    capsys.readouterr()
+    assert main(["mine", "-", str(tmp_path / "en.txt"), "-o", "-", "--model", str(tiny_model_dir), "-q",
+                 "--with-ids"]) == 0
+    out = capsys.readouterr()
+    rows = [line.split("\t") for line in out.out.splitlines()]  # the pairs alone on standard output
+    assert rows and all(len(r) == 5 and r[1] in ("der hund bellt", "b") for r in rows)
+    assert "wrote -:" in out.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["en.txt", "pipe", "pipe.npy", "pipe.npy.json",
+                                                          "stdin.npy", "stdin.npy.json"]
+
+
+def test_every_option_shows_its_default_and_meaning() -> None:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command")
+    for name in commands.choices:
+        sub = commands.build(name)  # type: ignore[attr-defined]
+        if name == "train":  # its options are the training platform's (and list the config defaults)
+            continue
+        for action in sub._actions:
+            if action.help == "==SUPPRESS==" or action.dest in ("help", "version"):
+                continue
+            flag = "/".join(action.option_strings) or action.dest
+            assert action.help, f"{name} {flag}: no help"
+            if action.option_strings and action.nargs != 0 and not action.required:
+                assert "default" in action.help, f"{name} {flag}: help does not say its default"
+            if action.dest == "output":
+                assert action.option_strings == ["-o", "--output"], name
+            if action.dest == "k":
+                assert action.option_strings == ["-k", "--k"], name
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["mine", "--help"]])
+def test_help_and_version_start_fast(argv: list[str]) -> None:
+    """No numpy, torch or other heavy import: start-up is the interpreter's and argparse's time (~0.1 s)."""
+    code = ("import sys\nfrom xlsent.cli import main\nassert main(sys.argv[1:]) == 0\n"
+            "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'numpy', 'torch', 'tqdm', 'scipy', 'pyarrow'})\n"
+            "print('HEAVY', heavy, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stderr
