@@ -507,8 +507,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="render docs/results.md and plots from results, benchmarks and training logs")
     p.add_argument("--results", default="results", help="folder of result JSON (default results/)")
     p.add_argument("--bench", help="folder of benchmark JSON written by `make bench` (default RESULTS/bench)")
-    p.add_argument("--train-logs", default="models/**/train.jsonl", metavar="GLOB",
-                   help="training logs to plot, ** matching any folders (default models/**/train.jsonl; '' for none)")
+    p.add_argument("--train-logs", default="models/*/train.jsonl", metavar="GLOB",
+                   help="training logs to plot, ** matching any folders (default models/*/train.jsonl: the shipped "
+                        "models; '' for none)")
     p.add_argument("--docs", default="docs/results.md", help="markdown to write (default docs/results.md)")
     p.add_argument("--plots", default="docs/plots", help="folder for PNG plots (default docs/plots)")
     p.set_defaults(func=_cmd_report)
@@ -520,20 +521,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stdout_closed() -> int:
+    """Point standard output at /dev/null so the interpreter's final flush does not fail again; exit 1."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``xlsent`` console script."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error argparse has printed (exit code 2)
         return exc.code if isinstance(exc.code, int) else 2
+    except BrokenPipeError:  # help read by a pipe that closed early, e.g. `xlsent train dual-pivot --help | head`
+        return _stdout_closed()
     level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
         handler: Handler = args.func
         return handler(args)
     except BrokenPipeError:  # standard output closed early, e.g. `xlsent mine a b -o - | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return _stdout_closed()
     except (FileNotFoundError, ValueError, FileExistsError) as exc:  # what was asked for cannot be done: usage
         print(f"xlsent: error: {exc}", file=sys.stderr)
         return 2

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import numpy as np
@@ -32,12 +34,11 @@ from xlsent.methods.absent import (
 )
 from xlsent.methods.linear_maps import PairData, PairVectors, split_rows
 from xlsent.methods.pivot_data import Bitext
-from xlsent.testing import dataset_or_skip
-from xlsent.training import loop
 from xlsent.training.config import ConfigError
 from xlsent.training.losses import PairDiscriminatorLoss
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
+KilledRun = Callable[..., AbstractContextManager[None]]  # the killed_run fixture (conftest.py)
 
 # --- the loss terms (Eqs. 1-6) ---------------------------------------------------------------------------------
 
@@ -199,23 +200,12 @@ def test_zero_shot_maps_two_languages_into_english_and_retrieves_between_them(tm
     assert retrieval_criterion(map_rows(gens, de.x), map_rows(gens, es.x)) > 80  # no de-es pair was seen
 
 
-def test_resume_after_a_kill_equals_the_uninterrupted_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_after_a_kill_equals_the_uninterrupted_run(tmp_path: Path, killed_run: KilledRun) -> None:
     pv = _rotation_pair(60, seed=4, ratio=0.5)
     cfg = _config("absent", "steps=6", "checkpoint_every=3", "batch_size=8", "eval_every=2")
     straight = fit(cfg, [pv], tmp_path / "a", progress=False)
-    update = loop.Trainer.update
-    calls = []
-
-    def dies_at_step_4(self: loop.Trainer, name: str, loss: torch.Tensor, **kw: bool) -> None:
-        calls.append(name)
-        if calls.count("generators") == 5:
-            raise KeyboardInterrupt
-        update(self, name, loss, **kw)
-
-    monkeypatch.setattr(loop.Trainer, "update", dies_at_step_4)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_run(5, "generators"):  # the 5th step dies; the last checkpoint is step 3's
         fit(cfg, [pv], tmp_path / "b", progress=False)
-    monkeypatch.setattr(loop.Trainer, "update", update)
     resumed = fit(cfg, [pv], tmp_path / "b", resume=True, progress=False)
     for (name, a), b in zip(straight.generators.state_dict().items(), resumed.generators.state_dict().values(),
                             strict=True):
@@ -225,19 +215,12 @@ def test_resume_after_a_kill_equals_the_uninterrupted_run(tmp_path: Path, monkey
 # --- the model directory ---------------------------------------------------------------------------------------
 
 
-def _toy_text(n: int = 40) -> PairData:
-    rng = np.random.default_rng(0)
-    words = ["".join(rng.choice(list("abcdefghik"), size=rng.integers(3, 7))) for _ in range(n)]
-    bitext = Bitext([f"der {w} bellt" for w in words], [f"the {w[::-1]} barks" for w in words], "de", "en")
-    return PairData(bitext, *split_rows(n, 0.5, 4, seed=0))
-
-
+@pytest.mark.usefixtures("xlsent_home")
 def test_model_directory_round_trip_and_mining(tiny_encoder: TransformerEncoder, tiny_model_dir: Path,
-                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+                                               tmp_path: Path, toy_pair_data: Callable[..., PairData]) -> None:
     cfg = _config("absent", "steps=4", f"backbone={tiny_model_dir}", "valid_pairs=4", "eval_every=2",
                   "inputs=average")
-    data = _toy_text()
+    data = toy_pair_data(ratio=0.5, valid=4)
     out = absent.train_on(cfg, [data], tiny_encoder, tmp_path / "absent", progress=False)
     assert not (out / "checkpoints").exists() and (out / "train.jsonl").is_file()
     enc = load_encoder(out)
@@ -265,13 +248,10 @@ def test_model_directory_round_trip_and_mining(tiny_encoder: TransformerEncoder,
 
 
 @pytest.mark.data
-def test_cli_trains_absent_on_real_pairs(tiny_model_dir: Path, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    root = dataset_or_skip("parallel")
-    dataset_or_skip("tatoeba_v1")
-    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+@pytest.mark.usefixtures("xlsent_home")
+def test_cli_trains_absent_on_real_pairs(tiny_model_dir: Path, tmp_path: Path, parallel_data: Path) -> None:
     out = tmp_path / "uni"
-    assert cli_main(["train", "absent", "--mode", "uni-sent", "--out", str(out), "--data", str(root), "-q",
+    assert cli_main(["train", "absent", "--mode", "uni-sent", "--out", str(out), "--data", str(parallel_data), "-q",
                      "--set", f"backbone={tiny_model_dir}", "--set", "max_pairs=200", "--set", "steps=3",
                      "--set", "gen_hidden=[16]", "--set", "disc_hidden=[16]", "--set", "valid_pairs=10",
                      "--set", "eval_every=3", "--set", "corpus=long"]) == 0
@@ -324,13 +304,10 @@ def test_ablation_ratio_and_zero_shot_claims() -> None:
 
 
 @pytest.mark.data
-def test_study_runs_end_to_end_on_a_tiny_backbone(tiny_model_dir: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    root = dataset_or_skip("parallel")
-    dataset_or_skip("tatoeba_v1")
-    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+@pytest.mark.usefixtures("xlsent_home")
+def test_study_runs_end_to_end_on_a_tiny_backbone(tiny_model_dir: Path, tmp_path: Path, parallel_data: Path) -> None:
     settings = absent_study.StudySettings(inputs=("static",), datasets=("short de-en",), steps=2, max_pairs=60,
-                                          valid_pairs=4, models_dir=tmp_path / "models", data=str(root),
+                                          valid_pairs=4, models_dir=tmp_path / "models", data=str(parallel_data),
                                           backbone=str(tiny_model_dir))
     (path,) = absent_study.run_studies(["main"], settings, tmp_path / "results")
     assert path.name == "absent-main-static__tiny.json"

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,6 @@ from xlsent.methods.dueam import (
     METHOD,
     DueamConfig,
     DueamLoss,
-    TrainedPart,
     embed_sentences,
     fit,
     load_model,
@@ -41,10 +41,10 @@ from xlsent.methods.dueam_data import (
     weakly_supervised_pairs,
 )
 from xlsent.testing import make_tiny_model_dir
-from xlsent.training import loop
 from xlsent.training.config import ConfigError, build_config, to_toml
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
+KilledRun = Callable[..., AbstractContextManager[None]]  # the killed_run fixture (conftest.py)
 
 
 # --- the loss ------------------------------------------------------------------------------------------------
@@ -170,41 +170,15 @@ def test_the_learner_fits_the_anchor_distances(tiny_encoder: TransformerEncoder,
     assert _gap(result.learner) < 0.2 * before
 
 
-def test_trained_part_holds_only_the_adapters(tiny_encoder: TransformerEncoder) -> None:
-    learner = make_learner(tiny_encoder, _config())
-    part = TrainedPart(learner)
-    keys = set(part.state_dict())
-    assert keys and all(".lora_" in k for k in keys)
-    assert keys == {f"inner.{n}" for n, p in learner.named_parameters() if p.requires_grad}
-    zeros = {k: torch.zeros_like(v) for k, v in part.state_dict().items()}
-    part.load_state_dict(zeros)
-    assert all(not v.any() for v in part.state_dict().values())
-    with pytest.raises(RuntimeError, match="trainable parameters differ"):
-        part.load_state_dict(dict(list(zeros.items())[1:]))
-    full = TrainedPart(make_learner(tiny_encoder, _config("finetune=full")))
-    assert any("word_embeddings" in k for k in full.state_dict())
-
-
 @pytest.mark.parametrize("finetune", ["lora", "full"])
 def test_fit_resumes_to_the_same_learner(finetune: str, tiny_encoder: TransformerEncoder, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                         killed_run: KilledRun) -> None:
     cfg = _config("steps=6", "checkpoint_every=3", f"finetune={finetune}", "lr=0.01", "warmup_steps=2")
     torch.manual_seed(0)
     straight = fit(cfg, make_learner(tiny_encoder, cfg), _data(), DIST, tmp_path / "a", progress=False)
-    update = loop.Trainer.update
-    calls: list[str] = []
-
-    def dies_at_step_5(self: loop.Trainer, name: str, loss: torch.Tensor, **kw: bool) -> None:
-        calls.append(name)
-        if len(calls) == 5:
-            raise KeyboardInterrupt
-        update(self, name, loss, **kw)
-
-    monkeypatch.setattr(loop.Trainer, "update", dies_at_step_5)
     torch.manual_seed(0)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_run(5):
         fit(cfg, make_learner(tiny_encoder, cfg), _data(), DIST, tmp_path / "b", progress=False)
-    monkeypatch.setattr(loop.Trainer, "update", update)
     torch.manual_seed(0)
     resumed = fit(cfg, make_learner(tiny_encoder, cfg), _data(), DIST, tmp_path / "b", resume=True, progress=False)
     assert resumed.history == straight.history
@@ -276,10 +250,9 @@ def test_config_defaults_and_checks(tiny_encoder: TransformerEncoder) -> None:
 
 
 @pytest.mark.data
+@pytest.mark.usefixtures("xlsent_home")
 @pytest.mark.parametrize("mode", ["weakly-supervised", "unsupervised"])
-def test_cli_trains_both_modes_and_reloads(mode: str, tmp_path: Path, shared_data: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+def test_cli_trains_both_modes_and_reloads(mode: str, tmp_path: Path, shared_data: Path) -> None:
     model = make_tiny_model_dir(tmp_path / "tiny512", max_positions=512)
     out = tmp_path / "dueam"
     argv = ["train", "dueam", "--mode", mode, "--out", str(out), "--set", f"backbone={model}", "--set",
@@ -336,9 +309,9 @@ def _fake_sts(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None
 
 
 @pytest.mark.data
+@pytest.mark.usefixtures("xlsent_home")
 def test_lambda_study_trains_reuses_and_refuses_stale_models(tmp_path: Path, shared_data: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(dueam_study.sts, "evaluate", _fake_sts)
     model = make_tiny_model_dir(tmp_path / "tiny512", max_positions=512)
     settings = dueam_study.StudySettings(steps=3, ablation_steps=2, max_pairs=24, models_dir=tmp_path / "models",
@@ -374,9 +347,9 @@ def _fake_task(task: str, metric: str, names: tuple[str, ...]) -> Callable[..., 
 
 
 @pytest.mark.data
+@pytest.mark.usefixtures("xlsent_home")
 def test_main_study_records_every_task_in_the_models(tmp_path: Path, shared_data: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(dueam_study.tatoeba, "evaluate", _fake_task("tatoeba", "mean", ("deu", "fra")))
     sts_names = tuple(dueam_study.STS_TABLE1.values())
     monkeypatch.setattr(dueam_study.sts, "evaluate", _fake_task("sts", "spearman", sts_names))

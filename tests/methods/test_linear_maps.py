@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -29,8 +30,6 @@ from xlsent.methods.linear_maps import (
     inverted_softmax,
     split_rows,
 )
-from xlsent.methods.pivot_data import Bitext
-from xlsent.testing import dataset_or_skip
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -126,20 +125,18 @@ def test_config_checks_the_pairs() -> None:
 
 
 @pytest.mark.data
-def test_training_bitexts_leave_out_every_test_sentence() -> None:
-    root = dataset_or_skip("parallel")
-    dataset_or_skip("tatoeba_v1")
-    held = linear_maps.held_out_sentences(root)
-    short = linear_maps.corpus_bitext("de-en", "short", root, banned=held)
-    long = linear_maps.corpus_bitext("es-en", "long", root, banned=held, max_pairs=500, seed=1)
+def test_training_bitexts_leave_out_every_test_sentence(parallel_data: Path) -> None:
+    held = linear_maps.held_out_sentences(parallel_data)
+    short = linear_maps.corpus_bitext("de-en", "short", parallel_data, banned=held)
+    long = linear_maps.corpus_bitext("es-en", "long", parallel_data, banned=held, max_pairs=500, seed=1)
     assert list(short.summary["sources"]) == ["tatoeba-challenge"] and len(short.src) > 15000
     assert sorted(long.summary["sources"]) == [f"newstest{y}" for y in (2008, 2009, 2010, 2011, 2013)]
     assert len(long.src) == 500
     for bitext in (short, long):
         assert not (set(bitext.src) | set(bitext.tgt)) & held
         assert len(set(zip(bitext.src, bitext.tgt, strict=True))) == len(bitext.src)
-    news = retrieval_pk.load_set("news-de", root)
-    assert set(news.x) <= held and set(retrieval_pk.load_set("deu", root).y) <= held
+    news = retrieval_pk.load_set("news-de", parallel_data)
+    assert set(news.x) <= held and set(retrieval_pk.load_set("deu", parallel_data).y) <= held
 
 
 # --- static subword averages -----------------------------------------------------------------------------------
@@ -168,22 +165,14 @@ def test_static_average_is_the_weighted_sum_of_subword_vectors(tiny_encoder: Tra
 # --- model directory -------------------------------------------------------------------------------------------
 
 
-def _toy_data(n: int = 40, ratio: float = 1.0, valid: int = 0) -> PairData:
-    rng = np.random.default_rng(0)
-    words = ["".join(rng.choice(list("abcdefghik"), size=rng.integers(3, 7))) for _ in range(n)]
-    bitext = Bitext([f"the {w} barks" for w in words], [f"der {w[::-1]} bellt" for w in words], "de", "en")
-    labelled, unlabelled, held = split_rows(n, ratio, valid, seed=0)
-    return PairData(bitext, labelled, unlabelled, held)
-
-
+@pytest.mark.usefixtures("xlsent_home")
 @pytest.mark.parametrize("inputs", ["encoder", "tfidf"])
 def test_model_directory_round_trip(inputs: str, tiny_encoder: TransformerEncoder, tiny_model_dir: Path,
-                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    tmp_path: Path, toy_pair_data: Callable[..., PairData],
                                     caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
     config = METHOD.config(sets=[f"backbone={tiny_model_dir}", f"inputs={inputs}", "method=procrustes"])
     assert isinstance(config, LinearMapConfig)
-    data = _toy_data()
+    data = toy_pair_data()
     out = linear_maps.train_on(config, [data], tiny_encoder, tmp_path / "lin", progress=False)
     enc = load_encoder(out)
     assert isinstance(enc, LinearMapEncoder) and enc.retrieval_rule == "nn"
@@ -205,19 +194,17 @@ def test_model_directory_round_trip(inputs: str, tiny_encoder: TransformerEncode
 
 
 @pytest.mark.data
+@pytest.mark.usefixtures("xlsent_home")
 def test_cli_trains_a_linear_map_that_xlsent_eval_scores(tiny_model_dir: Path, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    root = dataset_or_skip("parallel")
-    dataset_or_skip("tatoeba_v1")
-    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+                                                         parallel_data: Path) -> None:
     out = tmp_path / "lsq"
-    assert cli_main(["train", "linear-map", "--out", str(out), "--data", str(root), "-q", "--set",
+    assert cli_main(["train", "linear-map", "--out", str(out), "--data", str(parallel_data), "-q", "--set",
                      f"backbone={tiny_model_dir}", "--set", "method=lsq-gc", "--set", "max_pairs=300",
                      "--set", "inputs=average"]) == 0
     manifest = json.loads((out / "xlsent.json").read_text(encoding="utf-8"))
     assert manifest["type"] == "linear-map" and manifest["mapping"]["retrieval"] == "gc"
     assert manifest["training"]["data"]["pairs"]["de-en"]["labelled"] == 300
-    assert cli_main(["eval", "retrieval_pk", "--model", str(out), "--langs", "deu", "--data", str(root), "-q",
+    assert cli_main(["eval", "retrieval_pk", "--model", str(out), "--langs", "deu", "--data", str(parallel_data), "-q",
                      "--output", str(tmp_path / "results")]) == 0
     result = json.loads(next((tmp_path / "results").glob("retrieval_pk__*.json")).read_text(encoding="utf-8"))
     assert set(result["scores"]) == {"deu"} and 0 <= result["main_score"] <= 100

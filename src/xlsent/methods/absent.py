@@ -53,8 +53,6 @@ language with G_X and leaves the target language as it is (routing: :mod:`xlsent
 from __future__ import annotations
 
 import logging
-import shutil
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,29 +64,23 @@ import torch.nn.functional as F
 from torch import nn
 
 from xlsent.encoders.base import Encoder
-from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.model_dir import ModelDirError
 from xlsent.evaluation.selection import retrieval_criterion
 from xlsent.methods.linear_maps import (
+    FittedMapping,
     MappedEncoder,
     MappingConfig,
     PairData,
     PairVectors,
-    build_pair_data,
-    data_meta,
-    data_summary,
-    fit_input_encoder,
-    load_backbone,
-    pair_vectors,
-    write_mapped_model,
+    mapping_train,
+    train_mapping_on,
 )
 from xlsent.training.adversarial import CriticGroup
 from xlsent.training.batching import batch_indices, derived_seed
 from xlsent.training.checkpoint import TrainState
-from xlsent.training.config import TrainConfig
-from xlsent.training.loop import CHECKPOINT_DIR, Trainer, Validation
+from xlsent.training.loop import Trainer, Validation
 from xlsent.training.losses import CosineDistanceLoss, PairDiscriminator, PairDiscriminatorLoss
-from xlsent.training.method import Method, prepare_output
+from xlsent.training.method import Method
 
 log = logging.getLogger(__name__)
 
@@ -394,39 +386,20 @@ def fit(config: ABSentConfig, vectors: Sequence[PairVectors], out: Path, *, resu
 def train_on(config: ABSentConfig, data: Sequence[PairData], backbone: Encoder, out_dir: str | Path, *,
              resume: bool = False, progress: bool = True) -> Path:
     """Embed the training data (cached), train, write the model directory (checkpoints removed once written)."""
-    config.check()
-    out = Path(out_dir)
-    if prepare_output(out, resume):
-        return out
-    start = time.perf_counter()
-    inputs, idf = fit_input_encoder(backbone, config.inputs, data)
-    vectors = pair_vectors(inputs, data, progress)
-    meta = {"backbone": encoder_id(backbone), "inputs": encoder_id(inputs), "data": data_meta(data)}
-    fitted = fit(config, vectors, out, resume=resume, progress=progress, meta=meta)
-    training = {"data": data_summary(data), "data_keys": meta["data"], "inputs": meta["inputs"],
-                "validation": {"pairs": sum(len(d.valid) for d in data), "selection": config.selection,
-                               "best": fitted.best},
-                "final": fitted.history[-1] if fitted.history else {},
-                "seconds": round(time.perf_counter() - start, 1)}
-    write_mapped_model(out, config, backbone, idf, dict(fitted.generators.state_dict()), GEN_FILE, method=NAME,
-                       training=training,
-                       mapping={"dim_x": vectors[0].x.shape[1], "dim_y": vectors[0].y.shape[1],
-                                "formula": "normalize(tanh(MLP_GX(x))) for source languages"})
-    shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
-    log.info("ABSent model (%s) written to %s", config.mode, out)
-    return out
+
+    def fit_generators(vectors: Sequence[PairVectors], out: Path, meta: dict[str, Any]) -> FittedMapping:
+        fitted = fit(config, vectors, out, resume=resume, progress=progress, meta=meta)
+        return FittedMapping(dict(fitted.generators.state_dict()), GEN_FILE,
+                             {"dim_x": vectors[0].x.shape[1], "dim_y": vectors[0].y.shape[1],
+                              "formula": "normalize(tanh(MLP_GX(x))) for source languages"},
+                             {"validation": {"pairs": sum(len(d.valid) for d in data), "selection": config.selection,
+                                             "best": fitted.best},
+                              "final": fitted.history[-1] if fitted.history else {}})
+
+    return train_mapping_on(NAME, config, data, backbone, out_dir, fit_generators, resume=resume, progress=progress)
 
 
-def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
-          progress: bool = True) -> Path:
-    """``xlsent train absent``: build the data, load the backbone, train, save."""
-    if not isinstance(config, ABSentConfig):
-        raise TypeError(f"expected an ABSentConfig, got {type(config).__name__}")
-    if prepare_output(out, resume):
-        return Path(out)
-    config.check()
-    return train_on(config, build_pair_data(config, data), load_backbone(config.backbone), out, resume=resume,
-                    progress=progress)
+train = mapping_train(ABSentConfig, train_on)
 
 
 # --- the encoder -----------------------------------------------------------------------------------------------

@@ -28,7 +28,6 @@ ordinary transformer encoder.
 from __future__ import annotations
 
 import logging
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -40,11 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from xlsent.atomic import atomic_open
 from xlsent.encoders.cache import encoder_id, sentences_key
-from xlsent.encoders.lora import LORA_TYPE, LoraEncoder
-from xlsent.encoders.model_card import write_card
-from xlsent.encoders.model_dir import ModelDirError, read_manifest, write_manifest
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import retrieval_criterion
@@ -60,14 +55,14 @@ from xlsent.methods.dueam_data import (
 from xlsent.methods.wmd import SOLVERS, WEIGHTINGS, Idf, TokenAnchor, WmdSettings, content_ids, pair_distances
 from xlsent.training.batching import batch_indices
 from xlsent.training.checkpoint import TrainState
-from xlsent.training.config import TrainConfig, to_toml
-from xlsent.training.loop import CHECKPOINT_DIR, Trainer, Validation
-from xlsent.training.method import Method, model_manifest, prepare_output
+from xlsent.training.config import TrainConfig
+from xlsent.training.finetuned import TrainedPart, load_finetuned, save_finetuned, transformer_backbone
+from xlsent.training.loop import Trainer, Validation
+from xlsent.training.method import Method, prepare_output
 
 log = logging.getLogger(__name__)
 
 NAME = "dueam"
-CONFIG_FILE = "config.toml"
 OBJECTIVES = ("both", "LA", "LB")
 FINETUNES = ("lora", "full")
 EMBED_BATCH = 64
@@ -176,27 +171,6 @@ class DueamLoss(nn.Module):
 
 
 # --- the learner ---------------------------------------------------------------------------------------------
-
-
-class TrainedPart(nn.Module):
-    """A module whose ``state_dict`` holds only its trainable parameters (checkpoints of LoRA runs stay small).
-
-    ``load_state_dict`` expects exactly those parameters and leaves the frozen ones as they are.
-    """
-
-    def __init__(self, inner: TrainableTransformer) -> None:
-        super().__init__()
-        self.inner = inner
-        self.trained = frozenset(f"inner.{n}" for n, p in inner.named_parameters() if p.requires_grad)
-
-    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:  # type: ignore[override]
-        return {k: v for k, v in super().state_dict(*args, **kwargs).items() if k in self.trained}
-
-    def load_state_dict(self, state_dict: Any, strict: bool = True, assign: bool = False) -> Any:
-        missing, unexpected = sorted(self.trained - set(state_dict)), sorted(set(state_dict) - self.trained)
-        if strict and (missing or unexpected):
-            raise RuntimeError(f"trainable parameters differ: missing {missing[:3]}, unexpected {unexpected[:3]}")
-        return super().load_state_dict(state_dict, strict=False, assign=assign)
 
 
 def make_learner(backbone: TransformerEncoder, config: DueamConfig) -> TrainableTransformer:
@@ -397,22 +371,12 @@ def train_on(config: DueamConfig, data: PairData, anchor: TransformerEncoder, ba
         "seconds": round(time.perf_counter() - start, 1),
         "device": str(fitted.learner.device),
     }
-    save_model(out, fitted.learner, config, anchor, training)
-    log.info("DuEAM model written to %s", out)
-    return out
-
-
-def _transformer(encoder: object, role: str) -> TransformerEncoder:
-    if not isinstance(encoder, TransformerEncoder):
-        raise ValueError(f"the {role} must be a transformer model, not {getattr(encoder, 'name', encoder)}")
-    return encoder
+    return save_model(out, fitted.learner, config, anchor, training)
 
 
 def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
           progress: bool = True) -> Path:
     """``xlsent train dueam``: build the XNLI pairs and held-out pairs, load anchor and backbone, train, save."""
-    from xlsent.encoders.registry import load_encoder
-
     if not isinstance(config, DueamConfig):
         raise TypeError(f"expected a DueamConfig, got {type(config).__name__}")
     if prepare_output(out, resume):
@@ -422,8 +386,8 @@ def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: s
     if config.eval_every > 0:
         langs = config.valid_langs or validation_langs(config.langs)
         valid = heldout_pairs(langs, config.valid_pairs, seed=config.seed, root=data)
-    backbone = _transformer(load_encoder(config.backbone), "backbone")
-    anchor = backbone if config.anchor == config.backbone else _transformer(load_encoder(config.anchor), "anchor")
+    backbone = transformer_backbone(config.backbone)
+    anchor = backbone if config.anchor == config.backbone else transformer_backbone(config.anchor, "anchor")
     return train_on(config, pairs, anchor, backbone, out, valid=valid, resume=resume, progress=progress)
 
 
@@ -432,35 +396,16 @@ def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: s
 
 def save_model(directory: str | Path, learner: TrainableTransformer, config: DueamConfig, anchor: TokenAnchor,
                training: dict[str, Any], *, name: str | None = None) -> Path:
-    """Write the learner (``transformer`` weights or LoRA adapters), ``config.toml`` and an ``xlsent.json`` of
-    type ``dueam`` whose ``weights`` names the learner's own directory type; ``train.jsonl`` is already there."""
-    out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    with atomic_open(out / CONFIG_FILE) as fh:
-        fh.write(to_toml(config))
-    common = model_manifest(NAME, config, anchor={"name": anchor.name, "id": str(getattr(anchor, "id", anchor.name))},
-                            training=training, metrics={})
-    learner.save(out, name=name or out.name, extra={k: v for k, v in common.items() if k != "type"})
-    manifest = read_manifest(out, verify="none")
-    kept = {k: v for k, v in manifest.items() if k not in ("files", "format_version", "type")}
-    write_manifest(out, {"type": NAME, "weights": manifest["type"], **kept})
-    write_card(out)
-    shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
-    return out
+    """Write the learner, ``config.toml`` and an ``xlsent.json`` of type ``dueam`` naming the anchor
+    (:func:`~xlsent.training.finetuned.save_finetuned`); ``train.jsonl`` is already there."""
+    return save_finetuned(directory, learner, NAME, config, name=name,
+                          anchor={"name": anchor.name, "id": str(getattr(anchor, "id", anchor.name))},
+                          training=training, metrics={})
 
 
 def load_model(model_dir: str | Path) -> TransformerEncoder:
     """The encoder of a ``dueam`` model directory: the learner as a transformer encoder (LoRA merged on load)."""
-    directory = Path(model_dir)
-    manifest = read_manifest(directory, verify="none")
-    if manifest.get("type") != NAME:
-        raise ModelDirError(f"{directory}: type {manifest.get('type')!r}, expected {NAME!r}")
-    weights = manifest.get("weights")
-    if weights == LORA_TYPE:
-        return LoraEncoder(directory)
-    if weights == "transformer":
-        return TransformerEncoder(directory)
-    raise ModelDirError(f"{directory}: unknown learner weights {weights!r} (expected transformer or {LORA_TYPE})")
+    return load_finetuned(model_dir, NAME)
 
 
 METHOD = Method(

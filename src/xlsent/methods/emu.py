@@ -40,7 +40,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-import shutil
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -53,22 +52,19 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from xlsent.atomic import atomic_open
 from xlsent.data.parallel import load_tatoeba_challenge
 from xlsent.data.xsid import XSID_LANGS, load_xsid
 from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.cache import sentences_key
-from xlsent.encoders.lora import LORA_TYPE, LoraEncoder
-from xlsent.encoders.model_card import write_card
-from xlsent.encoders.model_dir import ModelDirError, read_manifest, write_manifest
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.intent import loo_nn_accuracy
 from xlsent.training.adversarial import CriticGroup
 from xlsent.training.batching import batch_indices, step_generator
 from xlsent.training.checkpoint import TrainState
-from xlsent.training.config import TrainConfig, to_toml
-from xlsent.training.loop import CHECKPOINT_DIR, Trainer, Validation, resolve_device
+from xlsent.training.config import TrainConfig
+from xlsent.training.finetuned import TrainedPart, load_finetuned, save_finetuned, transformer_backbone
+from xlsent.training.loop import Trainer, Validation, resolve_device
 from xlsent.training.losses import (
     CenterLoss,
     ContrastiveLoss,
@@ -76,12 +72,11 @@ from xlsent.training.losses import (
     NPairLoss,
     WassersteinCritic,
 )
-from xlsent.training.method import Method, model_manifest, prepare_output
+from xlsent.training.method import Method, prepare_output
 
 log = logging.getLogger(__name__)
 
 NAME = "emu"
-CONFIG_FILE = "config.toml"
 MODES = ("emu", "emu-no-ld", "emu-no-ld-cl", "emu-parallel", "softmax", "contrastive", "npair")
 LOSSES = ("l2-softmax", "softmax", "contrastive", "npair")
 ADVERSARIAL = ("random", "parallel")
@@ -318,12 +313,6 @@ def make_critic(dim: int, hidden: int, dropout: float) -> nn.Module:
                          nn.Linear(hidden, hidden), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden, 1))
 
 
-def trainable_parameters(module: nn.Module) -> nn.ParameterDict:
-    """``module``'s parameters that take gradients, shared (not copied) in a ParameterDict ('.' -> '__'), so
-    checkpoints of a LoRA run hold the adapters, not the frozen backbone."""
-    return nn.ParameterDict({name.replace(".", "__"): p for name, p in module.named_parameters() if p.requires_grad})
-
-
 def fitting(model: TrainableTransformer, sentences: Sentences, max_tokens: int) -> Sentences:
     """``sentences`` without those longer than ``max_tokens`` tokens (prefix and special tokens included)."""
     encs = model.tokenizer.encode_batch([model.prefix + t for t in sentences.texts], add_special_tokens=False)
@@ -400,14 +389,15 @@ def fit(config: EmuConfig, data: EmuData, model: TrainableTransformer, out: Path
         model.apply_lora(config.lora_r, config.lora_alpha, config.lora_dropout)
     model.set_dropout(config.dropout, config.dropout)
     model.to(device).train()
-    encoder = trainable_parameters(model)
+    encoder = TrainedPart(model)
     head = semantic_loss(config, model.dim, len(data.intents))
     center = CenterLoss(len(data.intents), model.dim) if config.center_loss else None
     modules: dict[str, nn.Module] = {"encoder": encoder, "head": head}
     if center is not None:
         modules["center"] = center
     head_params = [p for m in (head, center) if m is not None for p in m.parameters()]
-    groups: list[dict[str, Any]] = [{"params": list(encoder.values()), "lr": config.encoder_lr, "name": "encoder"}]
+    groups: list[dict[str, Any]] = [{"params": [p for p in model.parameters() if p.requires_grad],
+                                    "lr": config.encoder_lr, "name": "encoder"}]
     if head_params:
         groups.append({"params": head_params, "lr": config.lr, "name": "head"})
     optimizers: dict[str, torch.optim.Optimizer] = {"model": torch.optim.Adam(groups)}
@@ -510,46 +500,21 @@ def train_on(config: EmuConfig, data: EmuData, backbone: TransformerEncoder, out
                                "last": fitted.validations[-1]["validation"] if fitted.validations else None},
                 "final": fitted.history[-1] if fitted.history else {},
                 "seconds": round(time.perf_counter() - start, 1)}
-    save_model(out, fitted, training)
-    log.info("emu model written to %s", out)
-    return out
+    return save_finetuned(out, fitted.model, NAME, fitted.config, training=training, metrics={})
 
 
 def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
           progress: bool = True) -> Path:
     """``xlsent train emu``: build the xSID (and unlabelled) data, load the backbone, fine-tune, save."""
-    from xlsent.encoders.registry import load_encoder
-
     if not isinstance(config, EmuConfig):
         raise TypeError(f"expected an EmuConfig, got {type(config).__name__}")
     if prepare_output(out, resume):
         return Path(out)
-    training = build_data(config, data)
-    backbone = load_encoder(config.backbone)
-    if not isinstance(backbone, TransformerEncoder):
-        raise ValueError(f"backbone {config.backbone} is not a transformer model")
-    return train_on(config, training, backbone, out, resume=resume, progress=progress)
+    return train_on(config, build_data(config, data), transformer_backbone(config.backbone), out, resume=resume,
+                    progress=progress)
 
 
 # --- model directory -----------------------------------------------------------------------------------------
-
-
-def save_model(directory: str | Path, fitted: FitResult, training: dict[str, Any], *, name: str | None = None
-               ) -> Path:
-    """Write the encoder (LoRA adapters or full weights), ``config.toml`` and the ``xlsent.json`` manifest (type
-    emu; ``weights`` says which); ``train.jsonl`` is already there."""
-    out = Path(directory)
-    fitted.model.save(out, name=name or out.name)
-    with atomic_open(out / CONFIG_FILE) as fh:
-        fh.write(to_toml(fitted.config))
-    saved = read_manifest(out, verify="none")
-    weights = saved.pop("type")
-    kept = {k: v for k, v in saved.items() if k not in ("files", "format_version")}
-    write_manifest(out, {**kept, **model_manifest(NAME, fitted.config, weights=weights, training=training,
-                                                  metrics={})})
-    write_card(out)
-    shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
-    return out
 
 
 def load_model(model_dir: str | Path, *, name: str | None = None, verify: str = "cached") -> TransformerEncoder:
@@ -559,12 +524,7 @@ def load_model(model_dir: str | Path, *, name: str | None = None, verify: str = 
     >>> enc.encode(["Wird es heute regnen?", "Will it rain today?"]).shape  # doctest: +SKIP
     (2, 384)
     """
-    manifest = read_manifest(model_dir, verify="none")
-    if manifest["type"] != NAME:
-        raise ModelDirError(f"{model_dir}: type {manifest['type']!r}, expected {NAME!r}")
-    if manifest.get("weights") == LORA_TYPE:
-        return LoraEncoder(model_dir, name=name, verify=verify)
-    return TransformerEncoder(model_dir, name=name, verify=verify)
+    return load_finetuned(model_dir, NAME, name=name, verify=verify)
 
 
 METHOD = Method(

@@ -1,6 +1,7 @@
 """Linear maps between sentence-embedding spaces (the classic baselines of ABSent, paper 003), and what every
 mapping method shares: training data with a parallel share, input representations, language routing, the
-model directory and its encoder.
+training steps around a method's fit (:func:`train_mapping_on`, :func:`mapping_train`), the model directory and
+its encoder.
 
 The four baselines of ABSent's Tables 1 and 5, each a map W fitted on parallel rows (x_i W ~ y_i) plus a
 retrieval rule (:data:`METHODS`):
@@ -49,6 +50,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -69,10 +71,19 @@ from xlsent.encoders.static_average import INPUTS, StaticAverageEncoder, fit_idf
 from xlsent.encoders.transformer import DEFAULT_BATCH_TOKENS, TransformerEncoder
 from xlsent.evaluation.retrieval_pk import RULES, ScoreRule, reserved_sentences
 from xlsent.languages import base_lang
-from xlsent.methods.pivot_data import TATOEBA_CHALLENGE, Bitext, bitext_sources, parse_pair, tatoeba_v1_sentences
+from xlsent.methods.pivot_data import (
+    TATOEBA_CHALLENGE,
+    Bitext,
+    Loader,
+    bitext_sources,
+    filter_pairs,
+    parse_pair,
+    tatoeba_v1_sentences,
+)
 from xlsent.paths import data_root
 from xlsent.training.config import TrainConfig, build_config, to_toml
-from xlsent.training.method import Method, model_manifest, prepare_output
+from xlsent.training.loop import CHECKPOINT_DIR
+from xlsent.training.method import Method, TrainFn, model_manifest, prepare_output
 
 log = logging.getLogger(__name__)
 
@@ -244,7 +255,7 @@ def _joined_through_english(a: Sides, b: Sides) -> Sides:
     return [firsts[0][e] for e in common], [firsts[1][e] for e in common]
 
 
-def corpus_sources(pair: str, corpus: str, root: Path) -> dict[str, Callable[[], Sides]]:
+def corpus_sources(pair: str, corpus: str, root: Path) -> dict[str, Loader]:
     """Loaders of the ``corpus`` bitexts holding ``pair`` (see the module docstring), each -> (src side, tgt side)."""
     a, b = parse_pair(pair)
     if corpus == "ntrex":
@@ -270,21 +281,7 @@ def corpus_bitext(pair: str, corpus: str, root: str | Path | None = None, *, ban
     if not sources:
         raise ValueError(f"no {corpus} bitext for {pair} in {base / 'parallel'}")
     banned = held_out_sentences(base) if banned is None else banned
-    src: list[str] = []
-    tgt: list[str] = []
-    seen: set[tuple[str, str]] = set()
-    per_source: dict[str, dict[str, int]] = {}
-    for name, load in sources.items():
-        xs, ys = load()
-        kept = 0
-        for x, y in zip(xs, ys, strict=True):
-            x, y = x.strip(), y.strip()
-            if x and y and x not in banned and y not in banned and (x, y) not in seen:
-                seen.add((x, y))
-                src.append(x)
-                tgt.append(y)
-                kept += 1
-        per_source[name] = {"read": len(xs), "kept": kept}
+    src, tgt, per_source = filter_pairs(pair, sources, banned, banned_key="held_out_removed")
     if max_pairs is not None and len(src) > max_pairs:
         rows = np.sort(np.random.default_rng(seed).choice(len(src), max_pairs, replace=False))
         src, tgt = [src[i] for i in rows], [tgt[i] for i in rows]
@@ -419,6 +416,60 @@ def write_mapped_model(out: Path, config: MappingConfig, backbone: Encoder, idf:
     return out
 
 
+@dataclass(frozen=True)
+class FittedMapping:
+    """What a mapping method's fit leaves for its model directory: the weights (tensors and file name), the
+    manifest's ``mapping`` block, and ``training`` fields beyond the data, inputs and time that every one records."""
+
+    weights: dict[str, torch.Tensor]
+    weights_file: str
+    mapping: dict[str, Any]
+    training: dict[str, Any] = field(default_factory=dict)
+
+
+FitMapping = Callable[[Sequence[PairVectors], Path, dict[str, Any]], FittedMapping]
+"""``fit(vectors, out, meta)``: the input vectors of every pair, the output folder (for checkpoints) and what
+identifies the run (backbone, inputs and data ids: a resumed run must match them)."""
+
+
+def train_mapping_on(method: str, config: MappingConfig, data: Sequence[PairData], backbone: Encoder,
+                     out_dir: str | Path, fit: FitMapping, *, resume: bool = False, progress: bool = True) -> Path:
+    """Embed the training data (cached), ``fit`` on it, write the model directory of type ``method`` (checkpoints
+    removed once it is written); with ``resume``, a finished ``out_dir`` is returned as it is."""
+    config.check()
+    out = Path(out_dir)
+    if prepare_output(out, resume):
+        return out
+    start = time.perf_counter()
+    inputs, idf = fit_input_encoder(backbone, config.inputs, data)
+    meta = {"backbone": encoder_id(backbone), "inputs": encoder_id(inputs), "data": data_meta(data)}
+    fitted = fit(pair_vectors(inputs, data, progress), out, meta)
+    training = {"data": data_summary(data), "data_keys": meta["data"], "inputs": meta["inputs"], **fitted.training,
+                "seconds": round(time.perf_counter() - start, 1)}
+    write_mapped_model(out, config, backbone, idf, fitted.weights, fitted.weights_file, method=method,
+                       mapping=fitted.mapping, training=training)
+    shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
+    log.info("%s model written to %s", method, out)
+    return out
+
+
+def mapping_train(config_class: type[MappingConfig], train_on: Callable[..., Path]) -> TrainFn:
+    """The ``train`` of a mapping method (``xlsent train``): build the data, load the backbone, then
+    ``train_on(config, data, backbone, out, resume=..., progress=...)``."""
+
+    def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
+              progress: bool = True) -> Path:
+        if not isinstance(config, config_class):
+            raise TypeError(f"expected a {config_class.__name__}, got {type(config).__name__}")
+        if prepare_output(out, resume):
+            return Path(out)
+        config.check()
+        return train_on(config, build_pair_data(config, data), load_backbone(config.backbone), out, resume=resume,
+                        progress=progress)
+
+    return train
+
+
 class MappedEncoder:
     """Encoder of a mapping model directory: the input encoder, then the map of the sentence's source language
     (see the module docstring for the routing). Subclasses load their weights and implement :meth:`map_source`.
@@ -535,34 +586,18 @@ def fit_maps(config: LinearMapConfig, vectors: Sequence[PairVectors]) -> LinearF
 def train_on(config: LinearMapConfig, data: Sequence[PairData], backbone: Encoder, out_dir: str | Path, *,
              resume: bool = False, progress: bool = True) -> Path:
     """Embed the training data (cached), fit the maps, write the model directory."""
-    config.check()
-    out = Path(out_dir)
-    if prepare_output(out, resume):
-        return out
-    start = time.perf_counter()
-    inputs, idf = fit_input_encoder(backbone, config.inputs, data)
-    fitted = fit_maps(config, pair_vectors(inputs, data, progress))
-    what, rule = METHODS[config.method]
-    training = {"data": data_summary(data), "data_keys": data_meta(data), "inputs": encoder_id(inputs),
-                "seconds": round(time.perf_counter() - start, 1)}
-    weights = {f"map.{src}": torch.from_numpy(w) for src, w in fitted.maps.items()}
-    write_mapped_model(out, config, backbone, idf, weights, MAP_FILE, method=NAME, training=training,
-                       mapping={"method": config.method, "description": what, "retrieval": rule,
-                                "isf_beta": fitted.beta, "formula": "normalize(x @ map.<source language>)"})
-    log.info("linear map (%s) written to %s", config.method, out)
-    return out
+
+    def fit(vectors: Sequence[PairVectors], out: Path, meta: dict[str, Any]) -> FittedMapping:
+        fitted = fit_maps(config, vectors)
+        what, rule = METHODS[config.method]
+        return FittedMapping({f"map.{src}": torch.from_numpy(w) for src, w in fitted.maps.items()}, MAP_FILE,
+                             {"method": config.method, "description": what, "retrieval": rule,
+                              "isf_beta": fitted.beta, "formula": "normalize(x @ map.<source language>)"})
+
+    return train_mapping_on(NAME, config, data, backbone, out_dir, fit, resume=resume, progress=progress)
 
 
-def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
-          progress: bool = True) -> Path:
-    """``xlsent train linear-map``: build the data, load the backbone, fit, save."""
-    if not isinstance(config, LinearMapConfig):
-        raise TypeError(f"expected a LinearMapConfig, got {type(config).__name__}")
-    if prepare_output(out, resume):
-        return Path(out)
-    config.check()
-    return train_on(config, build_pair_data(config, data), load_backbone(config.backbone), out, resume=resume,
-                    progress=progress)
+train = mapping_train(LinearMapConfig, train_on)
 
 
 class LinearMapEncoder(MappedEncoder):

@@ -8,10 +8,11 @@ Sources per pair, all from ``../shared/data/parallel`` through :mod:`xlsent.data
 - WMT newstest 2008-2011, 2013 (multi-way) and 2014 (X-en) where both languages exist. newstest2012 is held
   out: xlsent's BUCC-style mining evaluation is built from it.
 
-Every source is then filtered: empty lines, exact duplicate pairs and pairs with either side (stripped) in
-*any* Tatoeba v1 test file are dropped. For the unsupervised mode :func:`split_unpaired` cuts the bitext into
-two halves and keeps the source side of one and the target side of the other; lines sharing a sentence (on
-either side) always fall into the same half, so no sentence on one side has a corpus translation on the other.
+Every source is then filtered (:func:`filter_pairs`, shared with the mapping methods' bitexts): empty lines,
+exact duplicate pairs and pairs with either side (stripped) in *any* Tatoeba v1 test file are dropped. For the
+unsupervised mode :func:`split_unpaired` cuts the bitext into two halves and keeps the source side of one and the
+target side of the other; lines sharing a sentence (on either side) always fall into the same half, so no sentence
+on one side has a corpus translation on the other.
 
 >>> from xlsent.methods.pivot_data import Bitext, split_unpaired
 >>> bi = Bitext(["a", "b", "c", "d"], ["A", "B", "C", "D"], "xx", "yy")
@@ -153,24 +154,7 @@ def pair_bitext(pair: str, root: str | Path | None = None, *, max_pairs: int | N
     if not sources:
         raise ValueError(f"no training bitext for {pair} in {base / 'parallel'}")
     banned = tatoeba_v1_sentences(base) if banned is None else banned
-    src: list[str] = []
-    tgt: list[str] = []
-    seen: set[tuple[str, str]] = set()
-    per_source: dict[str, dict[str, int]] = {}
-    for name, load in sources.items():
-        xs, ys = load()
-        kept = v1 = 0
-        for x, y in zip(xs, ys, strict=True):
-            x, y = x.strip(), y.strip()
-            if x in banned or y in banned:
-                v1 += 1
-            elif x and y and (x, y) not in seen:
-                seen.add((x, y))
-                src.append(x)
-                tgt.append(y)
-                kept += 1
-        per_source[name] = {"read": len(xs), "kept": kept, "tatoeba_v1_removed": v1}
-        log.info("%s %s: %d pairs read, %d kept, %d touching Tatoeba v1 removed", pair, name, len(xs), kept, v1)
+    src, tgt, per_source = filter_pairs(pair, sources, banned, banned_key="tatoeba_v1_removed")
     train_rows, valid_rows = _split_rows(src, tgt, max_pairs, holdout, seed)
     valid = None
     if holdout > 0:
@@ -180,6 +164,37 @@ def pair_bitext(pair: str, root: str | Path | None = None, *, max_pairs: int | N
     log.info("%s bitext: %d pairs (%d held out)", pair, len(src), len(valid_rows))
     return Bitext(src, tgt, a, b, {pair: {"pairs": len(src), "held_out": len(valid_rows), "sources": per_source}},
                   valid)
+
+
+def filter_pairs(pair: str, sources: dict[str, Loader], banned: set[str], *, banned_key: str
+                 ) -> tuple[list[str], list[str], dict[str, dict[str, int]]]:
+    """The pairs of every source in turn, stripped, without those with a side in ``banned``, an empty side, or
+    seen before; and per source how many lines were ``read``, ``kept`` and removed for a banned side
+    (``banned_key``).
+
+    >>> filter_pairs("de-en", {"s": lambda: ([" a", "b", "a", ""], ["A ", "B", "A", "C"])}, {"B"}, banned_key="v1")
+    (['a'], ['A'], {'s': {'read': 4, 'kept': 1, 'v1': 1}})
+    """
+    src: list[str] = []
+    tgt: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    per_source: dict[str, dict[str, int]] = {}
+    for name, load in sources.items():
+        xs, ys = load()
+        kept = removed = 0
+        for x, y in zip(xs, ys, strict=True):
+            x, y = x.strip(), y.strip()
+            if x in banned or y in banned:
+                removed += 1
+            elif x and y and (x, y) not in seen:
+                seen.add((x, y))
+                src.append(x)
+                tgt.append(y)
+                kept += 1
+        per_source[name] = {"read": len(xs), "kept": kept, banned_key: removed}
+        log.info("%s %s: %d pairs read, %d kept, %d with a banned sentence removed", pair, name, len(xs), kept,
+                 removed)
+    return src, tgt, per_source
 
 
 def _split_rows(src: list[str], tgt: list[str], cap: int | None, holdout: int, seed: int
