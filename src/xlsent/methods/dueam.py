@@ -334,9 +334,8 @@ def train_on(config: DueamConfig, data: PairData, anchor: TransformerEncoder, ba
     Checkpoints go to ``out_dir/checkpoints`` and are removed once the model is written; ``resume`` continues a
     killed run (or returns a finished one as it is).
     """
-    config.check()
     out = Path(out_dir)
-    if prepare_output(out, resume):
+    if prepare_output(out, resume, config):
         return out
     start = time.perf_counter()
     torch.manual_seed(config.seed)

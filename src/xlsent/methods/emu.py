@@ -483,9 +483,8 @@ def train_on(config: EmuConfig, data: EmuData, backbone: TransformerEncoder, out
     Checkpoints go to ``out_dir/checkpoints`` and are removed once the model is written; ``resume`` continues a
     killed run (or returns a finished one as it is).
     """
-    config.check()
     out = Path(out_dir)
-    if prepare_output(out, resume):
+    if prepare_output(out, resume, config):
         return out
     start = time.perf_counter()
     meta = {"backbone": backbone.id, "data": data.key()}

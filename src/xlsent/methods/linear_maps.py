@@ -48,6 +48,7 @@ other language (logged once). ``lang`` is required: ``xlsent mine --src-lang de 
 
 from __future__ import annotations
 
+import abc
 import json
 import logging
 import shutil
@@ -436,9 +437,8 @@ def train_mapping_on(method: str, config: MappingConfig, data: Sequence[PairData
                      out_dir: str | Path, fit: FitMapping, *, resume: bool = False, progress: bool = True) -> Path:
     """Embed the training data (cached), ``fit`` on it, write the model directory of type ``method`` (checkpoints
     removed once it is written); with ``resume``, a finished ``out_dir`` is returned as it is."""
-    config.check()
     out = Path(out_dir)
-    if prepare_output(out, resume):
+    if prepare_output(out, resume, config):
         return out
     start = time.perf_counter()
     inputs, idf = fit_input_encoder(backbone, config.inputs, data)
@@ -461,16 +461,15 @@ def mapping_train(config_class: type[MappingConfig], train_on: Callable[..., Pat
               progress: bool = True) -> Path:
         if not isinstance(config, config_class):
             raise TypeError(f"expected a {config_class.__name__}, got {type(config).__name__}")
-        if prepare_output(out, resume):
+        if prepare_output(out, resume, config):
             return Path(out)
-        config.check()
         return train_on(config, build_pair_data(config, data), load_backbone(config.backbone), out, resume=resume,
                         progress=progress)
 
     return train
 
 
-class MappedEncoder:
+class MappedEncoder(abc.ABC):
     """Encoder of a mapping model directory: the input encoder, then the map of the sentence's source language
     (see the module docstring for the routing). Subclasses load their weights and implement :meth:`map_source`.
     """
@@ -520,8 +519,9 @@ class MappedEncoder:
                         "/".join(self.sources), self.target, lang)
         return None
 
+    @abc.abstractmethod
     def map_source(self, vectors: np.ndarray, source: str) -> np.ndarray:
-        raise NotImplementedError
+        """``vectors`` of language ``source`` mapped into the target space (each subclass's own map)."""
 
     def project(self, vectors: np.ndarray, lang: str | None) -> np.ndarray:
         """Unit rows of input ``vectors`` of language ``lang`` in the target space (zero rows stay zero)."""

@@ -97,8 +97,11 @@ def get_method(name: str) -> Method:
     return method
 
 
-def prepare_output(out: str | Path, resume: bool) -> bool:
-    """Check the output folder before training; True when it already holds a finished model (and ``resume``)."""
+def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = None) -> bool:
+    """Check ``config`` and the output folder before training; True when it already holds a finished model (and
+    ``resume``)."""
+    if config is not None:
+        config.check()
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is not a folder; choose another --out")
