@@ -6,6 +6,7 @@ import argparse
 import logging
 import math
 import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,9 +16,12 @@ from xlsent.version import __version__
 
 MODEL_HELP = "encoder: a registered name (me5-small, muse), a model directory, or module:function (default me5-small)"
 Handler = Callable[[argparse.Namespace], int]
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from xlsent.data.text_input import InputSpec
+    from xlsent.encoders.base import Encoder
+    from xlsent.mining.pipeline import MineConfig
 
 
 def _positive_int(text: str) -> int:
@@ -142,14 +146,13 @@ def _cmd_mine(args: argparse.Namespace) -> int:
 
     from xlsent.api import load
     from xlsent.data.text_input import readable
-    from xlsent.mining.calibration import load_threshold
     from xlsent.mining.pipeline import STDOUT, MineConfig, check_mine_paths, mine_files
     from xlsent.store import read_metadata
 
     threshold = args.threshold if isinstance(args.threshold, float) else None
-    cfg = MineConfig(k=args.k, margin=args.margin, mode=args.mode, threshold=threshold, dedup=not args.no_dedup,
-                     one_to_one=args.one_to_one, index=args.index, max_memory=int(args.max_memory * 2**30),
-                     with_ids=args.with_ids)
+    cfg = MineConfig(k=args.k, margin=args.margin, mode=args.mode, threshold=threshold, unify=args.unify,
+                     dedup=not args.no_dedup, one_to_one=args.one_to_one, index=args.index,
+                     max_memory=int(args.max_memory * 2**30), with_ids=args.with_ids)
     src, tgt = _input_spec(args.src, args), _input_spec(args.tgt, args)
     check_mine_paths(src, tgt, args.output)
     if args.output == STDOUT and args.engine == "ray":
@@ -163,7 +166,7 @@ def _cmd_mine(args: argparse.Namespace) -> int:
             read_metadata(given)
     encoder = load(args.model)
     if args.threshold == "auto":
-        cfg = replace(cfg, threshold=load_threshold(encoder))
+        cfg = replace(cfg, threshold=_auto_threshold(encoder, cfg, quiet=args.quiet))
     if args.engine == "ray":
         from xlsent.mining.distributed import mine_files_ray
 
@@ -177,20 +180,47 @@ def _cmd_mine(args: argparse.Namespace) -> int:
             src_emb=Path(args.src_emb) if args.src_emb else None,
             tgt_emb=Path(args.tgt_emb) if args.tgt_emb else None, progress=not args.quiet,
         )
-    print(summary.describe(), file=sys.stderr if args.output == STDOUT else sys.stdout)
+    print(summary.describe(), file=sys.stderr)
     return 0
+
+
+def _auto_threshold(encoder: Encoder, cfg: MineConfig, *, quiet: bool) -> float:
+    """``--threshold auto``: the encoder's calibrated threshold, saying where it comes from (standard error)."""
+    from xlsent.mining.calibration import load_calibration
+
+    record, found = load_calibration(encoder)
+    threshold = float(record["threshold"])
+    how = {key: record.get(key) for key in ("margin", "k")}
+    if how != {"margin": cfg.margin, "k": cfg.k}:
+        log.warning(
+            "--threshold auto: the threshold was calibrated with margin=%s, k=%s; this run uses margin=%s, k=%d",
+            how["margin"], how["k"], cfg.margin, cfg.k)
+    if not quiet:
+        sets = ", ".join(record.get("sets", [])) or "unrecorded sets"
+        print(f"--threshold auto: {threshold:.6g}, calibrated on {sets} ({record.get('date', 'undated')}; from "
+              f"{found})", file=sys.stderr)
+    return threshold
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     from xlsent.api import load
-    from xlsent.evaluation.bucc import calibrate
-    from xlsent.mining.calibration import save_threshold
+    from xlsent.mining.calibration import calibrate, save_threshold, ship_threshold
 
     encoder = load(args.model)
-    record = calibrate(encoder, root=args.data)
+    record = calibrate(encoder, langs=args.langs, root=args.data, progress=not args.quiet)
     path = save_threshold(encoder, record)
     print(f"{args.model}: ratio-margin threshold {record['threshold']:.4f} (saved in {path})")
+    if args.ship:
+        print(f"shipped with xlsent: {ship_threshold(encoder, record)}")
     return 0
+
+
+def _langs_list(text: str) -> list[str]:
+    """argparse type of a comma-separated list of language codes."""
+    codes = [code.strip() for code in text.split(",") if code.strip()]
+    if not codes:
+        raise argparse.ArgumentTypeError(f"must name at least one language code, e.g. de,fr, not {text!r}")
+    return codes
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
@@ -243,6 +273,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     out = train(args.method, args.out, config_files=args.config or (), sets=sets, mode=args.mode,
                 resume=args.resume, data=args.data, progress=not args.quiet)
     print(f"wrote model directory {out}")
+    print(f"to mine with it at a calibrated threshold (`xlsent mine --threshold auto`), calibrate it (slow on CPU, so "
+          f"not run here):\n  xlsent calibrate --model {shlex.quote(str(out))}")
     return 0
 
 
@@ -384,6 +416,22 @@ def _add_train_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=_cmd_train)
 
 
+def _add_calibrate_arguments(p: argparse.ArgumentParser) -> None:
+    """``xlsent calibrate``'s arguments (the calibration module is imported only for this command)."""
+    from xlsent.mining.calibration import CALIBRATION_SETS
+
+    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
+    p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
+    p.add_argument("--langs", type=_langs_list, default=list(CALIBRATION_SETS), metavar="CODES",
+                   help=f"the LANG-en newstest sets to calibrate on, comma-separated (default "
+                   f"{','.join(CALIBRATION_SETS)})")
+    p.add_argument("--ship", action="store_true",
+                   help="also write the record into the thresholds shipped with xlsent (the package's "
+                   "mining/thresholds.json; registered encoders only, for maintainers) (default: off)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_calibrate)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every ``xlsent`` command."""
     parser = argparse.ArgumentParser(
@@ -435,7 +483,9 @@ def build_parser() -> argparse.ArgumentParser:
         "mine", help="mine translation pairs out of two monolingual files (margin-based, resumable)",
         description="Embed SRC and TGT (or reuse --src-emb/--tgt-emb made by `xlsent embed` from the same "
         "files), find the k nearest neighbours in both directions, score with the margin of Artetxe & Schwenk "
-        "(2019) and write `score TAB src TAB tgt` lines, best first. Re-running after a kill resumes. Paths "
+        "(2019) and write `score TAB src TAB tgt` lines, best first. A sentence on several lines is searched and "
+        "scored once (see --unify). The last line, on standard error, says how many pairs were written, out of "
+        "how many candidates, at which threshold. Re-running after a kill resumes. Paths "
         "and options are checked before anything is computed; a failed run leaves nothing behind but the "
         "finished stages that a re-run reuses (OUTPUT.work/, and it says so).",
     )
@@ -455,17 +505,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="candidate generation (default max: best of both directions, greedy 1:1)")
     p.add_argument("-k", "--k", type=_positive_int, default=4, help="neighbours in the margin (default 4)")
     p.add_argument("--threshold", type=_threshold,
-                   help="keep pairs scoring at least this; 'auto' = the encoder's calibrated threshold (see "
-                   "`xlsent calibrate`) (default: keep every candidate)")
-    p.add_argument("--no-dedup", action="store_true", help="keep repeated sentences (default: best pair only)")
-    p.add_argument("--one-to-one", action="store_true", help="each line used at most once (default: off)")
+                   help="keep pairs scoring at least this; 'auto' = the encoder's calibrated threshold: its model "
+                   "directory's, your `xlsent calibrate` run's, or the one shipped for a registered encoder "
+                   "(default: keep every candidate, which makes a candidate list, not a mined bitext)")
+    p.add_argument("--unify", action=argparse.BooleanOptionalAction, default=True,
+                   help="search and score each distinct sentence once, lines equal after stripping surrounding "
+                   "whitespace being one sentence (LASER's --unify): a sentence repeated k times would otherwise fill "
+                   "a neighbourhood of k and lose its pairs; each pair is one row, --with-ids lists all its lines "
+                   "(default: on; --no-unify scores every line on its own)")
+    p.add_argument("--no-dedup", action="store_true",
+                   help="let one source or target text be in several pairs (default: each in the best-scoring pair "
+                   "only)")
+    p.add_argument("--one-to-one", action="store_true", help="each sentence used at most once (default: off)")
     p.add_argument("--index", default="exact",
                    choices=["exact", "flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
                    help="k-NN search: exact blocked (default) or a FAISS approximate index")
     p.add_argument("--max-memory", type=_positive_float, default=1.0,
                    help="GiB for the similarity blocks (default 1)")
     p.add_argument("--with-ids", action="store_true",
-                   help="append the 1-based line numbers of both sides (a TSV header is line 1)")
+                   help="append the 1-based line numbers of both sides (a TSV header is line 1); a repeated sentence "
+                   "lists all its lines, comma-separated, e.g. 3,17")
     p.add_argument("--engine", default="local", choices=["local", "ray"],
                    help="local: one process, resumable (default); ray: Ray Data embedding + sharded search")
     p.add_argument("--address", help="with --engine ray: join this Ray cluster (default: start Ray locally)")
@@ -497,12 +556,20 @@ def build_parser() -> argparse.ArgumentParser:
                  "packaged defaults, overridden by each --config TOML file, then by each --set key=value (any config "
                  "key; values are typed and checked). A killed run continues with --resume; resuming with another "
                  "configuration is an error. The result loads with `xlsent.load(OUT)` and works with every --model "
-                 "option.")
+                 "option. Mining with it at `--threshold auto` needs its threshold calibrated: that takes about a "
+                 "quarter of an hour on CPU, so it is not run here; the `xlsent calibrate` command is printed at "
+                 "the end.")
 
-    p = sub.add_parser("calibrate", help="calibrate an encoder's mining threshold on BUCC-style sets")
-    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
-    p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
-    p.set_defaults(func=_cmd_calibrate)
+    sub.add_lazy(
+        "calibrate", _add_calibrate_arguments,
+        help="calibrate an encoder's mining threshold on BUCC-style sets (for mine --threshold auto)",
+        description="Find the ratio-margin threshold (k=4, max retrieval) that maximises F1 on BUCC-style sets "
+        "built from WMT newstest (gold pairs hidden among distractors), average it over the sets and save it with "
+        "how it was obtained: in $XLSENT_HOME/calibration/ and in the model directory's xlsent.json. `xlsent mine "
+        "--threshold auto` reads it from there, else from the thresholds shipped with xlsent for the registered "
+        "encoders. Encodings are cached, so a second run (or one after `xlsent eval bucc`) encodes nothing. "
+        "Slow on CPU: about a quarter of an hour for me5-small.",
+    )
 
     p = sub.add_parser("report", help="render docs/results.md and plots from results, benchmarks and training logs")
     p.add_argument("--results", default="results", help="folder of result JSON (default results/)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -408,3 +409,8 @@ def test_every_study_runs_end_to_end_on_the_tiny_backbone(tiny_model_dir: Path, 
     assert sorted(p.name for p in (tmp_path / "models").iterdir()) == sorted(
         ["softmax", "contrastive", "npair", "emu", "emu-no-ld", "emu-no-ld-cl", "emu-parallel", "emu-no-ld-de",
          "emu-no-ld-en+de"])
+    ablation = json.loads(paths[1].read_text())
+    shutil.rmtree(tmp_path / "models")
+    again = run_studies(["ablation"], settings, tmp_path / "results")  # from the saved intent results
+    assert json.loads(again[0].read_text())["scores"] == ablation["scores"]
+    assert not (tmp_path / "models").exists()  # nothing was retrained

@@ -122,7 +122,7 @@ def test_whole_file_memmaps_are_read_with_file_reads(tmp_path: Path) -> None:
     np.testing.assert_array_equal(block, x[100:250])
     assert knn_module._file_rows(xm[10:], 0, 5) is None
     assert knn_module._file_rows(np.load(tmp_path / "x.npy", mmap_mode="c"), 0, 5) is None
-    np.testing.assert_array_equal(knn_module._take(xm, np.array([299, 3, 150, 3])), x[[299, 3, 150, 3]])
+    np.testing.assert_array_equal(knn_module.take_rows(xm, np.array([299, 3, 150, 3])), x[[299, 3, 150, 3]])
 
 
 @pytest.mark.parametrize("on_disk", [False, True])

@@ -83,7 +83,8 @@ def test_threshold_dedup_ids_and_resume(tmp_path: Path) -> None:
     assert len(rows) == N_PLANTED and all(float(r[0]) >= 1.75 for r in rows)
     assert len({r[1] for r in rows}) == len(rows)
     src_lines = src.read_text(encoding="utf-8").splitlines()
-    assert all(src_lines[int(r[3]) - 1] == r[1] for r in rows)
+    assert all([n + 1 for n, line in enumerate(src_lines) if line == r[1]] == [int(n) for n in r[3].split(",")]
+               for r in rows)  # every line of the sentence, the repeated one included
     first = out.read_bytes()
     shards = sorted((tmp_path / "pairs.tsv.work").glob("knn-*.npz"))
     assert len(shards) == 4
@@ -117,3 +118,62 @@ def test_index_and_search_cli(tmp_path: Path, tiny_model_dir: Path, capsys: pyte
     (index / "texts.txt").write_text("tampered\n", encoding="utf-8")
     assert main(["search", str(index), "x"]) == 2
     assert "corrupt" in capsys.readouterr().err
+
+
+def with_repeated_target(tmp_path: Path, copies: int) -> tuple[Path, Path, LookupEncoder, str, str]:
+    """The planted corpus with the target of one planted pair on ``copies`` lines (spread over the file)."""
+    src, tgt, enc, gold = planted_corpus(tmp_path)
+    s, t = next(iter(gold.items()))
+    lines = [line for line in tgt.read_text(encoding="utf-8").splitlines() if line != t]
+    step = len(lines) // copies
+    for n in range(copies):
+        lines.insert(n * (step + 1), t)
+    tgt.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return src, tgt, enc, s, t
+
+
+@pytest.mark.parametrize("copies", [4, 8])  # k and 2k
+def test_pair_with_a_repeated_target_is_found_only_with_unify(tmp_path: Path, copies: int) -> None:
+    src, tgt, enc, s, t = with_repeated_target(tmp_path, copies)
+    found = {}
+    for unify in (True, False):
+        out = tmp_path / f"unify-{unify}.tsv"
+        cfg = MineConfig(k=4, threshold=1.75, with_ids=True, unify=unify)  # planted >= 1.82, noise <= 1.68
+        mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
+        rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
+        found[unify] = [r for r in rows if (r[1], r[2]) == (s, t)]
+        assert len(rows) == N_PLANTED - (not unify)  # without unify, only the repeated pair is lost
+    tgt_lines = tgt.read_text(encoding="utf-8").splitlines()
+    (row,) = found[True]
+    assert [int(n) for n in row[4].split(",")] == [n + 1 for n, line in enumerate(tgt_lines) if line == t]
+    assert len(row[4].split(",")) == copies
+    assert found[False] == []
+
+
+@pytest.mark.parametrize("mode", ["forward", "max"])
+def test_unify_changes_nothing_without_repeated_sentences(tmp_path: Path, mode: str) -> None:
+    src, tgt, enc, _ = planted_corpus(tmp_path)
+    outputs = []
+    for unify in (True, False):
+        out = tmp_path / f"unify-{unify}.tsv"
+        cfg = MineConfig(mode=mode, with_ids=True, dedup=False, unify=unify, shard_rows=10)
+        mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] and outputs[0]
+
+
+def test_cli_summary_says_how_many_pairs_at_which_threshold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    src, tgt, enc, _ = planted_corpus(tmp_path)
+    monkeypatch.setattr("xlsent.api.load", lambda model: enc)
+    out = tmp_path / "pairs.tsv"
+    assert main(["mine", str(src), str(tgt), "-o", str(out), "-q"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    written = len(out.read_text(encoding="utf-8").splitlines())
+    assert err[-1].startswith(f"wrote {out}: {written} pairs out of ")
+    assert "no threshold: every candidate kept — this is a candidate list, not a mined bitext" in err[-1]
+    assert main(["mine", str(src), str(tgt), "-o", str(out), "-q", "--threshold", "1.75"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"wrote {out}: {N_PLANTED} pairs out of " in captured.err
+    assert "candidates at threshold 1.75 (" in captured.err and "no threshold" not in captured.err

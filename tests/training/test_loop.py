@@ -4,6 +4,7 @@ clipping, checkpoints without pickle, and alternating critics."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -234,3 +235,32 @@ def test_device_resolution() -> None:
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="--device cpu"):
             resolve_device("cuda")
+
+
+def test_time_budget_ends_the_run_like_a_last_step(tmp_path: Path) -> None:
+    problem = _Problem(tmp_path, steps=1000)
+    problem.trainer.time_budget_s = 0.2
+
+    def slow_step(s: int) -> dict[str, float]:
+        time.sleep(0.03)
+        return problem.step(s)
+
+    result = problem.trainer.run(slow_step)
+    assert 4 <= result.steps < 1000
+    assert _log_lines(tmp_path)[-1]["step"] == result.steps  # the stopping step is logged ...
+    ckpt = latest_checkpoint(tmp_path / "checkpoints")
+    assert ckpt is not None and json.loads(ckpt.read_text())["step"] == result.steps  # ... and checkpointed
+    again = _Problem(tmp_path, steps=1000)
+    again.trainer.time_budget_s = 0.2
+    assert again.trainer.run(again.step, resume=True).steps == result.steps  # a spent budget trains no more
+
+
+def test_a_term_of_some_steps_is_averaged_over_those_steps(tmp_path: Path) -> None:
+    problem = _Problem(tmp_path, steps=8)
+
+    def step(s: int) -> dict[str, float]:
+        return {**problem.step(s), **({"odd": float(s)} if s % 2 else {})}
+
+    problem.trainer.run(step)
+    logged = [ln["losses"] for ln in _log_lines(tmp_path)]
+    assert [ln["odd"] for ln in logged] == [2.0, 6.0]  # (1 + 3) / 2 and (5 + 7) / 2, not divided by 4

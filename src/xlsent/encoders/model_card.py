@@ -29,10 +29,24 @@ from xlsent.encoders.model_dir import MANIFEST, read_manifest
 CARD = "README.md"
 
 
+OPTION_CHARS = 200
+"""Options whose JSON is longer (a t-SNE map, a list of files) stay in the result file, out of the manifest."""
+
+
+def compact_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of a result short enough for a manifest and a card.
+
+    >>> compact_options({"seed": 0, "tsne": {"points": [[0.0, 1.0]] * 100}})
+    {'seed': 0}
+    """
+    return {k: v for k, v in options.items() if len(json.dumps(v)) <= OPTION_CHARS}
+
+
 def _metric_entry(result: Mapping[str, Any]) -> dict[str, Any]:
     return {"main_metric": result["main_metric"], "main_score": round(float(result["main_score"]), 4),
             "averages": {k: round(float(v), 4) for k, v in result.get("averages", {}).items()},
-            "options": result.get("options", {}), "encoder": result["encoder"], "created": result.get("created", "")}
+            "options": compact_options(result.get("options", {})), "encoder": result["encoder"],
+            "created": result.get("created", "")}
 
 
 def record_metrics(model_dir: str | Path, results: Sequence[Mapping[str, Any]]) -> None:
@@ -51,7 +65,10 @@ def record_metrics(model_dir: str | Path, results: Sequence[Mapping[str, Any]]) 
 def _training_lines(training: Mapping[str, Any]) -> list[str]:
     lines = []
     data = training.get("data", {})
-    if data:
+    if "per_pair" in data:
+        per = ", ".join(f"{k} {v['pairs']}" for k, v in data["per_pair"].items())
+        lines.append(f"- data: {data['pairs']} pairs in {len(data['per_pair'])} language pairs ({per})")
+    elif data:
         lines.append(f"- data: {data.get('kind', '')} {data.get('src_lang', '')}-{data.get('tgt_lang', '')}, "
                      f"{data.get('src_sentences', '?')} source / {data.get('tgt_sentences', '?')} target sentences")
     valid = training.get("validation", {})
@@ -59,6 +76,8 @@ def _training_lines(training: Mapping[str, Any]) -> list[str]:
         best = valid["best"]
         lines.append(f"- model selection: {best['criterion']} on {valid.get('pairs', '?')} held-out pairs, best "
                      f"{best['score']:.4g} at step {best['step']}")
+    if "steps_done" in training:
+        lines.append(f"- steps: {training['steps_done']}")
     if "seconds" in training:
         lines.append(f"- training time: {training['seconds'] / 60:.1f} min (layer states included where computed)")
     return lines
@@ -91,7 +110,7 @@ def write_card(model_dir: str | Path) -> Path:
             averages = ", ".join(f"{k} {v:.1f}" for k, v in e.get("averages", {}).items())
             lines.append(f"| {task} | {e['main_score']:.2f} | {e['main_metric']} | {averages} | "
                          f"{e.get('created', '')[:10]} |")
-        options = {t: e["options"] for t, e in metrics.items() if e.get("options")}
+        options = {t: compact_options(e["options"]) for t, e in metrics.items() if e.get("options")}
         if options:
             lines += ["", "Options: " + "; ".join(f"{t}: {json.dumps(o, sort_keys=True)}" for t, o in options.items())]
     path = directory / CARD

@@ -104,17 +104,6 @@ def score_set(embed: EmbedFn, bucc: BuccSet, *, k: int = 4, mode: str = "max") -
                           mode=mode)
 
 
-def calibrate(encoder: Encoder, *, langs: Sequence[str] = ("de", "fr", "ru"), root: str | Path | None = None,
-              k: int = 4) -> dict[str, object]:
-    """A mining threshold for ``encoder``: the mean F1-optimal ratio-margin threshold over newstest sets."""
-    base = data_root(root)
-    embed = encoder_embed(encoder)
-    per_set = {f"{x}-en": score_set(embed, newstest_bucc(x, base), k=k) for x in langs}
-    return {"threshold": float(np.mean([s["threshold"] for s in per_set.values()])), "margin": "ratio", "k": k,
-            "method": "mean of F1-optimal thresholds on BUCC-style newstest2012 sets (xlsent.data.bucc)",
-            "per_set": per_set, "encoder": encoder_id(encoder)}
-
-
 def summarise(f1: dict[str, float]) -> tuple[str, float, dict[str, float]]:
     """Main metric, main score and averages of the per-set F1 of a run (keys: set codes of :data:`SETS`).
 

@@ -85,13 +85,17 @@ def _subsets(path: Path) -> set[str]:
     return set(scores) if isinstance(scores, dict) else set()
 
 
+def load_result(path: str | Path) -> TaskResult | None:
+    """The task result saved at ``path``; None when the JSON file holds something else."""
+    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(raw, dict) and {"task", "encoder", "main_score"} <= raw.keys():
+        return TaskResult(**{k: v for k, v in raw.items() if k in TaskResult.__dataclass_fields__})
+    return None
+
+
 def load_results(results_dir: str | Path) -> list[TaskResult]:
     """Every result JSON in ``results_dir``, sorted by task, variant and encoder."""
-    out = []
-    for path in sorted(Path(results_dir).glob("*.json")):
-        raw = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(raw, dict) and {"task", "encoder", "main_score"} <= raw.keys():
-            out.append(TaskResult(**{k: v for k, v in raw.items() if k in TaskResult.__dataclass_fields__}))
+    out = [r for path in sorted(Path(results_dir).glob("*.json")) if (r := load_result(path)) is not None]
     return sorted(out, key=lambda r: (r.task, r.variant, r.encoder))
 
 

@@ -1,22 +1,70 @@
-"""Per-encoder mining thresholds for ``--threshold auto``.
+"""Per-encoder mining thresholds for ``--threshold auto``: calibrated, stored, shipped and looked up.
 
 Margin thresholds differ a lot between encoders (LASER ~1.04, LaBSE ~1.2), so xlsent calibrates one per
-encoder on BUCC-style sets (gold pairs hidden among distractors) and stores it: in the model directory's
-``xlsent.json`` when the encoder has one, and in ``$XLSENT_HOME/calibration/`` in any case.
+encoder on BUCC-style sets (gold pairs hidden among distractors, :func:`calibrate`). A record holds the
+threshold and how and on what it was obtained (sets, k, margin, date, xlsent version). :func:`load_calibration`
+looks for the record of an encoder in its model directory's ``xlsent.json``, then in
+``$XLSENT_HOME/calibration/`` (both written by ``xlsent calibrate``), then among the thresholds shipped with
+xlsent (``thresholds.json`` beside this module, written by ``xlsent calibrate --ship`` for the registered
+encoders). Every record belongs to one encoder id (name@weights checksum): a changed model never uses a
+threshold calibrated for another.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from xlsent.atomic import write_json
 from xlsent.encoders.base import Encoder
-from xlsent.encoders.cache import encoder_id
+from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import MANIFEST
-from xlsent.paths import xlsent_home
+from xlsent.paths import data_root, xlsent_home
+from xlsent.version import __version__
+
+SHIPPED = Path(__file__).with_name("thresholds.json")
+"""The thresholds shipped with xlsent (package data), keyed by encoder id."""
+SHIPPED_ABOUT = ("Mining thresholds of the registered encoders for `xlsent mine --threshold auto`, keyed by encoder id "
+                 "(name@weights checksum). Written by `xlsent calibrate --model NAME --ship`; do not edit by hand.")
+CALIBRATION_SETS = ("de", "fr", "ru")
+"""Languages of the BUCC-style newstest sets (``LANG-en``) calibrated on by default."""
+
+log = logging.getLogger(__name__)
+
+
+def calibrate(encoder: Encoder, *, langs: Sequence[str] = CALIBRATION_SETS, root: str | Path | None = None,
+              k: int = 4, progress: bool = False) -> dict[str, Any]:
+    """A mining threshold for ``encoder``: the mean F1-optimal ratio-margin threshold over the BUCC-style newstest
+    sets of ``langs`` (:func:`xlsent.data.bucc.newstest_bucc`), with how and on what it was obtained.
+
+    Encodings go through the on-disk cache (:func:`xlsent.encoders.cache.cached_encode`, shared with
+    ``xlsent eval bucc``), so a second calibration of the same encoder re-encodes nothing. ``progress`` shows one
+    bar over the sets and the encoding of each side (on standard error).
+    """
+    from xlsent.data.bucc import newstest_bucc
+    from xlsent.evaluation.bucc import score_set
+
+    base = data_root(root)
+    per_set: dict[str, dict[str, Any]] = {}
+    with tqdm(list(langs), desc="calibrate", unit="set", disable=not progress) as bar:
+        for lang in bar:
+            bar.set_postfix_str(f"{lang}-en")
+            bucc = newstest_bucc(lang, base)
+            scores = score_set(lambda sentences, code: cached_encode(encoder, sentences, code, progress=progress),
+                               bucc, k=k)
+            per_set[bucc.pair] = {**scores, "description": bucc.description}
+    thresholds = [s["threshold"] for s in per_set.values()]
+    return {"threshold": float(sum(thresholds) / len(thresholds)), "encoder": encoder_id(encoder),
+            "margin": "ratio", "k": k, "mode": "max", "sets": list(per_set),
+            "method": "mean of the F1-optimal thresholds on BUCC-style newstest2012 sets (xlsent.data.bucc)",
+            "per_set": per_set, "date": datetime.now(UTC).date().isoformat(), "xlsent_version": __version__}
 
 
 def calibration_path(encoder: Encoder) -> Path:
@@ -26,27 +74,88 @@ def calibration_path(encoder: Encoder) -> Path:
 
 
 def save_threshold(encoder: Encoder, record: dict[str, Any]) -> Path:
-    """Store a calibration record (``threshold`` plus how it was obtained)."""
+    """Store a calibration record (``threshold`` plus how it was obtained) in the cache, and in the encoder's
+    model directory when it has one."""
     path = calibration_path(encoder)
     write_json(path, record)
-    model_dir = getattr(encoder, "model_dir", None)
-    if model_dir is not None and (Path(model_dir) / MANIFEST).is_file():
-        manifest_path = Path(model_dir) / MANIFEST
+    manifest_path = _manifest_path(encoder)
+    if manifest_path is not None:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         manifest["mining"] = record
         write_json(manifest_path, manifest)
     return path
 
 
-def load_threshold(encoder: Encoder) -> float:
-    """The calibrated margin threshold of ``encoder``; a clear error when there is none."""
-    model_dir = getattr(encoder, "model_dir", None)
-    if model_dir is not None and (Path(model_dir) / MANIFEST).is_file():
-        manifest = json.loads((Path(model_dir) / MANIFEST).read_text(encoding="utf-8"))
-        if "mining" in manifest:
-            return float(manifest["mining"]["threshold"])
-    path = calibration_path(encoder)
+def shipped_records(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The shipped calibration records (``path``: the shipped file), by encoder id; none if the file is absent."""
+    path = path or SHIPPED
     if not path.is_file():
-        raise FileNotFoundError(f"no calibrated threshold for {encoder_id(encoder)}; run "
-                                f"`xlsent calibrate --model {encoder.name}` or pass --threshold VALUE")
-    return float(json.loads(path.read_text(encoding="utf-8"))["threshold"])
+        return {}
+    records: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["thresholds"]
+    return records
+
+
+def ship_threshold(encoder: Encoder, record: dict[str, Any], path: Path | None = None) -> Path:
+    """Write ``record`` into the shipped thresholds (``path``: the shipped file) as that of ``encoder``, a
+    registered encoder, replacing the records of its other versions (other weights checksums)."""
+    from xlsent.encoders.registry import REGISTERED
+
+    if encoder.name not in REGISTERED:
+        raise ValueError(f"--ship stores thresholds of the registered encoders ({', '.join(REGISTERED)}) only; "
+                         f"{encoder.name!r} is not one (without --ship its threshold is saved for your own use)")
+    key = encoder_id(encoder)
+    if record.get("encoder") != key:
+        raise ValueError(f"the record was calibrated for {record.get('encoder')!r}, not for {key!r}")
+    path = path or SHIPPED
+    records = {other: r for other, r in shipped_records(path).items() if other.partition("@")[0] != encoder.name}
+    records[key] = record
+    write_json(path, {"about": SHIPPED_ABOUT, "thresholds": dict(sorted(records.items()))})
+    return path
+
+
+def load_calibration(encoder: Encoder) -> tuple[dict[str, Any], str]:
+    """The calibration record of ``encoder`` and where it was found: its model directory, the user's cache, or
+    the thresholds shipped with xlsent, in that order. A record made for another encoder id is never used.
+    ``FileNotFoundError`` naming the places looked in, and the command that calibrates, when there is none."""
+    key = encoder_id(encoder)
+    manifest_path = _manifest_path(encoder)
+    if manifest_path is not None:
+        record = json.loads(manifest_path.read_text(encoding="utf-8")).get("mining")
+        if record is not None and record.get("encoder", key) == key:
+            return record, str(manifest_path)
+        if record is not None:
+            log.warning("%s: its mining threshold was calibrated for %s, not %s; ignored", manifest_path,
+                        record.get("encoder"), key)
+    cached = calibration_path(encoder)
+    if cached.is_file():
+        return json.loads(cached.read_text(encoding="utf-8")), str(cached)
+    shipped = shipped_records()
+    if key in shipped:
+        return shipped[key], f"the thresholds shipped with xlsent {__version__}"
+    looked = [str(p) for p in (manifest_path, cached) if p is not None]
+    raise FileNotFoundError(
+        f"no calibrated threshold for {key} (looked in {', '.join(looked)} and the thresholds shipped with xlsent "
+        f"{__version__}, which cover {', '.join(sorted(shipped)) or 'no encoder'}); run `xlsent calibrate --model "
+        f"{_reference(encoder)}` (slow on CPU: it encodes three BUCC-style sets) or pass --threshold VALUE")
+
+
+def load_threshold(encoder: Encoder) -> float:
+    """The calibrated margin threshold of ``encoder`` (see :func:`load_calibration`)."""
+    return float(load_calibration(encoder)[0]["threshold"])
+
+
+def _manifest_path(encoder: Encoder) -> Path | None:
+    """The ``xlsent.json`` of the encoder's model directory, if it has one."""
+    model_dir = getattr(encoder, "model_dir", None)
+    path = None if model_dir is None else Path(model_dir) / MANIFEST
+    return path if path is not None and path.is_file() else None
+
+
+def _reference(encoder: Encoder) -> str:
+    """How ``--model`` names ``encoder``: its registered name or model directory, else its name."""
+    from xlsent.encoders.registry import encoder_reference
+
+    try:
+        return encoder_reference(encoder)
+    except ValueError:
+        return encoder.name

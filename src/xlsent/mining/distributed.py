@@ -4,7 +4,8 @@ The margin needs the k-NN means of both sides, so the search runs in two explici
 takes a block of source rows against all target rows (shared once through the object store) and
 returns complete forward lists plus the target side's lists restricted to its block; (2) the driver
 merges the backward lists, scores margins and selects pairs exactly as the single-process pipeline.
-Embedding chunks are the same row ranges as in ``xlsent embed``, so the output is identical.
+Embedding chunks are the same row ranges as in ``xlsent embed``, so the output is identical; as there,
+repeated sentences are searched once (:mod:`xlsent.mining.unify`), from the vectors of their first lines.
 
 Local Ray (started in-process with the machine's cores) is the default; ``address`` joins a cluster.
 """
@@ -28,8 +29,10 @@ from xlsent.mining.pipeline import (
     candidates_from_knn,
     knn_shard,
     shard_bounds,
+    summarise,
     write_pairs,
 )
+from xlsent.mining.unify import unify
 
 log = logging.getLogger(__name__)
 
@@ -98,13 +101,15 @@ def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: st
             print(f"[1/3] embedding on Ray ({workers} CPUs)", flush=True)
         x = ray_embed(src_text, model, lang=src_lang, chunk_rows=chunk_rows, workers=workers)
         y = ray_embed(tgt_text, model, lang=tgt_lang, chunk_rows=chunk_rows, workers=workers)
+        src_u, tgt_u = unify(src_text, cfg.unify), unify(tgt_text, cfg.unify)
+        x, y = src_u.distinct(x), tgt_u.distinct(y)
         if progress:
-            print(f"[2/3] k-NN search on Ray ({len(x)} x {len(y)})", flush=True)
+            print(f"[2/3] k-NN search on Ray ({len(x)} x {len(y)} distinct sentences)", flush=True)
         cands = candidates_from_knn(ray_knn(x, y, cfg), cfg)
         if progress:
             print(f"[3/3] scoring and selecting {len(cands.score)} candidates", flush=True)
-        written = write_pairs(Path(output), cands, src_text, tgt_text, cfg)
+        written = write_pairs(Path(output), cands, src_u, tgt_u, cfg)
     finally:
         if started_here:
             ray.shutdown()
-    return MineSummary(Path(output), len(x), len(y), len(cands.score), written, time.perf_counter() - start)
+    return summarise(Path(output), src_u, tgt_u, len(cands.score), written, cfg, time.perf_counter() - start)

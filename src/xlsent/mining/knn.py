@@ -104,7 +104,7 @@ def _file_rows(a: np.ndarray, lo: int, hi: int) -> np.ndarray | None:
     return block
 
 
-def _take(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def take_rows(a: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Rows ``rows`` (any order) of ``a`` as an in-memory C-contiguous float32 array, read chunk by chunk."""
     order = np.argsort(rows, kind="stable")
     wanted = np.asarray(rows)[order]
@@ -347,7 +347,7 @@ def build_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, 
                                      faiss.METRIC_INNER_PRODUCT)
         centroids = max(lists, 1 << pq_bits) if kind == "ivfpq" else lists
         sample = np.random.default_rng(seed).permutation(rows)[: IVF_SHAPE[kind][1] * centroids]
-        index.train(_take(y, np.sort(sample)))  # FAISS uses <= 256 points per centroid
+        index.train(take_rows(y, np.sort(sample)))  # FAISS uses <= 256 points per centroid
     for lo in range(0, rows, CHUNK_ROWS):
         index.add(_rows(y, lo, min(rows, lo + CHUNK_ROWS)))
     log.debug("built %s index over %d rows: %s", kind, rows, type(index).__name__)
@@ -426,9 +426,9 @@ def sample_bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, rows: np.ndar
     rows = np.asarray(rows, dtype=np.int64)
     if rows.ndim != 1 or len(rows) == 0 or rows.min() < 0 or rows.max() >= len(x):
         raise ValueError(f"rows must be a non-empty list of source row numbers below {len(x)}")
-    fwd = bidirectional_knn(_take(x, rows), y, k_fwd, max_memory=max_memory)
+    fwd = bidirectional_knn(take_rows(x, rows), y, k_fwd, max_memory=max_memory)
     targets = np.unique(fwd.fwd_idx)
-    bwd = bidirectional_knn(_take(y, targets), x, k_bwd, max_memory=max_memory)
+    bwd = bidirectional_knn(take_rows(y, targets), x, k_bwd, max_memory=max_memory)
     return SampleKnn(rows, fwd.fwd_idx, fwd.fwd_sim, targets, bwd.fwd_idx, bwd.fwd_sim)
 
 
@@ -443,7 +443,7 @@ def _tune_effort(index: faiss.Index, db: np.ndarray, queries: np.ndarray, k: int
                  seed: int) -> int:
     """The smallest power-of-two effort at which a ``sample`` of ``queries`` finds its exact nearest neighbour
     in ``db`` at rate ``target`` (else the largest useful effort)."""
-    probe = _take(queries, np.sort(np.random.default_rng(seed).permutation(len(queries))[:sample]))
+    probe = take_rows(queries, np.sort(np.random.default_rng(seed).permutation(len(queries))[:sample]))
     truth = bidirectional_knn(probe, db, 1).fwd_idx[:, 0]
     name, value, limit = _effort_parameter(index, k)
     while True:
@@ -462,7 +462,7 @@ def _complete_search(index: faiss.Index, db: np.ndarray, queries: np.ndarray, k:
     short = np.flatnonzero((idx < 0).any(axis=1))
     if len(short):
         log.info("%d queries found fewer than %d neighbours in the index; searching them exactly", len(short), k)
-        exact = bidirectional_knn(_take(queries, short), db, k)
+        exact = bidirectional_knn(take_rows(queries, short), db, k)
         idx[short], sim[short] = exact.fwd_idx, exact.fwd_sim
     return idx, sim
 

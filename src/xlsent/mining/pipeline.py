@@ -1,8 +1,12 @@
-"""``xlsent mine``: embed -> k-NN (sharded, resumable) -> margin scoring -> selection -> TSV.
+"""``xlsent mine``: embed -> distinct sentences -> k-NN (sharded, resumable) -> margin scoring -> selection -> TSV.
 
 Every stage writes its output atomically into a work folder (``OUTPUT.work/`` by default) keyed by the
 job's inputs, so a killed run started again with the same arguments skips what is finished: embedding
 chunks, k-NN shards of the source side, then the final selection. The result is identical.
+
+Repeated sentences are searched and scored once (:mod:`xlsent.mining.unify`, on unless ``unify=False``): a
+pair of distinct sentences is one output row, with every line number of both sentences under ``with_ids``.
+After scoring, ``dedup`` keeps each distinct source and target text in one pair at most (the best).
 
 Options and paths are checked before anything is computed. A run that fails removes the work folder unless
 it holds finished stages that the same command would reuse (it keeps them and says so); a bad input row
@@ -34,6 +38,7 @@ from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
 from xlsent.mining.knn import INDEX_KINDS, KnnResult, approx_bidirectional_knn, bidirectional_knn, merge_source_spans
 from xlsent.mining.margin import Margin, Mode, greedy_one_to_one, select_candidates
+from xlsent.mining.unify import Unified, unify
 from xlsent.store import load_embeddings
 
 STDOUT = "-"
@@ -50,6 +55,7 @@ class MineConfig:
     margin: str = "ratio"
     mode: str = "max"
     threshold: float | None = None
+    unify: bool = True
     dedup: bool = True
     one_to_one: bool = False
     index: str = "exact"
@@ -83,18 +89,30 @@ class Candidates:
 
 @dataclass
 class MineSummary:
-    """What a mining run produced."""
+    """What a mining run produced: lines and distinct sentences per side, candidates, pairs written, threshold."""
 
     output: Path
     src_rows: int
     tgt_rows: int
+    src_distinct: int
+    tgt_distinct: int
     candidates: int
     written: int
+    threshold: float | None
     seconds: float
 
     def describe(self) -> str:
-        return (f"wrote {self.output}: {self.written} pairs from {self.candidates} candidates "
-                f"({self.src_rows} x {self.tgt_rows} sentences) in {self.seconds:.1f}s")
+        """One line: pairs written, out of how many candidates, at which threshold (or that there was none).
+
+        >>> MineSummary(Path("p.tsv"), 5, 4, 5, 3, 3, 2, 1.05, 0.5).describe()
+        'wrote p.tsv: 2 pairs out of 3 candidates at threshold 1.05 (5 x 4 lines, 5 x 3 distinct) in 0.5s'
+        """
+        kept = (f"at threshold {self.threshold:.6g}" if self.threshold is not None else
+                "with no threshold: every candidate kept — this is a candidate list, not a mined bitext")
+        distinct = ("" if (self.src_distinct, self.tgt_distinct) == (self.src_rows, self.tgt_rows) else
+                    f", {self.src_distinct} x {self.tgt_distinct} distinct")
+        return (f"wrote {self.output}: {self.written} pairs out of {self.candidates} candidates {kept} "
+                f"({self.src_rows} x {self.tgt_rows} lines{distinct}) in {self.seconds:.1f}s")
 
 
 def knn_shard(x_shard: np.ndarray, y: np.ndarray, offset: int, k: int, max_memory: int,
@@ -149,7 +167,8 @@ def mine_arrays(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path | None
 
 
 def select_pairs(cands: Candidates, src_text: list[str], tgt_text: list[str], cfg: MineConfig) -> Candidates:
-    """Apply the threshold, drop empty sentences, optional 1-to-1, and text deduplication (best pair kept)."""
+    """Apply the threshold, drop empty sentences, optional 1-to-1, and text deduplication (best pair kept).
+    ``cands`` number the sentences of ``src_text`` and ``tgt_text``."""
     keep = np.ones(len(cands.score), dtype=bool)
     if cfg.threshold is not None:
         keep &= cands.score >= cfg.threshold
@@ -235,7 +254,7 @@ def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Enco
     with readable(src) as src, readable(tgt) as tgt:
         src_sha, tgt_sha = sha256_file(src.path), sha256_file(tgt.path)
         key = {"src": src_sha, "tgt": tgt_sha, "encoder": encoder_id(encoder), "k": cfg.k, "shard_rows": cfg.shard_rows,
-               "index": cfg.index,
+               "index": cfg.index, "unify": cfg.unify,
                "read_as": [{k: v for k, v in spec.source().items() if k != "path"} for spec in (src, tgt)]}
         x_given = _given_embeddings(src_emb, src_sha, encoder)
         y_given = _given_embeddings(tgt_emb, tgt_sha, encoder)
@@ -247,17 +266,31 @@ def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Enco
             _say(progress, "[1/3] embedding")
             x = x_given if x_given is not None else _embeddings(src, work, "src", encoder, src_lang, progress)
             y = y_given if y_given is not None else _embeddings(tgt, work, "tgt", encoder, tgt_lang, progress)
-            _say(progress, f"[2/3] k-NN search ({len(x)} x {len(y)}, index={cfg.index}, k={cfg.k})")
+            src_u, tgt_u = unify(list(iter_rows(src)), cfg.unify), unify(list(iter_rows(tgt)), cfg.unify)
+            x, y = src_u.distinct(x, work / "src-distinct.npy"), tgt_u.distinct(y, work / "tgt-distinct.npy")
+            _say(progress, f"[2/3] k-NN search ({_sizes(src_u, tgt_u)}, index={cfg.index}, k={cfg.k})")
             cands = mine_arrays(x, y, cfg, work, progress)
             _say(progress, f"[3/3] scoring and selecting {len(cands.score)} candidates")
-            written = write_pairs(output, cands, list(iter_rows(src)), list(iter_rows(tgt)), cfg,
-                                  first_lines=(src.first_line, tgt.first_line))
+            written = write_pairs(output, cands, src_u, tgt_u, cfg, first_lines=(src.first_line, tgt.first_line))
         except BaseException as exc:
             _clean_up(work, exc, temporary)
             raise
     if temporary or not keep_work:
         shutil.rmtree(work)
-    return MineSummary(output, len(x), len(y), len(cands.score), written, time.perf_counter() - start)
+    return summarise(output, src_u, tgt_u, len(cands.score), written, cfg, time.perf_counter() - start)
+
+
+def summarise(output: Path, src: Unified, tgt: Unified, candidates: int, written: int, cfg: MineConfig,
+              seconds: float) -> MineSummary:
+    """The :class:`MineSummary` of a run over the sides ``src`` and ``tgt``."""
+    return MineSummary(output, len(src.inverse), len(tgt.inverse), len(src.texts), len(tgt.texts), candidates,
+                       written, cfg.threshold, seconds)
+
+
+def _sizes(src: Unified, tgt: Unified) -> str:
+    """``lines x lines``, and the distinct sentences where a side repeats some."""
+    lines = f"{len(src.inverse)} x {len(tgt.inverse)} lines"
+    return lines if not (src.repeated or tgt.repeated) else f"{lines}, {len(src.texts)} x {len(tgt.texts)} distinct"
 
 
 def _prepare_work(work: Path, key: dict[str, Any]) -> None:
@@ -280,13 +313,16 @@ def _say(progress: bool, message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
-def write_pairs(output: Path, cands: Candidates, src_text: list[str], tgt_text: list[str], cfg: MineConfig, *,
+def write_pairs(output: Path, cands: Candidates, src: Unified, tgt: Unified, cfg: MineConfig, *,
                 first_lines: tuple[int, int] = (1, 1)) -> int:
-    """Select pairs from ``cands`` and write ``score TAB src TAB tgt [TAB src_line TAB tgt_line]`` atomically
-    (``-``: to standard output). ``first_lines`` are the line numbers of row 0 of each side (2 after a header)."""
-    chosen = select_pairs(cands, src_text, tgt_text, cfg)
-    lines = (f"{sc:.6f}\t{_clean(src_text[s])}\t{_clean(tgt_text[t])}"
-             + (f"\t{s + first_lines[0]}\t{t + first_lines[1]}" if cfg.with_ids else "") + "\n"
+    """Select pairs from ``cands`` (numbering the sentences of ``src`` and ``tgt``) and write
+    ``score TAB src TAB tgt [TAB src_lines TAB tgt_lines]`` atomically (``-``: to standard output); the line
+    numbers of a sentence are those of all its lines, comma-separated. ``first_lines`` are the line numbers of
+    row 0 of each side (2 after a header)."""
+    chosen = select_pairs(cands, src.texts, tgt.texts, cfg)
+    lines = (f"{sc:.6f}\t{_clean(src.texts[s])}\t{_clean(tgt.texts[t])}"
+             + (f"\t{_line_numbers(src, s, first_lines[0])}\t{_line_numbers(tgt, t, first_lines[1])}"
+                if cfg.with_ids else "") + "\n"
              for s, t, sc in zip(chosen.src, chosen.tgt, chosen.score, strict=True))
     if str(output) == STDOUT:
         sys.stdout.writelines(lines)
@@ -295,6 +331,10 @@ def write_pairs(output: Path, cands: Candidates, src_text: list[str], tgt_text: 
         with atomic_open(output) as fh:
             fh.writelines(lines)
     return len(chosen.score)
+
+
+def _line_numbers(side: Unified, sentence: int, first_line: int) -> str:
+    return ",".join(str(row + first_line) for row in side.rows(sentence).tolist())
 
 
 def _clean(text: str) -> str:

@@ -96,13 +96,18 @@ class Trainer:
     """Runs a method's step function with checkpoints, schedules, validation and a log in ``out_dir``.
 
     ``scheduled`` names the optimizers whose learning rates follow the config's warm-up and decay (default: all;
-    critics usually keep a constant rate). ``meta`` (data identity and the like) must match on resume, as must
-    the configuration's fingerprint.
+    critics usually keep a constant rate). ``time_budget_s`` > 0 ends the run after the first step at which the
+    training time (summed over resumed runs, validations included) reaches it: that step is logged, validated
+    and checkpointed like a last step, and ``TrainResult.steps`` says where it stopped. A logged term is the mean
+    over the steps of the interval that returned it (a term of some steps only, e.g. one language pair's loss,
+    averages those); ``bar_keys`` limits the terms the progress bar shows (default: all). ``meta`` (data identity
+    and the like) must match on resume, as must the configuration's fingerprint.
     """
 
     def __init__(self, out_dir: Path, config: TrainConfig, state: TrainState, *, meta: dict[str, Any] | None = None,
                  validation: Validation | None = None, scheduled: Sequence[str] | None = None,
-                 progress: bool = True, desc: str = "train") -> None:
+                 progress: bool = True, desc: str = "train", time_budget_s: float = 0.0,
+                 bar_keys: Sequence[str] | None = None) -> None:
         self.out_dir = Path(out_dir)
         self.ckpt_dir = self.out_dir / CHECKPOINT_DIR
         self.config = config
@@ -116,6 +121,8 @@ class Trainer:
         self.validation = validation
         self.progress = progress
         self.desc = desc
+        self.time_budget_s = time_budget_s
+        self.bar_keys = None if bar_keys is None else set(bar_keys)
         kept = {k: v for k, v in config.to_dict().items() if k not in config.NOT_FINGERPRINTED}
         self.meta = json.loads(json.dumps({"fingerprint": config.fingerprint(), "config": kept, **(meta or {})}))
         self.lrs: dict[str, float] = {}
@@ -218,35 +225,42 @@ class Trainer:
         pending, validations = info["pending"], info["validations"]
         best: dict[str, Any] | None = info.get("best")
         acc: dict[str, float] = pending.get("sums", {})
-        count: int = pending.get("count", 0)
+        counts: dict[str, int] = pending.get("counts", {})
         began = time.perf_counter() - info["elapsed_s"]
         self._train_mode(True)
         bar = tqdm(total=cfg.steps, initial=start, disable=not self.progress, desc=self.desc, unit="step")
         for step in range(start, cfg.steps):
+            if 0 < self.time_budget_s <= time.perf_counter() - began:
+                break  # a resumed run whose budget was already spent
             self._set_lrs(step)
             for k, v in step_fn(step).items():
                 acc[k] = acc.get(k, 0.0) + v
-            count += 1
+                counts[k] = counts.get(k, 0) + 1
             done = step + 1
-            if done % cfg.log_every == 0 or done == cfg.steps:
-                means = {k: v / count for k, v in acc.items()}
+            last = done == cfg.steps or (self.time_budget_s > 0
+                                         and time.perf_counter() - began >= self.time_budget_s)
+            if done % cfg.log_every == 0 or last:
+                means = {k: v / counts[k] for k, v in acc.items()}
                 history.append({"step": done, **means})
                 self._log({"step": done, "elapsed_s": round(time.perf_counter() - began, 2), "lr": dict(self.lrs),
                            "losses": means})
-                bar.set_postfix({k: f"{v:.4g}" for k, v in means.items()})
-                acc, count = {}, 0
-            if self.validation and self.validation.every > 0 and (done % self.validation.every == 0
-                                                                  or done == cfg.steps):
+                bar.set_postfix({k: f"{v:.4g}" for k, v in means.items()
+                                 if self.bar_keys is None or k in self.bar_keys})
+                acc, counts = {}, {}
+            if self.validation and self.validation.every > 0 and (done % self.validation.every == 0 or last):
                 best, record = self._validate(done, time.perf_counter() - began, best)
                 validations.append(record)
                 bar.set_postfix({"best": f"{best['score']:.4g}@{best['step']}"} if best else {})
             bar.update(1)
-            if done % cfg.checkpoint_every == 0 or done == cfg.steps:
+            if done % cfg.checkpoint_every == 0 or last:
                 save_checkpoint(self.ckpt_dir, done, self.state, {
-                    "meta": self.meta, "history": history, "pending": {"sums": acc, "count": count},
+                    "meta": self.meta, "history": history, "pending": {"sums": acc, "counts": counts},
                     "elapsed_s": time.perf_counter() - began, "best": best, "validations": validations})
+            if last:
+                break
         bar.close()
-        return TrainResult(history, start, cfg.steps, time.perf_counter() - began, best, validations)
+        stopped = history[-1]["step"] if history else start
+        return TrainResult(history, start, stopped, time.perf_counter() - began, best, validations)
 
     def restore_best(self, modules: Sequence[str] | None = None) -> dict[str, Any] | None:
         """Load the best validated weights into ``modules`` (default all); None when no validation ran."""

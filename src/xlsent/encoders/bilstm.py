@@ -1,0 +1,136 @@
+"""LASER's sentence encoder (paper 001): SentencePiece subwords, a stacked BiLSTM, max-pooling over time.
+
+A model directory of type ``laser`` (written by ``xlsent train laser``) holds the SentencePiece model
+(``spm.model``, protobuf, no pickle), the encoder weights (``encoder.safetensors``, float16 to keep the shipped
+model small; computation is float32) and ``xlsent.json`` with the architecture. The sentence embedding is the
+element-wise maximum over time of the last BiLSTM layer's outputs (both directions concatenated), so its size is
+twice the hidden size per direction. The encoder reads no language tag: one vocabulary and one network for all
+languages, as in the paper. Inputs are never cut: an LSTM runs over any length (a very long line costs time and
+memory in proportion to its length only).
+
+>>> import torch
+>>> net = BiLstmSentenceEncoder(vocab_size=20, embed_dim=8, hidden=4, layers=2)
+>>> ids = torch.tensor([[5, 6, 3, 0], [7, 3, 0, 0]])                 # padded with 0, EOS = 3
+>>> net(ids, torch.tensor([3, 2])).shape
+torch.Size([2, 8])
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file
+from torch import nn
+from tqdm.auto import tqdm
+
+from xlsent.encoders.base import l2_normalize
+from xlsent.encoders.batching import token_budget_batches
+from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
+
+log = logging.getLogger(__name__)
+
+MODEL_TYPE = "laser"
+ENCODER_FILE = "encoder.safetensors"
+SPM_FILE = "spm.model"
+PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+"""SentencePiece ids fixed at training (``xlsent.methods.laser_vocab``): padding, unknown, begin and end."""
+DEFAULT_BATCH_TOKENS = 8192
+
+
+class BiLstmSentenceEncoder(nn.Module):
+    """Token ids ``(batch, time)`` and their lengths -> ``(batch, 2 * hidden)`` max-pooled BiLSTM states."""
+
+    def __init__(self, vocab_size: int, embed_dim: int = 320, hidden: int = 512, layers: int = 5,
+                 dropout: float = 0.1, pad_id: int = PAD_ID) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
+        self.dropout = nn.Dropout(dropout)
+        self.lstm = nn.LSTM(embed_dim, hidden, num_layers=layers, bidirectional=True, batch_first=True,
+                            dropout=dropout if layers > 1 else 0.0)
+        self.dim = 2 * hidden
+
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Every length must be >= 1 (sentences end with EOS, so even an empty one has a token)."""
+        x = self.dropout(self.embed(ids))
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+        out, _ = self.lstm(packed)
+        states, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, padding_value=float("-inf"))
+        return states.max(dim=1).values
+
+
+def architecture(manifest: dict[str, Any]) -> dict[str, int]:
+    """The encoder sizes recorded in a ``laser`` manifest."""
+    arch = manifest.get("architecture", {})
+    keys = ("vocab_size", "embed_dim", "hidden", "layers")
+    if not all(isinstance(arch.get(k), int) for k in keys):
+        raise ModelDirError(f"manifest architecture must give integer {', '.join(keys)}; got {arch}")
+    return {k: arch[k] for k in keys}
+
+
+def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int = PAD_ID) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(ids, lengths)``: the sequences right-padded into one long tensor, and their lengths.
+
+    >>> pad_batch([[4, 3], [3]])
+    (tensor([[4, 3],
+            [3, 0]]), tensor([2, 1]))
+    """
+    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+    ids = torch.full((len(seqs), int(lengths.max())), pad_id, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return ids, lengths
+
+
+class LaserEncoder:
+    """Encoder of a ``laser`` model directory: unit rows of the max-pooled BiLSTM states, any language."""
+
+    def __init__(self, model_dir: str | Path, *, verify: str = "cached", device: str = "cpu") -> None:
+        import sentencepiece as spm
+
+        self.model_dir = Path(model_dir)
+        self.manifest = read_manifest(self.model_dir, verify=verify)
+        if self.manifest["type"] != MODEL_TYPE:
+            raise ModelDirError(f"{self.model_dir}: type {self.manifest['type']!r}, expected {MODEL_TYPE!r}")
+        require_listed(self.manifest, self.model_dir, (ENCODER_FILE, SPM_FILE))
+        arch = architecture(self.manifest)
+        self.sp = spm.SentencePieceProcessor(model_file=str(self.model_dir / SPM_FILE))
+        if self.sp.get_piece_size() != arch["vocab_size"]:
+            raise ModelDirError(f"{self.model_dir / SPM_FILE}: {self.sp.get_piece_size()} pieces, the encoder "
+                                f"expects {arch['vocab_size']}; write the model again")
+        self.model = BiLstmSentenceEncoder(**arch, dropout=0.0)
+        try:
+            weights = load_file(str(self.model_dir / ENCODER_FILE))
+            self.model.load_state_dict({k: v.float() for k, v in weights.items()})
+        except Exception as exc:  # safetensors and load_state_dict raise several types for bad files
+            raise ModelDirError(f"{self.model_dir / ENCODER_FILE}: cannot be loaded ({exc})") from exc
+        self.device = torch.device(device)
+        self.model.to(self.device).eval()
+        self.name: str = self.manifest.get("name", self.model_dir.name)
+        self.dim: int = self.model.dim
+        self.id: str = f"{self.name}@{model_checksum(self.manifest)}"
+
+    def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
+        """SentencePiece ids of each sentence followed by EOS (an empty sentence is ``[EOS]``)."""
+        return [ids + [EOS_ID] for ids in self.sp.encode(list(sentences))]
+
+    def encode(self, sentences: Sequence[str], lang: str | None = None, *,
+               batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False) -> np.ndarray:
+        """``(len(sentences), dim)`` float32 unit rows, row i for sentence i; empty sentences give zero rows.
+
+        ``lang`` is accepted and not used (the encoder is language-agnostic).
+        """
+        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
+        ids = self.token_ids(sentences)
+        rows = [i for i, s in enumerate(sentences) if s.strip()]
+        batches = list(token_budget_batches([len(ids[i]) for i in rows], batch_tokens))
+        with torch.inference_mode():
+            for batch in tqdm(batches, disable=not progress, desc=f"encode {self.name}", unit="batch"):
+                idx = [rows[j] for j in batch]
+                tokens, lengths = pad_batch([ids[i] for i in idx])
+                out[idx] = self.model(tokens.to(self.device), lengths).float().cpu().numpy()
+        return l2_normalize(out)

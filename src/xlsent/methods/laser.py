@@ -1,0 +1,347 @@
+"""LASER (paper 001): a BiLSTM sentence encoder trained as the encoder of a many-to-two translation model.
+
+``xlsent train laser`` assembles the corpus (:mod:`xlsent.methods.laser_data`), trains the joint SentencePiece
+vocabulary (:mod:`xlsent.methods.laser_vocab`), then trains encoder and decoder together:
+
+- encoder (:class:`~xlsent.encoders.bilstm.BiLstmSentenceEncoder`): subword embeddings, a stacked BiLSTM,
+  max-pooling over time; no language tag;
+- decoder (:class:`LaserDecoder`): one LSTM layer whose initial hidden state is a linear transform of the
+  sentence embedding; at every step its input is the previous target token's embedding, the sentence embedding
+  and an embedding of the target language's id; a linear layer and softmax over the vocabulary;
+- cross-entropy of the target sentence, Adam, dropout; batches under a padded-token budget, bucketed by length,
+  one language pair per batch, the pairs taking turns (:class:`~xlsent.training.batching.TokenBudgetBatches`).
+
+Validation (``eval_every``): similarity-search error (xsim, the paper's multilingual similarity search) of each
+trained language against English on the first ``valid_pairs`` Multi30k val captions (de, fr, cs), which training
+never sees (newstest2012, LASER's own set, is the gold of the BUCC-style evaluation sets, so it is not used).
+``minutes`` > 0 ends training after that much time (the depth ablation compares models at equal time). The
+decoder is dropped at the end: the model directory holds the vocabulary, the encoder (float16) and the manifest.
+
+>>> from xlsent.training.method import get_method                   # doctest: +SKIP
+>>> cfg = get_method("laser").config(["src/xlsent/configs/laser-small.toml"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from safetensors.torch import save_file
+from torch import nn
+
+from xlsent.atomic import atomic_open, atomic_path, write_json
+from xlsent.checksum import sha256_file
+from xlsent.encoders.base import l2_normalize
+from xlsent.encoders.batching import token_budget_batches
+from xlsent.encoders.bilstm import (
+    BOS_ID,
+    ENCODER_FILE,
+    EOS_ID,
+    MODEL_TYPE,
+    PAD_ID,
+    SPM_FILE,
+    BiLstmSentenceEncoder,
+    LaserEncoder,
+    pad_batch,
+)
+from xlsent.encoders.model_card import write_card
+from xlsent.encoders.model_dir import write_manifest
+from xlsent.methods.laser_data import PairCorpus, build_corpus, corpus_counts
+from xlsent.methods.laser_vocab import train_vocab
+from xlsent.methods.pivot_data import MULTI30K
+from xlsent.training.checkpoint import TrainState
+from xlsent.training.config import TrainConfig, to_toml
+from xlsent.training.loop import Trainer, Validation, resolve_device
+from xlsent.training.method import Method, model_manifest, prepare_output
+
+log = logging.getLogger(__name__)
+
+CONFIG_FILE = "config.toml"
+COUNTS_FILE = "data.json"
+VALID_SPLIT = "val"
+DTYPES = {"float16": torch.float16, "float32": torch.float32}
+
+
+@dataclass
+class LaserConfig(TrainConfig):
+    """``configs/laser.toml`` documents every key; the defaults are the paper's."""
+
+    languages: list[str] = field(default_factory=lambda: ["de", "fr", "es", "it", "ru"])
+    targets: list[str] = field(default_factory=lambda: ["en", "es"])
+    max_pairs: int = 0
+    vocab_size: int = 50000
+    vocab_model: str = "bpe"
+    vocab_per_lang: int = 100000
+    character_coverage: float = 0.9995
+    embed_dim: int = 320
+    hidden: int = 512
+    layers: int = 5
+    decoder_hidden: int = 2048
+    decoder_embed_dim: int = 320
+    lang_embed_dim: int = 32
+    dropout: float = 0.1
+    max_tokens: int = 12000
+    max_sentence_tokens: int = 250
+    minutes: float = 0.0
+    valid_pairs: int = 1000
+    selection: str = "none"
+    save_dtype: str = "float16"
+    lr: float = 0.001
+    steps: int = 100000
+
+    def problems(self) -> list[str]:
+        out = super().problems()
+        if not self.targets or any(t in self.targets[:i] for i, t in enumerate(self.targets)):
+            out.append("targets must name at least one language, each once")
+        if not self.languages:
+            out.append("languages must name at least one training language")
+        if min(self.vocab_size, self.embed_dim, self.hidden, self.layers, self.decoder_hidden,
+               self.decoder_embed_dim, self.lang_embed_dim, self.max_tokens, self.max_sentence_tokens) < 1:
+            out.append("sizes (vocab_size, embed_dim, hidden, layers, decoder sizes, max_tokens, "
+                       "max_sentence_tokens) must be >= 1")
+        if self.max_sentence_tokens > self.max_tokens:
+            out.append("max_sentence_tokens must be <= max_tokens (a batch holds at least one pair)")
+        if not 0 <= self.dropout < 1:
+            out.append("dropout must be in [0, 1)")
+        if self.minutes < 0 or self.max_pairs < 0 or self.valid_pairs < 0:
+            out.append("minutes, max_pairs and valid_pairs must be >= 0")
+        if self.selection not in ("none", "xsim"):
+            out.append(f"selection must be none or xsim, not {self.selection!r}")
+        if self.selection == "xsim" and (self.eval_every < 1 or self.valid_pairs < 1):
+            out.append("selection xsim needs eval_every >= 1 and valid_pairs >= 1")
+        if self.save_dtype not in DTYPES:
+            out.append(f"save_dtype must be one of {', '.join(DTYPES)}")
+        return out
+
+
+class LaserDecoder(nn.Module):
+    """Predicts the target sentence from the sentence embedding and the target language's id (teacher forcing)."""
+
+    def __init__(self, vocab_size: int, sentence_dim: int, n_langs: int, *, embed_dim: int = 320,
+                 hidden: int = 2048, lang_dim: int = 32, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
+        self.lang = nn.Embedding(n_langs, lang_dim)
+        self.init_hidden = nn.Linear(sentence_dim, hidden)
+        self.lstm = nn.LSTM(embed_dim + sentence_dim + lang_dim, hidden, batch_first=True)
+        self.dropout = nn.Dropout(dropout)
+        self.out = nn.Linear(hidden, vocab_size)
+
+    def forward(self, sentence: torch.Tensor, lang: torch.Tensor, prev: torch.Tensor) -> torch.Tensor:
+        """Logits ``(batch, time, vocab)`` of the next token after each of ``prev`` ``(batch, time)``."""
+        steps = prev.shape[1]
+        context = torch.cat([sentence, self.lang(lang)], dim=-1).unsqueeze(1).expand(-1, steps, -1)
+        x = torch.cat([self.dropout(self.embed(prev)), context], dim=-1)
+        h0 = self.init_hidden(sentence).unsqueeze(0)
+        states, _ = self.lstm(x, (h0, torch.zeros_like(h0)))
+        return self.out(self.dropout(states))
+
+
+@dataclass(frozen=True)
+class TokenizedPair:
+    """One language pair as token ids: sources end with EOS, targets are BOS ... EOS."""
+
+    name: str
+    target: int
+    src: list[list[int]]
+    tgt: list[list[int]]
+
+    @property
+    def lengths(self) -> list[int]:
+        return [max(len(s), len(t)) for s, t in zip(self.src, self.tgt, strict=True)]
+
+
+def tokenize_corpus(sp: Any, corpus: Sequence[PairCorpus], targets: Sequence[str], max_len: int
+                    ) -> tuple[list[TokenizedPair], dict[str, int]]:
+    """Token ids of every pair; pairs with a side longer than ``max_len`` tokens are left out (counted)."""
+    out, dropped = [], {}
+    for c in corpus:
+        src = [ids + [EOS_ID] for ids in sp.encode(c.src)]
+        tgt = [[BOS_ID, *ids, EOS_ID] for ids in sp.encode(c.tgt)]
+        keep = [i for i in range(len(src)) if len(src[i]) <= max_len and len(tgt[i]) <= max_len]
+        dropped[c.name] = len(src) - len(keep)
+        if keep:
+            out.append(TokenizedPair(c.name, targets.index(c.tgt_lang), [src[i] for i in keep],
+                                     [tgt[i] for i in keep]))
+    if any(dropped.values()):
+        log.info("pairs with a side over max_sentence_tokens=%d left out: %s", max_len,
+                 {k: v for k, v in dropped.items() if v})
+    return out, dropped
+
+
+@dataclass(frozen=True)
+class ValidSet:
+    """Multi30k validation captions of one language and their English translations, as token ids."""
+
+    lang: str
+    src: list[list[int]]
+    eng: list[list[int]]
+
+
+def validation_sets(sp: Any, languages: Sequence[str], n: int, root: str | Path | None) -> list[ValidSet]:
+    """The first ``n`` Multi30k val captions (never trained on) of every training language that has them."""
+    from xlsent.data.parallel import load_multi30k
+
+    out = []
+    for lang in languages:
+        if lang != "en" and lang in MULTI30K:
+            xs, ens = load_multi30k(lang, "en", split=VALID_SPLIT, root=root)
+            out.append(ValidSet(lang, [ids + [EOS_ID] for ids in sp.encode(xs[:n])],
+                                [ids + [EOS_ID] for ids in sp.encode(ens[:n])]))
+    return out
+
+
+def embed_ids(encoder: BiLstmSentenceEncoder, ids: Sequence[list[int]], device: torch.device,
+              batch_tokens: int = 8192) -> np.ndarray:
+    """Unit sentence embeddings of token-id lists (row i for list i)."""
+    out = np.zeros((len(ids), encoder.dim), dtype=np.float32)
+    for batch in token_budget_batches([len(s) for s in ids], batch_tokens):
+        tokens, lengths = pad_batch([ids[i] for i in batch])
+        out[batch] = encoder(tokens.to(device), lengths).float().cpu().numpy()
+    return l2_normalize(out)
+
+
+def xsim_error(a: np.ndarray, b: np.ndarray) -> float:
+    """Percentage of rows of ``a`` whose nearest row of ``b`` (cosine) is not the same index.
+
+    >>> import numpy as np
+    >>> xsim_error(np.eye(3, dtype=np.float32), np.eye(3, dtype=np.float32)[[0, 2, 1]])
+    66.66666666666666
+    """
+    return 100.0 * float(np.mean((a @ b.T).argmax(axis=1) != np.arange(len(a))))
+
+
+def _validation(config: LaserConfig, encoder: BiLstmSentenceEncoder, sets: Sequence[ValidSet],
+                device: torch.device) -> Validation | None:
+    if config.eval_every < 1 or not sets:
+        return None
+
+    def evaluate() -> dict[str, float]:
+        errors = {f"xsim/{s.lang}": xsim_error(embed_ids(encoder, s.src, device), embed_ids(encoder, s.eng, device))
+                  for s in sets}
+        return {"xsim": float(np.mean(list(errors.values()))), **errors}
+
+    return Validation(evaluate, "xsim", config.eval_every, higher_is_better=False)
+
+
+def corpus_sentences(corpus: Sequence[PairCorpus]) -> dict[str, list[str]]:
+    """Every sentence of the corpus by language (both sides of every pair)."""
+    out: dict[str, list[str]] = {}
+    for c in corpus:
+        out.setdefault(c.src_lang, []).extend(c.src)
+        out.setdefault(c.tgt_lang, []).extend(c.tgt)
+    return out
+
+
+def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | Path, *, resume: bool = False,
+             progress: bool = True, data: str | Path | None = None) -> Path:
+    """Train LASER on ``corpus`` and write the model directory ``out_dir`` (the vocabulary is reused on resume)."""
+    import sentencepiece as spm
+
+    from xlsent.training.batching import TokenBudgetBatches
+
+    out = Path(out_dir)
+    if prepare_output(out, resume, config):
+        return out
+    start = time.perf_counter()
+    torch.manual_seed(config.seed)
+    vocab_path = out / SPM_FILE
+    if not (resume and vocab_path.is_file()):
+        train_vocab(corpus_sentences(corpus), vocab_path, vocab_size=config.vocab_size,
+                    per_lang=config.vocab_per_lang, model_type=config.vocab_model,
+                    character_coverage=config.character_coverage, seed=config.seed)
+    sp = spm.SentencePieceProcessor(model_file=str(vocab_path))
+    vocab = sp.get_piece_size()
+    pairs, dropped = tokenize_corpus(sp, corpus, config.targets, config.max_sentence_tokens)
+    encoder = BiLstmSentenceEncoder(vocab, config.embed_dim, config.hidden, config.layers, config.dropout)
+    decoder = LaserDecoder(vocab, encoder.dim, len(config.targets), embed_dim=config.decoder_embed_dim,
+                           hidden=config.decoder_hidden, lang_dim=config.lang_embed_dim, dropout=config.dropout)
+    params = [*encoder.parameters(), *decoder.parameters()]
+    optimizer = torch.optim.Adam(params, lr=config.lr)
+    counts = corpus_counts(corpus)
+    meta = {"data": counts, "vocab_sha256": sha256_file(vocab_path)}
+    device = resolve_device(config.device)
+    valid = validation_sets(sp, config.languages, config.valid_pairs, data) if config.eval_every else []
+    trainer = Trainer(out, config, TrainState({"encoder": encoder, "decoder": decoder}, {"adam": optimizer}),
+                      meta=meta, validation=_validation(config, encoder, valid, device), progress=progress,
+                      desc="laser", time_budget_s=60.0 * config.minutes, bar_keys=("loss", "tok/s"))
+    batches = TokenBudgetBatches({p.name: p.lengths for p in pairs}, config.max_tokens, seed=config.seed)
+    by_name = {p.name: p for p in pairs}
+    tokens_seen = {"src": 0, "tgt": 0}
+    clock = {"last": time.perf_counter()}
+
+    def step(s: int) -> dict[str, float]:
+        name, rows = batches.batch(s)
+        pair = by_name[name]
+        src, src_len = pad_batch([pair.src[i] for i in rows])
+        tgt, _ = pad_batch([pair.tgt[i] for i in rows])
+        src, tgt = src.to(device), tgt.to(device)
+        sentence = encoder(src, src_len)
+        lang = torch.full((len(rows),), pair.target, dtype=torch.long, device=device)
+        logits = decoder(sentence, lang, tgt[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, vocab), tgt[:, 1:].reshape(-1), ignore_index=PAD_ID)
+        trainer.update("adam", loss)
+        n_tokens = int(src_len.sum()) + int((tgt[:, 1:] != PAD_ID).sum())
+        tokens_seen["src"] += int(src_len.sum())
+        tokens_seen["tgt"] += int((tgt[:, 1:] != PAD_ID).sum())
+        now = time.perf_counter()
+        rate, clock["last"] = n_tokens / max(now - clock["last"], 1e-9), now
+        value = loss.item()
+        return {"loss": value, f"loss {name}": value, "tok/s": rate}
+
+    result = trainer.run(step, resume=resume)
+    best = trainer.restore_best(["encoder"]) if config.selection == "xsim" else None
+    training = {
+        "steps_done": result.steps, "seconds": round(time.perf_counter() - start, 1),
+        "train_seconds": round(result.seconds, 1), "time_budget_minutes": config.minutes,
+        "tokens_this_run": tokens_seen, "data": counts, "over_long_pairs_left_out": dropped,
+        "validation": {"criterion": "xsim error % on Multi30k val (lower is better)", "best": result.best,
+                       "last": result.validations[-1]["validation"] if result.validations else None,
+                       "restored": best},
+    }
+    save_model(out, config, encoder, training)
+    trainer.finish()
+    log.info("laser model written to %s (%d steps, %.0f s)", out, result.steps, result.seconds)
+    return out
+
+
+def save_model(out: Path, config: LaserConfig, encoder: BiLstmSentenceEncoder, training: dict[str, Any]) -> Path:
+    """Write the encoder (``save_dtype``), ``config.toml``, the data counts, ``xlsent.json`` and the card."""
+    dtype = DTYPES[config.save_dtype]
+    with atomic_path(out / ENCODER_FILE) as tmp:
+        save_file({k: v.detach().to("cpu", dtype).contiguous() for k, v in encoder.state_dict().items()}, str(tmp))
+    with atomic_open(out / CONFIG_FILE) as fh:
+        fh.write(to_toml(config))
+    write_json(out / COUNTS_FILE, training["data"])
+    arch = {"vocab_size": encoder.embed.num_embeddings, "embed_dim": config.embed_dim, "hidden": config.hidden,
+            "layers": config.layers}
+    write_manifest(out, model_manifest(
+        MODEL_TYPE, config, name=out.name, architecture=arch, dim=encoder.dim,
+        languages={"trained": sorted({*config.languages, *config.targets}), "targets": list(config.targets)},
+        training=training, metrics={}))
+    write_card(out)
+    return out
+
+
+def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
+          progress: bool = True) -> Path:
+    """``xlsent train laser``: assemble the corpus from ``data`` and train (see :func:`train_on`)."""
+    if not isinstance(config, LaserConfig):
+        raise TypeError(f"expected a LaserConfig, got {type(config).__name__}")
+    if prepare_output(out, resume, config):
+        return Path(out)
+    corpus = build_corpus(config.languages, config.targets, data, max_pairs=config.max_pairs, seed=config.seed)
+    return train_on(config, corpus, out, resume=resume, progress=progress, data=data)
+
+
+METHOD = Method(
+    name=MODEL_TYPE,
+    summary="LASER (paper 001): BiLSTM encoder + auxiliary decoder trained on parallel data into en/es",
+    config_class=LaserConfig, defaults="laser.toml", train=train, encoder=LaserEncoder)

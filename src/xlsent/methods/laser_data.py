@@ -1,0 +1,132 @@
+"""LASER's training corpus, assembled from ``parallel/``: every training language into English and Spanish.
+
+For each language L of the config and each target T (``en`` and ``es`` by default, the paper's two), the L-T
+pairs of every corpus that has them: Tatoeba-Challenge test v2021-08-07 (X-en only), Multi30k train, WMT
+newstest 2008-2011, 2013 and 2014 (2012 is the gold of the BUCC-style evaluation sets) and NTREX-128. Pairs with
+a side in any Tatoeba v1 test file or in the ``retrieval_pk`` test sets are removed, as are empty and repeated
+pairs (:func:`xlsent.methods.pivot_data.filter_pairs`). A language gets the targets its corpora have (English
+always, Spanish where a multi-way corpus has it); English and Spanish are sources too (into each other).
+Optionally a seeded ``max_pairs`` subset per pair. The assembly is a function of the data folder and the config
+only, so the command below rebuilds it byte for byte, with the counts per pair and source in ``counts.json``:
+
+    python -m xlsent.methods.laser_data --config src/xlsent/configs/laser-small.toml --out laser-corpus
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xlsent.atomic import atomic_open, write_json
+from xlsent.methods.linear_maps import held_out_sentences
+from xlsent.methods.pivot_data import TATOEBA_CHALLENGE, Loader, bitext_sources, filter_pairs
+from xlsent.paths import data_root
+
+log = logging.getLogger(__name__)
+
+NTREX_CODES = {"en": "eng", "ar": "arb", "zh": "zho_Hans"}
+"""Two-letter codes whose NTREX-128 file name is not their Tatoeba-Challenge code."""
+BANNED_KEY = "held_out_removed"
+
+
+@dataclass(frozen=True)
+class PairCorpus:
+    """The training pairs of one source language into one target language, and where they came from."""
+
+    src_lang: str
+    tgt_lang: str
+    src: list[str]
+    tgt: list[str]
+    sources: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.src_lang}-{self.tgt_lang}"
+
+
+def ntrex_code(lang: str) -> str:
+    """The NTREX-128 file code of a two-letter code (``de`` -> ``deu``, ``ar`` -> ``arb``)."""
+    return NTREX_CODES.get(lang, TATOEBA_CHALLENGE.get(lang, lang))
+
+
+def pair_sources(src: str, tgt: str, root: Path) -> dict[str, Loader]:
+    """Every corpus holding ``src``-``tgt`` pairs, as loaders returning ``(src side, tgt side)``."""
+    from xlsent.data.parallel import load_ntrex, ntrex_languages
+
+    sources = bitext_sources(src, tgt, root)
+    have = set(ntrex_languages(root))
+    a, b = ntrex_code(src), ntrex_code(tgt)
+    if a in have and b in have:
+        sources["ntrex128"] = lambda: load_ntrex(a, b, root=root)
+    return sources
+
+
+def build_corpus(languages: Sequence[str], targets: Sequence[str], root: str | Path | None = None, *,
+                 max_pairs: int = 0, seed: int = 0, banned: set[str] | None = None) -> list[PairCorpus]:
+    """The pairs of every language (and target) into every target that has data, in a fixed order."""
+    base = data_root(root)
+    banned = held_out_sentences(base) if banned is None else banned
+    out = []
+    for i, src in enumerate(dict.fromkeys([*languages, *targets])):
+        for tgt in targets:
+            sources = pair_sources(src, tgt, base) if src != tgt else {}
+            if not sources:
+                continue
+            xs, ys, per_source = filter_pairs(f"{src}-{tgt}", sources, banned, banned_key=BANNED_KEY)
+            if max_pairs and len(xs) > max_pairs:
+                rows = np.sort(np.random.default_rng([seed, i, targets.index(tgt)]).choice(len(xs), max_pairs,
+                                                                                          replace=False))
+                xs, ys = [xs[r] for r in rows], [ys[r] for r in rows]
+            if xs:
+                out.append(PairCorpus(src, tgt, xs, ys, per_source))
+    missing = sorted(set(languages) - {c.src_lang for c in out})
+    if missing:
+        raise ValueError(f"no training pairs for {', '.join(missing)} into {'/'.join(targets)} in "
+                         f"{base / 'parallel'}: remove them from `languages`")
+    return out
+
+
+def corpus_counts(corpus: Sequence[PairCorpus]) -> dict[str, Any]:
+    """``{"pairs": total, "per_pair": {"de-en": {"pairs": n, "sources": {...}}, ...}}``."""
+    per_pair = {c.name: {"pairs": len(c.src), "sources": c.sources} for c in corpus}
+    return {"pairs": sum(len(c.src) for c in corpus), "per_pair": per_pair}
+
+
+def write_corpus(corpus: Sequence[PairCorpus], out: Path) -> Path:
+    """``<src>-<tgt>.<src>`` and ``<src>-<tgt>.<tgt>`` files per pair (line i translates line i), ``counts.json``."""
+    out.mkdir(parents=True, exist_ok=True)
+    for c in corpus:
+        for lang, lines in ((c.src_lang, c.src), (c.tgt_lang, c.tgt)):
+            with atomic_open(out / f"{c.name}.{lang}") as fh:
+                fh.writelines(line + "\n" for line in lines)
+    write_json(out / "counts.json", corpus_counts(corpus))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from xlsent.methods.laser import METHOD, LaserConfig
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", action="append", default=[], help="TOML layer over configs/laser.toml")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
+    parser.add_argument("--out", required=True, help="folder for the corpus files and counts.json")
+    parser.add_argument("--data", help="benchmark data folder (default: $XLSENT_DATA or ../shared/data)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    cfg = METHOD.config(args.config, args.set)
+    assert isinstance(cfg, LaserConfig)
+    corpus = build_corpus(cfg.languages, cfg.targets, args.data, max_pairs=cfg.max_pairs, seed=cfg.seed)
+    path = write_corpus(corpus, Path(args.out))
+    print(json.dumps({"out": str(path), "pairs": corpus_counts(corpus)["pairs"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

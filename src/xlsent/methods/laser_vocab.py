@@ -1,0 +1,69 @@
+"""The joint subword vocabulary of a LASER model: one SentencePiece model trained on all training corpora.
+
+Sentences are drawn per language in turn (a seeded sample of at most ``per_lang`` sentences of each language,
+both sides of every pair), so a big corpus does not crowd a small language's pieces out. The ids of padding,
+unknown, begin and end are fixed (:data:`xlsent.encoders.bilstm.PAD_ID` and the rest). The paper uses BPE with
+50k merges; ``vocab_size`` is a config key.
+
+>>> import sentencepiece as spm, tempfile
+>>> from pathlib import Path
+>>> path = Path(tempfile.mkdtemp()) / "spm.model"
+>>> train_vocab({"en": ["a cat sat", "a dog ran"] * 20, "de": ["eine Katze", "ein Hund"] * 20}, path,
+...             vocab_size=30, per_lang=100) == path
+True
+>>> spm.SentencePieceProcessor(model_file=str(path)).get_piece_size()
+30
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from xlsent.atomic import atomic_path
+from xlsent.encoders.bilstm import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+
+log = logging.getLogger(__name__)
+
+
+def sample_sentences(per_language: Mapping[str, Sequence[str]], per_lang: int, seed: int = 0) -> list[str]:
+    """At most ``per_lang`` distinct non-empty sentences of each language (seeded), languages interleaved."""
+    samples = []
+    for i, (_, sentences) in enumerate(sorted(per_language.items())):
+        unique = sorted({s for s in sentences if s.strip()})
+        if len(unique) > per_lang:
+            rows = np.random.default_rng([seed, i]).choice(len(unique), per_lang, replace=False)
+            unique = [unique[r] for r in np.sort(rows)]
+        samples.append(unique)
+    longest = max((len(s) for s in samples), default=0)
+    return [s[j] for j in range(longest) for s in samples if j < len(s)]
+
+
+def train_vocab(per_language: Mapping[str, Sequence[str]], path: Path, *, vocab_size: int, per_lang: int,
+                model_type: str = "bpe", character_coverage: float = 0.9995, seed: int = 0) -> Path:
+    """Train a SentencePiece model on a per-language sample and write it atomically to ``path``."""
+    import sentencepiece as spm
+
+    sentences = sample_sentences(per_language, per_lang, seed)
+    if not sentences:
+        raise ValueError("no sentences to train the vocabulary on")
+    log.info("training a %d-piece %s vocabulary on %d sentences of %d languages", vocab_size, model_type,
+             len(sentences), len(per_language))
+    model = io.BytesIO()
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences), model_writer=model, vocab_size=vocab_size, model_type=model_type,
+            character_coverage=character_coverage, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
+            input_sentence_size=0, shuffle_input_sentence=False, hard_vocab_limit=False, num_threads=1,
+            minloglevel=2)
+    except RuntimeError as exc:  # SentencePiece reports bad settings as RuntimeError
+        raise ValueError(f"SentencePiece cannot train a {vocab_size}-piece vocabulary here: {exc} "
+                         "(set vocab_size or character_coverage in the config)") from exc
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        Path(tmp).write_bytes(model.getvalue())
+    return path

@@ -1,0 +1,36 @@
+"""Model cards: generated from the manifest, compact, with the training data of every method's shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from xlsent.encoders.model_card import record_metrics, write_card
+from xlsent.encoders.model_dir import write_manifest
+
+
+def _model(tmp_path: Path, training: dict[str, object]) -> Path:
+    directory = tmp_path / "m"
+    directory.mkdir()
+    (directory / "weights.bin").write_bytes(b"w")
+    write_manifest(directory, {"type": "laser", "name": "m", "training": training, "metrics": {}})
+    return directory
+
+
+def test_recorded_metrics_keep_big_options_out_of_manifest_and_card(tmp_path: Path) -> None:
+    directory = _model(tmp_path, {})
+    result = {"task": "intent", "variant": "", "main_metric": "acc@1", "main_score": 81.24, "encoder": "m@1",
+              "averages": {"en->xx": 86.1}, "options": {"seed": 0, "tsne": {"points": [[0.5, 1.5]] * 500}}}
+    record_metrics(directory, [result])
+    manifest = json.loads((directory / "xlsent.json").read_text())
+    assert manifest["metrics"]["intent"]["options"] == {"seed": 0}
+    card = (directory / "README.md").read_text()
+    assert "| intent | 81.24 | acc@1 | en->xx 86.1 |" in card and "points" not in card and len(card) < 2000
+
+
+def test_card_lists_pairs_steps_and_time_of_a_parallel_corpus(tmp_path: Path) -> None:
+    training = {"data": {"pairs": 30, "per_pair": {"de-en": {"pairs": 20}, "de-es": {"pairs": 10}}},
+                "steps_done": 12, "seconds": 90}
+    card = write_card(_model(tmp_path, training)).read_text()
+    assert "- data: 30 pairs in 2 language pairs (de-en 20, de-es 10)" in card
+    assert "- steps: 12" in card and "- training time: 1.5 min" in card

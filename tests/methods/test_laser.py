@@ -1,0 +1,187 @@
+"""LASER: the BiLSTM encoder and decoder, corpus assembly, vocabulary, training, resume, save and reload."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+
+import xlsent
+from xlsent.encoders.bilstm import BiLstmSentenceEncoder, LaserEncoder, pad_batch
+from xlsent.encoders.model_dir import ModelDirError
+from xlsent.methods.laser import METHOD, LaserConfig, LaserDecoder, tokenize_corpus, train_on
+from xlsent.methods.laser_data import PairCorpus, build_corpus, corpus_counts, write_corpus
+from xlsent.methods.pivot_data import tatoeba_v1_sentences
+from xlsent.training.config import ConfigError
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "xlsent_home")
+
+TINY = ["vocab_size=60", "vocab_per_lang=500", "embed_dim=8", "hidden=8", "layers=2", "decoder_hidden=16",
+        "decoder_embed_dim=8", "lang_embed_dim=4", "max_tokens=200", "max_sentence_tokens=40", "steps=30",
+        "eval_every=0", "checkpoint_every=10", "log_every=5", "device=cpu", "languages=de", "targets=en,es",
+        "save_dtype=float32", "dropout=0.1"]
+
+
+def tiny_config(*sets: str) -> LaserConfig:
+    cfg = METHOD.config(sets=[*TINY, *sets])
+    assert isinstance(cfg, LaserConfig)
+    return cfg
+
+
+def toy_corpus(n: int = 60) -> list[PairCorpus]:
+    """de -> en and de -> es toy pairs: words translate one to one ("hund" = "dog" = "perro", ...)."""
+    rng = np.random.default_rng(0)
+    de, en, es = (["hund", "katze", "haus", "baum", "rot", "blau"], ["dog", "cat", "house", "tree", "red", "blue"],
+                  ["perro", "gato", "casa", "arbol", "rojo", "azul"])
+    rows = [rng.choice(6, size=rng.integers(2, 5)) for _ in range(n)]
+
+    def side(words: list[str]) -> list[str]:
+        return [" ".join(words[i] for i in r) for r in rows]
+
+    return [PairCorpus("de", "en", side(de), side(en)), PairCorpus("de", "es", side(de), side(es)),
+            PairCorpus("en", "es", side(en), side(es))]
+
+
+def test_max_pooling_ignores_padding() -> None:
+    torch.manual_seed(0)
+    net = BiLstmSentenceEncoder(vocab_size=30, embed_dim=6, hidden=5, layers=2, dropout=0.0).eval()
+    alone = net(*pad_batch([[4, 5, 3]]))
+    padded = net(*pad_batch([[4, 5, 3], [7, 8, 9, 10, 11, 12, 3]]))[:1]
+    assert alone.shape == (1, 10)
+    torch.testing.assert_close(alone, padded)
+
+
+def test_decoder_starts_from_the_sentence_and_reads_the_language() -> None:
+    torch.manual_seed(0)
+    dec = LaserDecoder(vocab_size=30, sentence_dim=10, n_langs=2, embed_dim=6, hidden=12, lang_dim=4,
+                       dropout=0.0).eval()
+    sentence = torch.randn(2, 10)
+    prev = torch.tensor([[2, 5, 6], [2, 7, 0]])
+    logits = dec(sentence, torch.tensor([0, 1]), prev)
+    assert logits.shape == (2, 3, 30)
+    assert not torch.allclose(logits, dec(sentence, torch.tensor([1, 0]), prev))
+    assert not torch.allclose(logits, dec(sentence.flip(0), torch.tensor([0, 1]), prev))
+
+
+def test_config_checks() -> None:
+    with pytest.raises(ConfigError, match="max_sentence_tokens must be <= max_tokens"):
+        tiny_config("max_tokens=10").check()
+    with pytest.raises(ConfigError, match="targets"):
+        tiny_config("targets=en,en").check()
+    with pytest.raises(ConfigError, match="selection xsim needs eval_every"):
+        tiny_config("selection=xsim").check()
+
+
+def test_a_vocabulary_too_small_for_the_alphabet_is_a_clear_error(tmp_path: Path) -> None:
+    from xlsent.methods.laser_vocab import train_vocab
+
+    with pytest.raises(ValueError, match="set vocab_size or character_coverage"):
+        train_vocab({"el": ["αβγδεζηθικλμνξοπρστυφχψω " * 3]}, tmp_path / "spm.model", vocab_size=10, per_lang=9)
+
+
+def test_over_long_pairs_are_left_out_and_counted() -> None:
+    class Pieces:
+        def encode(self, texts: list[str]) -> list[list[int]]:
+            return [[5] * len(t.split()) for t in texts]
+
+    corpus = [PairCorpus("de", "en", ["a b", "a b c d e f"], ["x y", "x"])]
+    pairs, dropped = tokenize_corpus(Pieces(), corpus, ["en"], max_len=5)
+    assert dropped == {"de-en": 1}
+    assert pairs[0].src == [[5, 5, 3]] and pairs[0].tgt == [[2, 5, 5, 3]]
+
+
+def test_training_learns_saves_and_reloads(tmp_path: Path) -> None:
+    out = train_on(tiny_config("steps=80", "lr=0.01"), toy_corpus(), tmp_path / "m", progress=False)
+    log = [json.loads(ln) for ln in (out / "train.jsonl").read_text().splitlines()]
+    losses = [ln["losses"]["loss"] for ln in log if "losses" in ln]
+    assert losses[-1] < 0.6 * losses[0]
+    assert {"loss de-en", "loss de-es", "loss en-es", "tok/s"} <= set(log[-1]["losses"])
+    assert not (out / "checkpoints").exists()
+    assert not any("decoder" in k for k in load_file(out / "encoder.safetensors"))
+    enc = xlsent.load(out)
+    assert isinstance(enc, LaserEncoder) and enc.dim == 16
+    vecs = enc.encode(["hund katze", "", "dog cat", "perro gato", "baum haus rot"])
+    assert vecs.shape == (5, 16) and not vecs[1].any()
+    assert vecs[0] @ vecs[2] > vecs[0] @ vecs[4]  # a translation is closer than an unrelated sentence
+    manifest = json.loads((out / "xlsent.json").read_text())
+    assert manifest["training"]["data"]["per_pair"]["de-es"]["pairs"] == 60
+    assert json.loads((out / "data.json").read_text()) == manifest["training"]["data"]
+    assert "60 pairs" in (out / "README.md").read_text() or "180 pairs" in (out / "README.md").read_text()
+
+
+def test_resume_after_a_kill_equals_the_uninterrupted_run(tmp_path: Path,
+                                                           killed_run: Callable[..., AbstractContextManager[None]]
+                                                           ) -> None:
+    cfg = tiny_config()
+    whole = train_on(cfg, toy_corpus(), tmp_path / "whole", progress=False)
+    with killed_run(17):
+        train_on(cfg, toy_corpus(), tmp_path / "part", progress=False)
+    resumed = train_on(cfg, toy_corpus(), tmp_path / "part", resume=True, progress=False)
+    a, b = load_file(whole / "encoder.safetensors"), load_file(resumed / "encoder.safetensors")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_time_budget_stops_training(tmp_path: Path) -> None:
+    out = train_on(tiny_config("steps=100000", "minutes=0.002"), toy_corpus(), tmp_path / "m", progress=False)
+    training = json.loads((out / "xlsent.json").read_text())["training"]
+    assert 1 <= training["steps_done"] < 100000 and training["time_budget_minutes"] == 0.002
+
+
+def test_corrupt_model_directories_are_refused(tmp_path: Path) -> None:
+    out = train_on(tiny_config("steps=2"), toy_corpus(), tmp_path / "m", progress=False)
+    (out / "encoder.safetensors").write_bytes(b"junk")
+    with pytest.raises(ModelDirError, match="encoder.safetensors"):
+        LaserEncoder(out)
+
+
+@pytest.mark.data
+def test_corpus_assembly_is_reproducible_and_leaves_tatoeba_out(parallel_data: Path, tmp_path: Path) -> None:
+    corpus = build_corpus(["de", "it"], ["en", "es"], parallel_data, max_pairs=300, seed=0)
+    assert [c.name for c in corpus] == ["de-en", "de-es", "it-en", "it-es", "en-es", "es-en"]
+    counts = corpus_counts(corpus)
+    assert counts["per_pair"]["de-en"]["pairs"] == 300
+    assert {"tatoeba-challenge", "multi30k-train", "ntrex128"} <= set(counts["per_pair"]["de-en"]["sources"])
+    banned = tatoeba_v1_sentences(parallel_data)
+    assert not any(s in banned for c in corpus for s in (*c.src, *c.tgt))
+    first, second = write_corpus(corpus, tmp_path / "a"), write_corpus(
+        build_corpus(["de", "it"], ["en", "es"], parallel_data, max_pairs=300, seed=0), tmp_path / "b")
+    assert all((first / p.name).read_bytes() == (second / p.name).read_bytes() for p in first.iterdir())
+    with pytest.raises(ValueError, match="no training pairs for xx"):
+        build_corpus(["xx"], ["en"], parallel_data)
+
+
+@pytest.mark.data
+def test_cli_trains_validates_and_evaluates(parallel_data: Path, tmp_path: Path) -> None:
+    from xlsent.cli import main
+    from xlsent.evaluation import tatoeba
+    from xlsent.evaluation.task import encoder_embed
+
+    out = tmp_path / "laser"
+    extra = ["vocab_size=400", "max_pairs=200", "eval_every=10", "valid_pairs=40", "steps=20"]
+    sets = [a for s in [*TINY, *extra] for a in ("--set", s)]
+    assert main(["train", "laser", "--out", str(out), "-q", *sets]) == 0
+    manifest = json.loads((out / "xlsent.json").read_text())
+    last = manifest["training"]["validation"]["last"]
+    assert set(last) == {"xsim", "xsim/de"} and 0 <= last["xsim"] <= 100
+    result = tatoeba.evaluate(encoder_embed(xlsent.load(out)), encoder_id="laser", langs=["deu"])
+    assert 0 <= result.main_score <= 100
+
+
+def test_depth_verdicts_and_paper_rows() -> None:
+    from xlsent.methods.laser_study import claims_depth, paper_row, tatoeba_code, trained_tatoeba
+
+    row = {"tatoeba trained": 50.0, "bucc mean": 60.0, "xnli xx": 40.0, "xnli en": 55.0}
+    verdicts = claims_depth({"3 layers": row, "1 layer": {**row, "bucc mean": 70.0, "xnli en": 50.0}})
+    assert [v.split(" here")[0] for v in verdicts] == ["DID NOT HOLD", "DID NOT HOLD", "DID NOT HOLD", "HELD"]
+    assert "(60.0 vs 70.0)" in verdicts[1] and "92.3 vs 90.0" in verdicts[1]  # ours, then the paper's Table 6
+    assert [tatoeba_code(x) for x in ("zh", "de", "fa", "es")] == ["cmn", "deu", "pes", "spa"]
+    assert trained_tatoeba(tiny_config("languages=de,zh")) == ["deu", "cmn", "spa"]
+    paper = paper_row(["deu", "spa", "xxx"])
+    assert paper["tatoeba trained"] == pytest.approx((99.0 + 98.0) / 2)  # deu and spa; xxx is not reported
+    assert paper["xnli en"] == 73.9 and paper["bucc de-en"] == 96.19
