@@ -227,8 +227,6 @@ CASES = [
          "argument --threshold: must be a finite number or 'auto', not 'inf'"),
     case("mine-max-memory-zero", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --max-memory 0 {nothing}", 2,
          "argument --max-memory: must be a finite number above 0"),
-    case("mine-ray-ids-after-header", "mine {w}/in.tsv {w}/in.tsv -o {w}/p.tsv --column text --with-ids --engine ray "
-         "{nothing}", 2, "--with-ids on a TSV with a header needs --engine local"),
     case("mine-column-on-txt", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --column 1 {nothing}", 2,
          "--column applies to TSV and Parquet input only"),
     case("search-k-zero", "search {w}/folder query -k 0", 2, "argument -k/--k"),

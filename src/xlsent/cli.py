@@ -145,13 +145,17 @@ def _cmd_mine(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from xlsent.api import load
-    from xlsent.data.text_input import readable
     from xlsent.mining.pipeline import STDOUT, MineConfig, check_mine_paths, mine_files
     from xlsent.store import read_metadata
 
     threshold = args.threshold if isinstance(args.threshold, float) else None
+    if args.nprobe and args.ef_search:
+        raise ValueError("--nprobe is for IVF indexes, --ef-search for HNSW: give one of them")
+    if (args.index == "hnsw" and args.nprobe) or (args.index != "hnsw" and args.ef_search):
+        raise ValueError(f"--index {args.index} takes {'--ef-search' if args.index == 'hnsw' else '--nprobe'}")
     cfg = MineConfig(k=args.k, margin=args.margin, mode=args.mode, threshold=threshold, unify=args.unify,
                      dedup=not args.no_dedup, one_to_one=args.one_to_one, index=args.index,
+                     effort=args.nprobe or args.ef_search,
                      max_memory=int(args.max_memory * 2**30), with_ids=args.with_ids)
     src, tgt = _input_spec(args.src, args), _input_spec(args.tgt, args)
     check_mine_paths(src, tgt, args.output)
@@ -159,21 +163,21 @@ def _cmd_mine(args: argparse.Namespace) -> int:
         raise ValueError("-o - (pairs to standard output) needs --engine local")
     if args.engine == "ray" and (args.src_emb or args.tgt_emb):
         raise ValueError("--src-emb/--tgt-emb need --engine local")
-    if args.engine == "ray" and args.with_ids and (src.first_line, tgt.first_line) != (1, 1):
-        raise ValueError("--with-ids on a TSV with a header needs --engine local (line numbers count the header)")
     for given in (args.src_emb, args.tgt_emb):
         if given:
             read_metadata(given)
-    encoder = load(args.model)
-    if args.threshold == "auto":
+    # The driver encodes nothing on Ray, nor when both sides' embeddings are given: then the encoder is loaded
+    # only for --threshold auto.
+    needs_encoder = args.threshold == "auto" or (args.engine == "local" and not (args.src_emb and args.tgt_emb))
+    encoder = load(args.model) if needs_encoder else None
+    if args.threshold == "auto" and encoder is not None:
         cfg = replace(cfg, threshold=_auto_threshold(encoder, cfg, quiet=args.quiet))
     if args.engine == "ray":
-        from xlsent.mining.distributed import mine_files_ray
+        from xlsent.mining.distributed import RayConfig, mine_files_ray
 
-        with readable(src) as src, readable(tgt) as tgt:
-            summary = mine_files_ray(src, tgt, args.output, args.model, cfg, src_lang=args.src_lang,
-                                     tgt_lang=args.tgt_lang, address=args.address, num_cpus=args.num_cpus,
-                                     progress=not args.quiet)
+        ray_cfg = RayConfig(address=args.address, num_cpus=args.num_cpus, cpus_per_task=args.cpus_per_task)
+        summary = mine_files_ray(src, tgt, args.output, args.model, cfg, ray_cfg, src_lang=args.src_lang,
+                                 tgt_lang=args.tgt_lang, progress=not args.quiet)
     else:
         summary = mine_files(
             src, tgt, args.output, encoder, cfg, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
@@ -497,7 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--src-lang", help="source language code (default: none)")
     p.add_argument("--tgt-lang", help="target language code (default: none)")
     p.add_argument("--src-emb", help="embeddings of SRC from `xlsent embed`, checked against SRC (default: embed SRC)")
-    p.add_argument("--tgt-emb", help="embeddings of TGT from `xlsent embed`, checked against TGT (default: embed TGT)")
+    p.add_argument("--tgt-emb", help="embeddings of TGT from `xlsent embed`, checked against TGT (default: embed TGT); "
+                   "with both --src-emb and --tgt-emb the encoder is not loaded (but for --threshold auto)")
     p.add_argument("--margin", default="ratio", choices=["ratio", "distance", "absolute"],
                    help="how a pair's cosine is compared with its neighbourhoods' mean: ratio (cos / mean), distance "
                    "(cos - mean) or absolute (cos alone) (default ratio)")
@@ -520,16 +525,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--index", default="exact",
                    choices=["exact", "flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
                    help="k-NN search: exact blocked (default) or a FAISS approximate index")
+    p.add_argument("--nprobe", type=_positive_int,
+                   help="with an IVF --index: lists searched per query (default: the smallest power of two that finds "
+                   "95%% of a sample's exact nearest neighbours)")
+    p.add_argument("--ef-search", type=_positive_int,
+                   help="with --index hnsw: efSearch, the search's candidate list (default: tuned as --nprobe)")
     p.add_argument("--max-memory", type=_positive_float, default=1.0,
                    help="GiB for the similarity blocks (default 1)")
     p.add_argument("--with-ids", action="store_true",
                    help="append the 1-based line numbers of both sides (a TSV header is line 1); a repeated sentence "
                    "lists all its lines, comma-separated, e.g. 3,17")
     p.add_argument("--engine", default="local", choices=["local", "ray"],
-                   help="local: one process, resumable (default); ray: Ray Data embedding + sharded search")
+                   help="local: one process (default); ray: encoder actors and one k-NN task per shard on a Ray "
+                   "cluster (see --address); both resumable")
     p.add_argument("--address", help="with --engine ray: join this Ray cluster (default: start Ray locally)")
     p.add_argument("--num-cpus", type=_positive_int,
                    help="with --engine ray and no --address: CPUs for local Ray (default: all cores)")
+    p.add_argument("--cpus-per-task", type=_positive_int, default=1,
+                   help="with --engine ray: CPUs each embedding actor and k-NN task reserves, and the BLAS, OpenMP "
+                   "and torch threads it runs with (default 1)")
     _add_input_options(p)
     p.set_defaults(func=_cmd_mine)
 

@@ -362,6 +362,9 @@ def test_ablation_contribution_and_claims() -> None:
     worse = dict(c, **{"mean pp drop": -0.4})
     ld, cl = claims_ablation({"language discriminator": c, "center loss": worse})
     assert ld.startswith("HELD") and "+1.60 pp" in ld and cl.startswith("DID NOT HOLD") and "-0.40 pp" in cl
+    assert "not significant at p < 0.05" in ld  # 5 pairs cannot reach it
+    significant = dict(c, **{"wilcoxon p": 0.01})
+    assert "not significant" not in claims_ablation({"language discriminator": significant, "center loss": c})[0]
 
 
 def test_table3_claims() -> None:

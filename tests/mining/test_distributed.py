@@ -1,41 +1,138 @@
-"""The Ray engine on a local 2-CPU Ray gives exactly the single-process pipeline's output."""
+"""The Ray engine on one local 2-CPU Ray session: the single-process pipeline's output, tasks held to their CPU
+reservation, and a driver that fails mid-run resumes from the finished shards."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from xlsent.data.text_input import InputSpec
-from xlsent.encoders.transformer import TransformerEncoder
-from xlsent.mining.pipeline import MineConfig, mine_files
+from xlsent.mining.pipeline import MineConfig
 
 ray = pytest.importorskip("ray")
 
+Lines = tuple[list[str], list[str]]
+WriteCorpus = Callable[[Path, list[str], list[str]], tuple[Path, Path]]
+SingleProcess = Callable[[Path, Path, Path, MineConfig], bytes]
 
-def test_ray_output_equals_single_process(tmp_path: Path, tiny_model_dir: Path) -> None:
-    from xlsent.mining.distributed import mine_files_ray
 
-    words = ["the dog", "the cat", "barks", "runs", "der hund", "bellt", "a", "b"]
-    distinct_src = [f"{words[i % 8]} {words[(i * 3) % 8]} {i % 5}" for i in range(40)]
-    distinct_tgt = [f"{words[(i * 5) % 8]} {words[i % 7]} {i % 3}" for i in range(33)]
-    corpora = {"distinct": (distinct_src, distinct_tgt),  # and with lines repeated on both sides:
-               "repeated": (distinct_src + distinct_src[3:9] * 2, distinct_tgt[:20] + [distinct_tgt[4]] * 6)}
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        for name, (src_lines, tgt_lines) in corpora.items():
-            src, tgt = tmp_path / f"{name}-src.txt", tmp_path / f"{name}-tgt.txt"
-            src.write_text("".join(line + "\n" for line in src_lines), encoding="utf-8")
-            tgt.write_text("".join(line + "\n" for line in tgt_lines), encoding="utf-8")
-            cfg = MineConfig(k=3, shard_rows=15, with_ids=True, dedup=False)
-            single, dist = tmp_path / f"{name}-single.tsv", tmp_path / f"{name}-ray.tsv"
-            mine_files(InputSpec(src), InputSpec(tgt), single, TransformerEncoder(tiny_model_dir), cfg,
+    yield
+    ray.shutdown()
+
+
+def test_ray_output_equals_single_process(local_ray: None, tmp_path: Path, tiny_model_dir: Path, distinct_lines: Lines,
+                                          ray_chunk_rows: int, write_corpus: WriteCorpus,
+                                          single_process: SingleProcess) -> None:
+    from xlsent.mining.distributed import RayConfig, mine_files_ray
+
+    src_lines, tgt_lines = distinct_lines
+    corpora = {"distinct": (src_lines, tgt_lines),  # and with lines repeated on both sides:
+               "repeated": (src_lines + src_lines[3:9] * 2, tgt_lines[:20] + [tgt_lines[4]] * 6)}
+    for name, (src_side, tgt_side) in corpora.items():
+        (tmp_path / name).mkdir()
+        src, tgt = write_corpus(tmp_path / name, src_side, tgt_side)
+        cfg = MineConfig(k=3, shard_rows=15, with_ids=True, dedup=False)
+        single = single_process(src, tgt, tmp_path / name / "single.tsv", cfg)
+        dist = tmp_path / name / "ray.tsv"
+        summary = mine_files_ray(InputSpec(src), InputSpec(tgt), dist, str(tiny_model_dir), cfg,
+                                 RayConfig(chunk_rows=ray_chunk_rows), progress=False)
+        assert (summary.src_rows, summary.tgt_rows) == (len(src_side), len(tgt_side))
+        assert (summary.src_distinct, summary.tgt_distinct) == (40, 20 if name == "repeated" else 33)
+        assert dist.read_bytes() == single
+        assert ("," in dist.read_text(encoding="utf-8")) == (name == "repeated")  # all lines of a sentence
+        assert not dist.with_name(dist.name + ".work").exists()
+
+
+def test_tasks_run_with_as_many_threads_as_cpus_they_reserve(local_ray: None, tmp_path: Path, tiny_model_dir: Path,
+                                                            distinct_lines: Lines, ray_chunk_rows: int,
+                                                            write_corpus: WriteCorpus,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    from xlsent.mining.distributed import RayConfig, mine_files_ray
+
+    src, tgt = write_corpus(tmp_path, *distinct_lines)
+    with caplog.at_level(logging.DEBUG, logger="xlsent.mining.distributed"):
+        mine_files_ray(InputSpec(src), InputSpec(tgt), tmp_path / "p.tsv", str(tiny_model_dir),
+                       MineConfig(k=3, shard_rows=15), RayConfig(chunk_rows=ray_chunk_rows, cpus_per_task=1),
                        progress=False)
-            summary = mine_files_ray(InputSpec(src), InputSpec(tgt), dist, str(tiny_model_dir), cfg,
-                                     chunk_rows=50_000, progress=False)
-            assert (summary.src_rows, summary.tgt_rows) == (len(src_lines), len(tgt_lines))
-            assert (summary.src_distinct, summary.tgt_distinct) == (40, 20 if name == "repeated" else 33)
-            assert dist.read_bytes() == single.read_bytes()
-            assert ("," in dist.read_text(encoding="utf-8")) == (name == "repeated")  # all lines of a sentence
-    finally:
-        ray.shutdown()
+    reports = {kind: [r.args[-1] for r in caplog.records if kind in r.getMessage()]  # type: ignore[index]
+               for kind in ("embedded with threads", "ran with threads")}
+    assert len(reports["embedded with threads"]) == 2 * 3 and len(reports["ran with threads"]) == 3
+    for threads in reports["embedded with threads"]:  # the encoder actors run torch
+        assert threads == {"blas": 1, "openmp": 1, "torch": 1, "knn": 1}
+    for threads in reports["ran with threads"]:
+        assert {name: count for name, count in threads.items() if name != "torch"} == {"blas": 1, "openmp": 1,
+                                                                                    "knn": 1}
+        assert threads["torch"] in (0, 1)  # 0: torch not imported by the k-NN task's worker
+
+
+def test_failed_driver_resumes_from_finished_shards(local_ray: None, tmp_path: Path, tiny_model_dir: Path,
+                                                    distinct_lines: Lines, ray_chunk_rows: int,
+                                                    write_corpus: WriteCorpus, single_process: SingleProcess,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    caplog: pytest.LogCaptureFixture) -> None:
+    from xlsent.mining import distributed
+    from xlsent.mining.pipeline import knn_shard_path
+
+    src, tgt = write_corpus(tmp_path, *distinct_lines)
+    cfg = MineConfig(k=3, shard_rows=15, with_ids=True)
+    out, work = tmp_path / "pairs.tsv", tmp_path / "pairs.tsv.work"
+    saved = distributed.save_knn_shard
+
+    def save_then_die(path: Path, part: distributed.KnnResult) -> None:
+        if any(work.glob("knn-*.npz")):
+            raise RuntimeError("driver killed")
+        saved(path, part)
+
+    monkeypatch.setattr(distributed, "save_knn_shard", save_then_die)
+    ray_cfg = distributed.RayConfig(chunk_rows=ray_chunk_rows)
+    with pytest.raises(RuntimeError, match="driver killed"):
+        distributed.mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
+                                   progress=False)
+    assert not out.exists()
+    (finished,) = work.glob("knn-*.npz")
+    before = finished.stat()
+    monkeypatch.setattr(distributed, "save_knn_shard", saved)
+    with caplog.at_level(logging.INFO, logger="xlsent.mining.distributed"):
+        distributed.mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
+                                   keep_work=True, progress=False)
+    assert "k-NN: reusing 1 of 3 finished shards" in caplog.text
+    assert (finished.stat().st_ino, finished.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert sorted(work.glob("knn-*.npz")) == [knn_shard_path(work, shard) for shard in range(3)]
+    assert out.read_bytes() == single_process(src, tgt, tmp_path / "single.tsv", cfg)
+
+
+def test_ids_after_a_tsv_header_count_file_lines(local_ray: None, tmp_path: Path, tiny_model_dir: Path,
+                                                  distinct_lines: Lines, ray_chunk_rows: int,
+                                                  write_corpus: WriteCorpus) -> None:
+    from xlsent.mining.distributed import RayConfig, mine_files_ray
+
+    src, tgt = write_corpus(tmp_path, *distinct_lines)
+    headed = []
+    for side in (src, tgt):
+        path = side.with_suffix(".tsv")
+        path.write_text("text\n" + side.read_text(encoding="utf-8"), encoding="utf-8")
+        headed.append(path)
+    cfg = MineConfig(k=3, shard_rows=15, with_ids=True)
+    plain, with_header = tmp_path / "plain.tsv", tmp_path / "header.tsv"
+    mine_files_ray(InputSpec(src), InputSpec(tgt), plain, str(tiny_model_dir), cfg,
+                   RayConfig(chunk_rows=ray_chunk_rows), progress=False)
+    mine_files_ray(InputSpec(headed[0], column="text", header=True), InputSpec(headed[1], column="text", header=True),
+                   with_header, str(tiny_model_dir), cfg, RayConfig(chunk_rows=ray_chunk_rows), progress=False)
+
+    def rows(path: Path) -> list[list[str]]:
+        return [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()]
+
+    a, b = rows(plain), rows(with_header)
+    assert len(a) == len(b) > 0
+    id_columns = [i for i, v in enumerate(a[0]) if v.isdigit()]
+    assert len(id_columns) == 2
+    for ra, rb in zip(a, b, strict=True):
+        assert [int(rb[i]) for i in id_columns] == [int(ra[i]) + 1 for i in id_columns]  # the header is line 1
+        assert [v for i, v in enumerate(ra) if i not in id_columns] == [v for i, v in enumerate(rb)
+                                                                         if i not in id_columns]

@@ -184,7 +184,7 @@ def test_bad_inputs_are_errors(x: np.ndarray, y: np.ndarray, message: str) -> No
 def one_faiss_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     """FAISS on one OpenMP thread: on a shared machine with busy cores, spinning OpenMP threads can make
     k-means training (PQ above all) orders of magnitude slower."""
-    monkeypatch.setattr(knn_module, "_cores", lambda: 1)
+    monkeypatch.setattr(knn_module, "cores", lambda: 1)
 
 
 def clustered(rng: np.random.Generator, centers: np.ndarray, n: int) -> np.ndarray:

@@ -68,7 +68,7 @@ def test_exact_forward_best_of_a_sample_is_that_of_the_full_search() -> None:
 
 @pytest.mark.parametrize("kind", ["ivfpqfs", "ivfsq"])
 def test_approximate_run_finds_the_planted_pairs(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(knn_module, "_cores", lambda: 1)  # busy shared cores make multi-threaded k-means crawl
+    monkeypatch.setattr(knn_module, "cores", lambda: 1)  # busy shared cores make multi-threaded k-means crawl
     bench = load_bench()
     bench.planted_corpus(tmp_path, 3000, 64, 0.3, 0.85, 0)
     stats = bench.run_approx(tmp_path, kind, 4, None, 16, 500, 0)

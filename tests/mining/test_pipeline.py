@@ -177,3 +177,59 @@ def test_cli_summary_says_how_many_pairs_at_which_threshold(tmp_path: Path, monk
     assert captured.out == ""
     assert f"wrote {out}: {N_PLANTED} pairs out of " in captured.err
     assert "candidates at threshold 1.75 (" in captured.err and "no threshold" not in captured.err
+
+
+def test_mine_with_both_embeddings_does_not_load_the_encoder(tmp_path: Path, tiny_model_dir: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsent.api
+
+    src, tgt = tmp_path / "de.txt", tmp_path / "en.txt"
+    src.write_text("der hund bellt\nder hund\nb\n", encoding="utf-8")
+    tgt.write_text("the dog barks\na cat runs\nthe cat\n", encoding="utf-8")
+    for side in (src, tgt):
+        emb = side.with_suffix(".npy")
+        assert main(["embed", str(side), "-o", str(emb), "--model", str(tiny_model_dir), "-q"]) == 0
+    with_model = tmp_path / "with-model.tsv"
+    assert main(["mine", str(src), str(tgt), "-o", str(with_model), "--model", str(tiny_model_dir), "-q"]) == 0
+
+    def no_loading(name: object) -> None:
+        raise AssertionError(f"loaded the encoder {name}")
+
+    monkeypatch.setattr(xlsent.api, "load", no_loading)
+    given = tmp_path / "given.tsv"
+    assert main(["mine", str(src), str(tgt), "-o", str(given), "--model", str(tmp_path / "no-such-model"), "-q",
+                 "--src-emb", str(src.with_suffix(".npy")), "--tgt-emb", str(tgt.with_suffix(".npy"))]) == 0
+    assert given.read_bytes() == with_model.read_bytes()
+    with pytest.raises(AssertionError, match="loaded the encoder"):  # one side to embed: the encoder is needed
+        main(["mine", str(src), str(tgt), "-o", str(given), "-q", "--src-emb", str(src.with_suffix(".npy"))])
+
+
+def test_approximate_search_reads_memmaps_takes_nprobe_and_resumes(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from xlsent.mining import pipeline
+
+    src, tgt, enc, gold = planted_corpus(tmp_path)
+    calls: list[tuple[type, type, int | None]] = []
+    search = pipeline.approx_bidirectional_knn
+
+    def recorded(x: np.ndarray, y: np.ndarray, k: int, kind: str, *, effort: int | None) -> pipeline.KnnResult:
+        calls.append((type(x), type(y), effort))
+        return search(x, y, k, kind, effort=effort)
+
+    def fail(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("killed after the search")
+
+    monkeypatch.setattr(pipeline, "approx_bidirectional_knn", recorded)
+    monkeypatch.setattr(pipeline, "write_pairs", fail)
+    out, cfg = tmp_path / "pairs.tsv", MineConfig(index="ivf", effort=1)
+    with pytest.raises(RuntimeError, match="killed"):
+        mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
+    assert calls == [(np.memmap, np.memmap, 1)]  # the embeddings in the work folder, not copies in memory
+    monkeypatch.undo()
+    monkeypatch.setattr(pipeline, "approx_bidirectional_knn", recorded)
+    mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
+    assert len(calls) == 1  # the finished search was reused
+    top = read_pairs(out)[:N_PLANTED]
+    assert all(gold.get(s) == t for _, s, t in top)
+    with pytest.raises(ValueError, match="need an IVF or HNSW --index"):
+        MineConfig(index="exact", effort=4)

@@ -165,7 +165,8 @@ def claims_ablation(rows: Rows) -> list[str]:
     return [_verdict(rows[name]["mean pp drop"] > 0, f"the {name} helps: removing it lowers mean Acc@1 over "
                      f"Table 2's tasks (paper: {paper[name]})",
                      f"{rows[name]['mean pp drop']:+.2f} pp, better on {rows[name]['pairs better']:.0f} and worse on "
-                     f"{rows[name]['pairs worse']:.0f} pairs, Wilcoxon p = {rows[name]['wilcoxon p']:.3g}")
+                     f"{rows[name]['pairs worse']:.0f} pairs, Wilcoxon p = {rows[name]['wilcoxon p']:.3g}"
+                     + ("; not significant at p < 0.05, one seed" if rows[name]["wilcoxon p"] >= 0.05 else ""))
             for name in COMPONENTS]
 
 

@@ -1,115 +1,257 @@
-"""The mining pipeline on Ray: embedding with Ray Data over input shards, k-NN as one task per shard.
+"""The mining pipeline on Ray: embedding by encoder actors over input chunks, exact k-NN as one task per shard.
 
-The margin needs the k-NN means of both sides, so the search runs in two explicit passes: (1) each task
-takes a block of source rows against all target rows (shared once through the object store) and
-returns complete forward lists plus the target side's lists restricted to its block; (2) the driver
-merges the backward lists, scores margins and selects pairs exactly as the single-process pipeline.
-Embedding chunks are the same row ranges as in ``xlsent embed``, so the output is identical; as there,
-repeated sentences are searched once (:mod:`xlsent.mining.unify`), from the vectors of their first lines.
+The driver keeps its memory bounded: each finished embedding chunk and each finished k-NN shard is written
+into the work folder (``OUTPUT.work/``, the single-process engine's bookkeeping: the same job key, chunk and
+shard files) as soon as it arrives, and the k-NN lists are merged from there one shard at a time. A driver
+killed mid-run and started again with the same command recomputes only the missing chunks and shards; a
+killed worker's task is retried by Ray. The margin needs the k-NN means of both sides, so the search runs in
+two explicit passes: (1) each task takes a block of source rows against all target rows (put into the object
+store once, read in place by the tasks of a node) and returns complete forward lists plus the target side's
+lists restricted to its block; (2) the driver merges the backward lists, scores margins and selects pairs exactly as the
+single-process pipeline. Embedding chunks are the same row ranges as in ``xlsent embed``, so the output is
+identical; as there, repeated sentences are searched once (:mod:`xlsent.mining.unify`).
 
-Local Ray (started in-process with the machine's cores) is the default; ``address`` joins a cluster.
+Every task and actor runs with as many BLAS, OpenMP (FAISS) and torch threads as CPUs it reserves
+(:mod:`xlsent.mining.threads`). Local Ray (started in-process) is the default; ``address`` joins a cluster.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from xlsent.data.text_input import InputSpec, iter_rows
-from xlsent.mining.knn import KnnResult, merge_source_spans
+from xlsent.atomic import atomic_path
+from xlsent.checksum import sha256_file
+from xlsent.data.text_input import InputSpec, iter_rows, readable
+from xlsent.encoders.cache import encoder_id
+from xlsent.mining.knn import KnnResult, take_rows
 from xlsent.mining.pipeline import (
     MineConfig,
     MineSummary,
+    approximate_knn,
     candidates_from_knn,
+    check_mine_paths,
+    clean_up,
+    job_key,
     knn_shard,
+    knn_shard_path,
+    load_knn_shard,
+    merge_shards,
+    prepare_work,
+    save_knn_shard,
     shard_bounds,
     summarise,
     write_pairs,
 )
+from xlsent.mining.threads import limit_threads, thread_counts
 from xlsent.mining.unify import unify
+from xlsent.store import EmbeddingFileError, base_metadata, load_embeddings, save_embedding_parts
 
 log = logging.getLogger(__name__)
 
 
-class _ChunkEmbedder:
-    """Ray Data actor: loads the encoder once, embeds one chunk of rows per call."""
+@dataclass(frozen=True)
+class RayConfig:
+    """Where and how to run on Ray: ``address`` of a cluster (default: start Ray in this process with
+    ``num_cpus``, default all cores), CPUs reserved by each task and actor (its thread budget), rows per
+    embedding chunk (as ``xlsent embed --chunk-rows``) and the encoder's batch size in tokens."""
 
-    def __init__(self, model: str, lang: str | None, batch_tokens: int) -> None:
+    address: str | None = None
+    num_cpus: int | None = None
+    cpus_per_task: int = 1
+    chunk_rows: int = 50_000
+    batch_tokens: int = 2048
+
+    def __post_init__(self) -> None:
+        for name in ("num_cpus", "cpus_per_task", "chunk_rows", "batch_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be at least 1, not {value}")
+
+
+def task_cpus() -> int:
+    """CPUs reserved by the running Ray task or actor (1 outside Ray's workers)."""
+    import ray
+
+    return max(1, round(ray.get_runtime_context().get_assigned_resources().get("CPU", 1)))
+
+
+class _Embedder:
+    """Ray actor: loads the encoder once, embeds one chunk of rows per call within its CPU reservation."""
+
+    def __init__(self, model: str, batch_tokens: int) -> None:
         from xlsent.encoders.registry import load_encoder
 
         self.encoder = load_encoder(model)
-        self.lang, self.batch_tokens = lang, batch_tokens
+        self.batch_tokens = batch_tokens
 
-    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
-        (texts,) = batch["texts"]  # batch_size=1: one chunk per call
-        vecs = self.encoder.encode([str(t) for t in texts], self.lang, batch_tokens=self.batch_tokens)
-        return {"chunk": batch["chunk"], "vecs": vecs.reshape(1, -1)}
+    def encoder_id(self) -> str:
+        return encoder_id(self.encoder)
+
+    def embed(self, chunk: int, texts: list[str], lang: str | None) -> tuple[int, np.ndarray, dict[str, int]]:
+        with limit_threads(task_cpus()):
+            vecs = self.encoder.encode(texts, lang, batch_tokens=self.batch_tokens)
+            return chunk, np.asarray(vecs, dtype=np.float32), thread_counts()
 
 
-def ray_embed(texts: Sequence[str], model: str, *, lang: str | None, chunk_rows: int, workers: int,
-              batch_tokens: int = 2048) -> np.ndarray:
-    """Embed ``texts`` with Ray Data, one actor per worker, chunk ``i`` = rows ``[i*chunk_rows, ...)``."""
+def _knn_task(x_block: np.ndarray, y: np.ndarray, offset: int, k: int, max_memory: int
+              ) -> tuple[KnnResult, dict[str, int]]:
+    """One source shard against all targets (read in place from the node's object store), within the task's CPU
+    reservation; also returns the thread counts it ran with."""
+    with limit_threads(task_cpus()):
+        return knn_shard(x_block, y, offset, k, max_memory), thread_counts()
+
+
+@contextmanager
+def ray_session(cfg: RayConfig) -> Iterator[int]:
+    """Ray, joined at ``cfg.address`` or started here (and shut down after) unless already running; yields its
+    CPU count."""
     import ray
 
-    bounds = shard_bounds(len(texts), chunk_rows)
-    items = [{"chunk": i, "texts": list(texts[lo:hi])} for i, (lo, hi) in enumerate(bounds)]
-    ds = ray.data.from_items(items, override_num_blocks=len(items))
-    out = ds.map_batches(_ChunkEmbedder, fn_constructor_kwargs={"model": model, "lang": lang,
-                                                               "batch_tokens": batch_tokens},
-                         batch_size=1, concurrency=max(1, min(workers, len(items))), batch_format="numpy")
-    chunks: dict[int, np.ndarray] = {}
-    for row in out.iter_rows():
-        lo, hi = bounds[int(row["chunk"])]
-        chunks[int(row["chunk"])] = np.asarray(row["vecs"], dtype=np.float32).reshape(hi - lo, -1)
-    return np.concatenate([chunks[i] for i in range(len(bounds))]).astype(np.float32)
-
-
-def ray_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig) -> KnnResult:
-    """Exact bidirectional k-NN with one Ray task per source shard, merged on the driver."""
-    import ray
-
-    remote = ray.remote(knn_shard)
-    y_ref = ray.put(y)
-    futures = [remote.remote(x[lo:hi], y_ref, lo, cfg.k, cfg.max_memory)
-               for lo, hi in shard_bounds(len(x), cfg.shard_rows)]
-    return merge_source_spans(ray.get(futures), cfg.k)
-
-
-def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: str, cfg: MineConfig, *,
-                   src_lang: str | None = None, tgt_lang: str | None = None, address: str | None = None,
-                   num_cpus: int | None = None, chunk_rows: int = 50_000, progress: bool = True) -> MineSummary:
-    """Mine ``src`` x ``tgt`` on Ray into ``output`` (same format and result as ``mine_files``)."""
-    import ray
-
-    start = time.perf_counter()
     started_here = not ray.is_initialized()
     if started_here:
-        if address:
-            ray.init(address=address, log_to_driver=False)
+        if cfg.address:
+            ray.init(address=cfg.address, log_to_driver=False)
         else:
-            ray.init(num_cpus=num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=False)
+            ray.init(num_cpus=cfg.num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=False)
     try:
-        workers = int(ray.available_resources().get("CPU", 1))
-        src_text, tgt_text = list(iter_rows(src)), list(iter_rows(tgt))
-        if progress:
-            print(f"[1/3] embedding on Ray ({workers} CPUs)", flush=True)
-        x = ray_embed(src_text, model, lang=src_lang, chunk_rows=chunk_rows, workers=workers)
-        y = ray_embed(tgt_text, model, lang=tgt_lang, chunk_rows=chunk_rows, workers=workers)
-        src_u, tgt_u = unify(src_text, cfg.unify), unify(tgt_text, cfg.unify)
-        x, y = src_u.distinct(x), tgt_u.distinct(y)
-        if progress:
-            print(f"[2/3] k-NN search on Ray ({len(x)} x {len(y)} distinct sentences)", flush=True)
-        cands = candidates_from_knn(ray_knn(x, y, cfg), cfg)
-        if progress:
-            print(f"[3/3] scoring and selecting {len(cands.score)} candidates", flush=True)
-        written = write_pairs(Path(output), cands, src_u, tgt_u, cfg)
+        yield max(1, int(ray.cluster_resources().get("CPU", 1)))
     finally:
         if started_here:
             ray.shutdown()
-    return summarise(Path(output), src_u, tgt_u, len(cands.score), written, cfg, time.perf_counter() - start)
+
+
+def _part_path(parts: Path, chunk: int) -> Path:
+    return parts / f"{chunk:05d}.npy"
+
+
+def ray_embed(texts: list[str], out: Path, actors: list[Any], *, sha: str, encoder: str, lang: str | None,
+              chunk_rows: int) -> np.ndarray:
+    """Embeddings of ``texts`` in ``out`` (memory-mapped): reused when ``out`` holds them already; else embedded
+    chunk by chunk by ``actors``, each chunk saved into ``OUT.parts/`` as it arrives (finished ones are kept
+    from an earlier run), then assembled into ``out``."""
+    from ray.util import ActorPool
+
+    if out.is_file():
+        try:
+            return load_embeddings(out, expect_sha256=sha, expect_encoder=encoder, expect_rows=len(texts))[0]
+        except EmbeddingFileError as exc:
+            log.warning("re-embedding %s: %s", out.name, exc)
+    parts = out.with_name(out.name + ".parts")
+    parts.mkdir(exist_ok=True)
+    bounds = shard_bounds(len(texts), chunk_rows)
+    todo = [chunk for chunk in range(len(bounds)) if not _part_path(parts, chunk).is_file()]
+    if len(todo) < len(bounds):
+        log.info("%s: reusing %d of %d finished chunks", out.name, len(bounds) - len(todo), len(bounds))
+
+    def submit(actor: Any, chunk: int) -> Any:
+        lo, hi = bounds[chunk]
+        return actor.embed.remote(chunk, texts[lo:hi], lang)
+
+    dim = 0
+    for chunk, vecs, threads in ActorPool(actors).map_unordered(submit, todo):
+        log.debug("%s chunk %d embedded with threads %s", out.name, chunk, threads)
+        with atomic_path(_part_path(parts, chunk)) as tmp, open(tmp, "wb") as fh:
+            np.save(fh, vecs)
+        dim = vecs.shape[1]
+    files = [_part_path(parts, chunk) for chunk in range(len(bounds))]
+    dim = dim or int(np.load(files[0], mmap_mode="r").shape[1])
+    save_embedding_parts(out, files, base_metadata(len(texts), dim, encoder, {"sha256": sha}))
+    shutil.rmtree(parts)
+    return load_embeddings(out, expect_sha256=sha, expect_encoder=encoder)[0]
+
+
+def ray_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path, *, cpus: int, cpus_per_task: int = 1
+            ) -> KnnResult:
+    """Exact bidirectional k-NN with one Ray task per source shard of ``cfg.shard_rows`` rows. Each finished
+    shard is saved in ``work`` at once (shards found there are not recomputed); the lists are then merged one
+    shard at a time. At most two tasks per task slot of the ``cpus`` are in flight, so the object store holds
+    the targets and a bounded number of source blocks."""
+    import ray
+
+    bounds = shard_bounds(len(x), cfg.shard_rows)
+    todo = [shard for shard in range(len(bounds)) if not knn_shard_path(work, shard).is_file()]
+    if len(todo) < len(bounds):
+        log.info("k-NN: reusing %d of %d finished shards in %s", len(bounds) - len(todo), len(bounds), work)
+    if todo:
+        task = ray.remote(num_cpus=cpus_per_task)(_knn_task)
+        y_ref = ray.put(y)  # one copy per node, shared by its tasks
+        most = 2 * max(1, cpus // cpus_per_task)
+        pending: dict[Any, int] = {}
+        queue = list(todo)
+        while queue or pending:
+            while queue and len(pending) < most:
+                shard = queue.pop(0)
+                lo, hi = bounds[shard]
+                pending[task.remote(take_rows(x, np.arange(lo, hi)), y_ref, lo, cfg.k, cfg.max_memory)] = shard
+            (ready,), _ = ray.wait(list(pending), num_returns=1)
+            shard = pending.pop(ready)
+            part, threads = ray.get(ready)
+            log.debug("k-NN shard %d ran with threads %s", shard, threads)
+            save_knn_shard(knn_shard_path(work, shard), part)
+    return merge_shards((load_knn_shard(knn_shard_path(work, shard)) for shard in range(len(bounds))), cfg.k)
+
+
+def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: str, cfg: MineConfig,
+                   ray_cfg: RayConfig | None = None, *, src_lang: str | None = None, tgt_lang: str | None = None,
+                   work_dir: Path | None = None, keep_work: bool = False, progress: bool = True) -> MineSummary:
+    """Mine ``src`` x ``tgt`` on Ray into ``output`` (same format and result as ``mine_files``), resumable
+    through the work folder (``OUTPUT.work/`` unless ``work_dir``). With an approximate ``cfg.index`` the
+    search runs on the driver, over the memory-mapped embeddings."""
+    import ray
+
+    ray_cfg = ray_cfg or RayConfig()
+    start = time.perf_counter()
+    check_mine_paths(src, tgt, output)
+    output = Path(output)
+    work = work_dir or output.with_name(output.name + ".work")
+    with readable(src) as src, readable(tgt) as tgt, ray_session(ray_cfg) as cpus:
+        src_text, tgt_text = list(iter_rows(src)), list(iter_rows(tgt))
+        chunks = len(shard_bounds(len(src_text), ray_cfg.chunk_rows)) + len(shard_bounds(len(tgt_text),
+                                                                                           ray_cfg.chunk_rows))
+        actor = ray.remote(num_cpus=ray_cfg.cpus_per_task)(_Embedder)
+        actors: list[Any] = [actor.remote(model, ray_cfg.batch_tokens)
+                  for _ in range(max(1, min(chunks, cpus // ray_cfg.cpus_per_task)))]
+        made_by = str(ray.get(actors[0].encoder_id.remote()))
+        src_sha, tgt_sha = sha256_file(src.path), sha256_file(tgt.path)
+        key = {**job_key(src, tgt, src_sha, tgt_sha, made_by, cfg), "engine": "ray", "chunk_rows": ray_cfg.chunk_rows}
+        prepare_work(work, key)
+        try:
+            _say(progress, f"[1/3] embedding on Ray ({len(actors)} encoder actors, {cpus} CPUs)")
+            x = ray_embed(src_text, work / "src.npy", actors, sha=src_sha, encoder=made_by, lang=src_lang,
+                          chunk_rows=ray_cfg.chunk_rows)
+            y = ray_embed(tgt_text, work / "tgt.npy", actors, sha=tgt_sha, encoder=made_by, lang=tgt_lang,
+                          chunk_rows=ray_cfg.chunk_rows)
+            for handle in actors:
+                ray.kill(handle)
+            src_u, tgt_u = unify(src_text, cfg.unify), unify(tgt_text, cfg.unify)
+            x, y = src_u.distinct(x, work / "src-distinct.npy"), tgt_u.distinct(y, work / "tgt-distinct.npy")
+            _say(progress, f"[2/3] k-NN search on Ray ({len(x)} x {len(y)} distinct sentences, index={cfg.index})")
+            if cfg.index == "exact":
+                knn = ray_knn(x, y, cfg, work, cpus=cpus, cpus_per_task=ray_cfg.cpus_per_task)
+            else:
+                knn = approximate_knn(x, y, cfg, work)
+            cands = candidates_from_knn(knn, cfg)
+            _say(progress, f"[3/3] scoring and selecting {len(cands.score)} candidates")
+            written = write_pairs(output, cands, src_u, tgt_u, cfg, first_lines=(src.first_line, tgt.first_line))
+        except BaseException as exc:
+            clean_up(work, exc, False)
+            raise
+    if not keep_work:
+        shutil.rmtree(work)
+    return summarise(output, src_u, tgt_u, len(cands.score), written, cfg, time.perf_counter() - start)
+
+
+def _say(progress: bool, message: str) -> None:
+    if progress:
+        print(message, file=sys.stderr, flush=True)

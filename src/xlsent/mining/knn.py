@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import math
 import mmap
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +28,8 @@ import faiss
 import numpy as np
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
+
+from xlsent.mining.threads import cores
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +54,6 @@ class KnnResult:
     fwd_sim: np.ndarray
     bwd_idx: np.ndarray
     bwd_sim: np.ndarray
-
-
-def _cores() -> int:
-    """CPU cores this process may run on (its affinity where the OS tells it, e.g. under ``taskset``)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _check_inputs(x: np.ndarray, y: np.ndarray, k: int) -> tuple[int, int]:
@@ -227,7 +223,7 @@ def bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, *, max_memory: int |
     k_fwd, k_bwd = _check_inputs(x, y, k)
     budget = DEFAULT_MAX_MEMORY if max_memory is None else max_memory
     rows, _ = tile_shape(len(x), len(y), x.shape[1], budget, block_rows)
-    spans = _spans(len(x), min(_cores(), math.ceil(len(x) / rows)))
+    spans = _spans(len(x), min(cores(), math.ceil(len(x) / rows)))
     rows, cols = tile_shape(max(s.stop - s.start for s in spans), len(y), x.shape[1], budget // len(spans),
                             block_rows)
     log.debug("exact k-NN %d x %d (k=%d) in %d x %d tiles on %d core(s)", len(x), len(y), k, rows, cols, len(spans))
@@ -281,7 +277,7 @@ def _spans(n: int, parts: int) -> list[slice]:
 
 def _use_all_cores() -> None:
     """FAISS (OpenMP) searches and trains with one thread per core."""
-    faiss.omp_set_num_threads(_cores())
+    faiss.omp_set_num_threads(cores())
 
 
 def default_nlist(rows: int, kind: str = "ivf") -> int:

@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ class MineConfig:
     dedup: bool = True
     one_to_one: bool = False
     index: str = "exact"
+    effort: int | None = None
     max_memory: int = 1 << 30
     shard_rows: int = 200_000
     with_ids: bool = False
@@ -69,6 +71,9 @@ class MineConfig:
                   (self.mode in set(Mode), f"--mode must be one of {', '.join(Mode)}, not {self.mode!r}"),
                   (self.index in ("exact", *INDEX_KINDS),
                    f"--index must be exact or one of {', '.join(INDEX_KINDS)}, not {self.index!r}"),
+                  (self.effort is None or (self.effort >= 1 and self.index not in ("exact", "flat")),
+                   f"--nprobe/--ef-search need an IVF or HNSW --index and a value of at least 1, not {self.effort} "
+                   f"with --index {self.index}"),
                   (self.threshold is None or math.isfinite(self.threshold),
                    f"--threshold must be a finite number, not {self.threshold}"),
                   (self.max_memory > 0, f"--max-memory must be positive, not {self.max_memory} bytes"),
@@ -128,23 +133,56 @@ def shard_bounds(rows: int, shard_rows: int) -> list[tuple[int, int]]:
     return [(lo, min(rows, lo + shard_rows)) for lo in range(0, max(rows, 1), shard_rows)]
 
 
+def knn_shard_path(work: Path, shard: int) -> Path:
+    """Where the k-NN lists of source shard ``shard`` are kept in the work folder."""
+    return work / f"knn-{shard:05d}.npz"
+
+
+def save_knn_shard(path: Path, part: KnnResult) -> None:
+    """Write one shard's k-NN lists atomically (read back by :func:`load_knn_shard`)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **asdict(part))
+
+
+def load_knn_shard(path: Path) -> KnnResult:
+    """One shard's k-NN lists, as written by :func:`save_knn_shard`."""
+    with np.load(path, allow_pickle=False) as z:
+        return KnnResult(z["fwd_idx"], z["fwd_sim"], z["bwd_idx"], z["bwd_sim"])
+
+
+def merge_shards(parts: Iterable[KnnResult], k: int) -> KnnResult:
+    """Join the k-NN lists of consecutive source shards one shard at a time (as :func:`merge_source_spans` does
+    all at once, with the same result): the memory is the result plus one shard, whatever the number of shards."""
+    merged: KnnResult | None = None
+    fwd_idx: list[np.ndarray] = []
+    fwd_sim: list[np.ndarray] = []
+    for part in parts:
+        fwd_idx.append(part.fwd_idx)
+        fwd_sim.append(part.fwd_sim)
+        bwd = merge_source_spans([part] if merged is None else [merged, part], k)
+        merged = KnnResult(bwd.fwd_idx[:0], bwd.fwd_sim[:0], bwd.bwd_idx, bwd.bwd_sim)
+    if merged is None:
+        raise ValueError("no k-NN shards to merge")
+    return KnnResult(np.concatenate(fwd_idx), np.concatenate(fwd_sim), merged.bwd_idx, merged.bwd_sim)
+
+
 def sharded_knn(x: np.ndarray, y: np.ndarray, k: int, work: Path | None, *, shard_rows: int,
                 max_memory: int, progress: bool = False) -> KnnResult:
     """Exact bidirectional k-NN computed shard by shard over ``x``; finished shards are reused from ``work``."""
     bounds = shard_bounds(len(x), shard_rows)
-    parts = []
-    for shard, (lo, hi) in enumerate(tqdm(bounds, disable=not progress or len(bounds) == 1, desc="k-NN shards")):
-        path = work / f"knn-{shard:05d}.npz" if work else None
-        if path is not None and path.is_file():
-            with np.load(path, allow_pickle=False) as z:
-                part = KnnResult(z["fwd_idx"], z["fwd_sim"], z["bwd_idx"], z["bwd_sim"])
-        else:
+
+    def parts() -> Iterator[KnnResult]:
+        for shard, (lo, hi) in enumerate(tqdm(bounds, disable=not progress or len(bounds) == 1, desc="k-NN shards")):
+            path = knn_shard_path(work, shard) if work else None
+            if path is not None and path.is_file():
+                yield load_knn_shard(path)
+                continue
             part = knn_shard(x[lo:hi], y, lo, k, max_memory, progress)
             if path is not None:
-                with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-                    np.savez(fh, **asdict(part))
-        parts.append(part)
-    return merge_source_spans(parts, k)
+                save_knn_shard(path, part)
+            yield part
+
+    return merge_shards(parts(), k)
 
 
 def candidates_from_knn(knn: KnnResult, cfg: MineConfig) -> Candidates:
@@ -157,13 +195,27 @@ def candidates_from_knn(knn: KnnResult, cfg: MineConfig) -> Candidates:
 
 def mine_arrays(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path | None = None,
                 progress: bool = False) -> Candidates:
-    """Candidate pairs between two embedding matrices (rows L2-normalised)."""
+    """Candidate pairs between two embedding matrices (rows L2-normalised; memmaps are read in blocks, not copied
+    into memory). The exact search is resumable by shard, the approximate one as a whole, from ``work``."""
     if cfg.index == "exact":
         knn = sharded_knn(x, y, cfg.k, work, shard_rows=cfg.shard_rows, max_memory=cfg.max_memory,
                           progress=progress)
     else:
-        knn = approx_bidirectional_knn(np.asarray(x), np.asarray(y), cfg.k, cfg.index)
+        knn = approximate_knn(x, y, cfg, work)
     return candidates_from_knn(knn, cfg)
+
+
+def approximate_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path | None) -> KnnResult:
+    """``cfg.index`` k-NN lists of ``x`` and ``y`` (memmaps read in blocks), with ``cfg.effort`` as ``nprobe`` or
+    ``efSearch`` (default: tuned to 95% recall on a sample); saved in ``work`` and reused from there."""
+    path = work / f"knn-{cfg.index}.npz" if work else None
+    if path is not None and path.is_file():
+        log.info("reusing the finished %s k-NN lists in %s", cfg.index, path)
+        return load_knn_shard(path)
+    knn = approx_bidirectional_knn(x, y, cfg.k, cfg.index, effort=cfg.effort)
+    if path is not None:
+        save_knn_shard(path, knn)
+    return knn
 
 
 def select_pairs(cands: Candidates, src_text: list[str], tgt_text: list[str], cfg: MineConfig) -> Candidates:
@@ -193,8 +245,13 @@ def select_pairs(cands: Candidates, src_text: list[str], tgt_text: list[str], cf
     return c
 
 
-def _given_embeddings(given: Path | None, sha: str, encoder: Encoder) -> np.ndarray | None:
-    return None if given is None else load_embeddings(given, expect_sha256=sha, expect_encoder=encoder_id(encoder))[0]
+def _given_embeddings(given: Path | None, sha: str, expect_encoder: str | None) -> tuple[np.ndarray | None, str | None]:
+    """The embeddings in ``given`` (checked against the input's checksum and the encoder id, where known) and the
+    id of the encoder that made them; ``(None, expect_encoder)`` without ``given``."""
+    if given is None:
+        return None, expect_encoder
+    array, meta = load_embeddings(given, expect_sha256=sha, expect_encoder=expect_encoder)
+    return array, str(meta["encoder"])
 
 
 def _embeddings(spec: InputSpec, work: Path, name: str, encoder: Encoder, lang: str | None,
@@ -234,7 +291,7 @@ def _has_progress(work: Path) -> bool:
     return any(work.glob("*.npy")) or any(work.glob("*.parts/[0-9]*.npy")) or any(work.glob("knn-*.npz"))
 
 
-def _clean_up(work: Path, exc: BaseException, temporary: bool) -> None:
+def clean_up(work: Path, exc: BaseException, temporary: bool) -> None:
     """After a failure: keep finished stages that a re-run can use and say so; remove anything else."""
     if not temporary and work.is_dir() and _has_progress(work) and not isinstance(exc, InputError):
         log.warning("kept the finished stages in %s: the same command continues from them", work)
@@ -242,30 +299,32 @@ def _clean_up(work: Path, exc: BaseException, temporary: bool) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Encoder, cfg: MineConfig, *,
+def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Encoder | None, cfg: MineConfig, *,
                src_lang: str | None = None, tgt_lang: str | None = None, src_emb: Path | None = None,
                tgt_emb: Path | None = None, work_dir: Path | None = None, keep_work: bool = False,
                progress: bool = True) -> MineSummary:
     """Mine ``src`` x ``tgt`` into ``output`` (``-``: standard output) as ``score TAB src TAB tgt`` (plus the
-    line numbers of both sides with ``cfg.with_ids``). Either input may be standard input (``-``) or a pipe."""
+    line numbers of both sides with ``cfg.with_ids``). Either input may be standard input (``-``) or a pipe.
+    With both ``src_emb`` and ``tgt_emb`` no encoder is needed (``encoder=None``): the two files must then have
+    been made by the same one."""
     start = time.perf_counter()
     check_mine_paths(src, tgt, output)
+    if encoder is None and (src_emb is None or tgt_emb is None):
+        raise ValueError("mining without an encoder needs the embeddings of both sides (--src-emb and --tgt-emb)")
     output = Path(output)
     with readable(src) as src, readable(tgt) as tgt:
         src_sha, tgt_sha = sha256_file(src.path), sha256_file(tgt.path)
-        key = {"src": src_sha, "tgt": tgt_sha, "encoder": encoder_id(encoder), "k": cfg.k, "shard_rows": cfg.shard_rows,
-               "index": cfg.index, "unify": cfg.unify,
-               "read_as": [{k: v for k, v in spec.source().items() if k != "path"} for spec in (src, tgt)]}
-        x_given = _given_embeddings(src_emb, src_sha, encoder)
-        y_given = _given_embeddings(tgt_emb, tgt_sha, encoder)
+        x_given, made_by = _given_embeddings(src_emb, src_sha, encoder_id(encoder) if encoder else None)
+        y_given, made_by = _given_embeddings(tgt_emb, tgt_sha, made_by)
+        key = job_key(src, tgt, src_sha, tgt_sha, str(made_by), cfg)
         temporary = str(output) == STDOUT and work_dir is None
         work = Path(tempfile.mkdtemp(prefix="xlsent-mine-")) if temporary else (
             work_dir or output.with_name(output.name + ".work"))
-        _prepare_work(work, key)
+        prepare_work(work, key)
         try:
             _say(progress, "[1/3] embedding")
-            x = x_given if x_given is not None else _embeddings(src, work, "src", encoder, src_lang, progress)
-            y = y_given if y_given is not None else _embeddings(tgt, work, "tgt", encoder, tgt_lang, progress)
+            x = x_given if x_given is not None else _embeddings(src, work, "src", _needed(encoder), src_lang, progress)
+            y = y_given if y_given is not None else _embeddings(tgt, work, "tgt", _needed(encoder), tgt_lang, progress)
             src_u, tgt_u = unify(list(iter_rows(src)), cfg.unify), unify(list(iter_rows(tgt)), cfg.unify)
             x, y = src_u.distinct(x, work / "src-distinct.npy"), tgt_u.distinct(y, work / "tgt-distinct.npy")
             _say(progress, f"[2/3] k-NN search ({_sizes(src_u, tgt_u)}, index={cfg.index}, k={cfg.k})")
@@ -273,7 +332,7 @@ def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Enco
             _say(progress, f"[3/3] scoring and selecting {len(cands.score)} candidates")
             written = write_pairs(output, cands, src_u, tgt_u, cfg, first_lines=(src.first_line, tgt.first_line))
         except BaseException as exc:
-            _clean_up(work, exc, temporary)
+            clean_up(work, exc, temporary)
             raise
     if temporary or not keep_work:
         shutil.rmtree(work)
@@ -293,7 +352,21 @@ def _sizes(src: Unified, tgt: Unified) -> str:
     return lines if not (src.repeated or tgt.repeated) else f"{lines}, {len(src.texts)} x {len(tgt.texts)} distinct"
 
 
-def _prepare_work(work: Path, key: dict[str, Any]) -> None:
+def job_key(src: InputSpec, tgt: InputSpec, src_sha: str, tgt_sha: str, encoder: str, cfg: MineConfig
+            ) -> dict[str, Any]:
+    """What a work folder's finished stages depend on: the inputs, how they are read, the encoder, the search."""
+    return {"src": src_sha, "tgt": tgt_sha, "encoder": encoder, "k": cfg.k, "shard_rows": cfg.shard_rows,
+            "index": cfg.index, "effort": cfg.effort, "unify": cfg.unify,
+            "read_as": [{k: v for k, v in spec.source().items() if k != "path"} for spec in (src, tgt)]}
+
+
+def _needed(encoder: Encoder | None) -> Encoder:
+    if encoder is None:
+        raise ValueError("embedding a side needs an encoder")
+    return encoder
+
+
+def prepare_work(work: Path, key: dict[str, Any]) -> None:
     """Keep ``work`` for the job ``key`` was written for; otherwise start it empty."""
     state = work / "job.json"
     if work.exists():
