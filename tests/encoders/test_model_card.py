@@ -34,3 +34,10 @@ def test_card_lists_pairs_steps_and_time_of_a_parallel_corpus(tmp_path: Path) ->
     card = write_card(_model(tmp_path, training)).read_text()
     assert "- data: 30 pairs in 2 language pairs (de-en 20, de-es 10)" in card
     assert "- steps: 12" in card and "- training time: 1.5 min" in card
+
+
+def test_card_says_when_validation_did_not_pick_the_model(tmp_path: Path) -> None:
+    valid = {"best": {"step": 10, "criterion": "xsim", "score": 90.0}, "last": {"xsim": 91.0}, "pairs": 500}
+    kept_last = write_card(_model(tmp_path, {"validation": {**valid, "selection": "none"}})).read_text()
+    assert "not used to pick the model" in kept_last and "last xsim 91" in kept_last
+    assert "model selection" not in kept_last

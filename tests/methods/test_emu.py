@@ -417,3 +417,8 @@ def test_every_study_runs_end_to_end_on_the_tiny_backbone(tiny_model_dir: Path, 
     again = run_studies(["ablation"], settings, tmp_path / "results")  # from the saved intent results
     assert json.loads(again[0].read_text())["scores"] == ablation["scores"]
     assert not (tmp_path / "models").exists()  # nothing was retrained
+    stale = tmp_path / "results" / "intent-emu__emu.json"
+    raw = json.loads(stale.read_text())
+    stale.write_text(json.dumps({**raw, "main_score": raw["main_score"] + 1}))
+    run_studies(["ablation"], settings, tmp_path / "results")  # no longer Table 2's results: retrained, rescored
+    assert (tmp_path / "models" / "emu").is_dir()

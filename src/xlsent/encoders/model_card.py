@@ -72,7 +72,12 @@ def _training_lines(training: Mapping[str, Any]) -> list[str]:
         lines.append(f"- data: {data.get('kind', '')} {data.get('src_lang', '')}-{data.get('tgt_lang', '')}, "
                      f"{data.get('src_sentences', '?')} source / {data.get('tgt_sentences', '?')} target sentences")
     valid = training.get("validation", {})
-    if valid.get("best"):
+    if valid.get("best") and valid.get("selection") == "none":
+        last = valid.get("last") or {}
+        lines.append(f"- validation (logged, not used to pick the model: the last step is kept): "
+                     f"{valid['best']['criterion']} on {valid.get('pairs', '?')} held-out pairs, last "
+                     + ", ".join(f"{k} {v:.4g}" for k, v in last.items()))
+    elif valid.get("best"):
         best = valid["best"]
         lines.append(f"- model selection: {best['criterion']} on {valid.get('pairs', '?')} held-out pairs, best "
                      f"{best['score']:.4g} at step {best['step']}")

@@ -255,20 +255,22 @@ def study_main(study: Study) -> Rows:
 
 
 def saved_intent_results(study: Study) -> dict[str, TaskResult]:
-    """The ``main`` study's intent results that ``out_dir`` holds for the models of ``models_dir``.
+    """The ``main`` study's saved intent results in ``out_dir``, when they are the ones its saved ``emu-main``
+    result was made from (each row's cross-lingual score equals the intent result's main score); else none.
 
-    A saved result counts only when its encoder id is the one of the model now under ``models_dir`` (same
-    name and fingerprint), or, when that model directory is absent, when it was written by this study.
+    So Table 5 is read from exactly Table 2's models, even when those models are no longer on this machine
+    (they are not shipped), and a half-rewritten set of results is never mixed with an older table.
     """
+    main_path = study.out_dir / _result_name("main", study)
+    main = load_result(main_path) if main_path.is_file() else None
+    if main is None:
+        return {}
     found = {}
     for row, mode in MAIN_MODES.items():
         path = study.out_dir / f"intent-{RESULT_VARIANT}__{mode}.json"
         result = load_result(path) if path.is_file() else None
-        model_dir = study.settings.models_dir / mode
-        if result is None or not any("xlsent.methods.emu_study" in note for note in result.notes):
-            continue
-        if (model_dir / "xlsent.json").is_file() and result.encoder != encoder_id(load_model(model_dir)):
-            continue
+        if result is None or main.scores.get(row, {}).get(CROSS) != result.main_score:
+            return {}
         found[row] = result
     return found
 
@@ -316,6 +318,11 @@ def study_langs(study: Study) -> tuple[Rows, Rows]:
             relative[subset_name(subset)] = {p: 100 * (v - base[p]) / base[p] if base[p] else float("nan")
                                              for p, v in acc.items()}
     return relative, absolute
+
+
+def _result_name(variant: str, study: Study) -> str:
+    """The file name of the study result ``variant`` (as :meth:`TaskResult.file_name` writes it)."""
+    return TaskResult("emu", encoder_id(study.backbone), "", 0.0, "", {}, variant=variant).file_name()
 
 
 def _result(variant: str, rows: Rows, main_row: str, metric: str, study: Study, seconds: float,

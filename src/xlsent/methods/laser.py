@@ -303,6 +303,7 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
         "train_seconds": round(result.seconds, 1), "time_budget_minutes": config.minutes,
         "tokens_this_run": tokens_seen, "data": counts, "over_long_pairs_left_out": dropped,
         "validation": {"criterion": "xsim error % on Multi30k val (lower is better)", "best": result.best,
+                       "pairs": config.valid_pairs, "selection": config.selection,
                        "last": result.validations[-1]["validation"] if result.validations else None,
                        "restored": best},
     }
