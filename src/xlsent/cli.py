@@ -524,7 +524,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--one-to-one", action="store_true", help="each sentence used at most once (default: off)")
     p.add_argument("--index", default="exact",
                    choices=["exact", "flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
-                   help="k-NN search: exact blocked (default) or a FAISS approximate index")
+                   help="k-NN search: exact blocked (default) or a FAISS approximate index, trained once and "
+                   "searched by shards (resumable; on the workers with --engine ray); auto: exact while both sides "
+                   "have under 200k distinct sentences, else ivfpqfs, printing the choice and its expected recall")
     p.add_argument("--nprobe", type=_positive_int,
                    help="with an IVF --index: lists searched per query (default: the smallest power of two that finds "
                    "95%% of a sample's exact nearest neighbours)")

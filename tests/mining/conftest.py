@@ -27,6 +27,17 @@ def distinct_lines() -> tuple[list[str], list[str]]:
 
 
 @pytest.fixture(scope="session")
+def numbered_lines() -> Callable[[int, int], tuple[list[str], list[str]]]:
+    """``(n_src, n_tgt) -> (src_lines, tgt_lines)``: lines made distinct by their number, enough of them for IVF
+    indexes of several lists."""
+    def lines(n_src: int, n_tgt: int) -> tuple[list[str], list[str]]:
+        return ([f"{WORDS[i % 8]} {WORDS[(i * 3) % 8]} {i}" for i in range(n_src)],
+                [f"{WORDS[(i * 5) % 8]} {WORDS[i % 7]} {i}" for i in range(n_tgt)])
+
+    return lines
+
+
+@pytest.fixture(scope="session")
 def ray_chunk_rows() -> int:
     """Rows per embedding chunk in the Ray engine's tests (several chunks per side)."""
     return RAY_CHUNK_ROWS

@@ -15,6 +15,7 @@ from xlsent.mining.pipeline import MineConfig
 ray = pytest.importorskip("ray")
 
 Lines = tuple[list[str], list[str]]
+NumberedLines = Callable[[int, int], Lines]
 WriteCorpus = Callable[[Path, list[str], list[str]], tuple[Path, Path]]
 SingleProcess = Callable[[Path, Path, Path, MineConfig], bytes]
 
@@ -136,3 +137,92 @@ def test_ids_after_a_tsv_header_count_file_lines(local_ray: None, tmp_path: Path
         assert [int(rb[i]) for i in id_columns] == [int(ra[i]) + 1 for i in id_columns]  # the header is line 1
         assert [v for i, v in enumerate(ra) if i not in id_columns] == [v for i, v in enumerate(rb)
                                                                          if i not in id_columns]
+
+
+def test_ray_index_is_searched_on_workers_with_the_single_process_output(
+        local_ray: None, tmp_path: Path, tiny_model_dir: Path, ray_chunk_rows: int, write_corpus: WriteCorpus,
+        numbered_lines: NumberedLines, single_process: SingleProcess, caplog: pytest.LogCaptureFixture,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from xlsent.mining.distributed import RayConfig, mine_files_ray
+
+    src, tgt = write_corpus(tmp_path, *numbered_lines(240, 200))
+    cases = {"ivf": MineConfig(k=3, shard_rows=50, index="ivf", effort=2, with_ids=True),  # 5 and 6 lists
+             "auto": MineConfig(k=3, shard_rows=50, index="auto", with_ids=True)}
+    for name, cfg in cases.items():
+        out = tmp_path / f"{name}-ray.tsv"
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG, logger="xlsent.mining.distributed"):
+            mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg,
+                           RayConfig(chunk_rows=ray_chunk_rows))
+        assert out.read_bytes() == single_process(src, tgt, tmp_path / f"{name}-single.tsv", cfg)
+        searches = [r.args[-1] for r in caplog.records if "search of shard" in r.getMessage()]  # type: ignore[index]
+        assert len(searches) == (5 + 4 if name == "ivf" else 0)  # source shards, then target shards, on workers
+        assert all({n: c for n, c in threads.items() if n != "torch"} == {"blas": 1, "openmp": 1, "knn": 1}
+                   for threads in searches)
+    assert "--index auto: exact for 240 x 200 distinct sentences; expected recall 1.0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("task", "index"), [("_search_task", "ivf"), ("_knn_task", "exact")])
+def test_a_killed_worker_is_retried_and_the_output_is_unchanged(
+        local_ray: None, tmp_path: Path, tiny_model_dir: Path, ray_chunk_rows: int, write_corpus: WriteCorpus,
+        numbered_lines: NumberedLines, single_process: SingleProcess, monkeypatch: pytest.MonkeyPatch, task: str,
+        index: str) -> None:
+    from xlsent.mining import distributed
+
+    src, tgt = write_corpus(tmp_path, *numbered_lines(120, 100))
+    marker = tmp_path / "killed-once"
+
+    def die_on_first_attempt(*args: object) -> object:
+        """Runs on a worker: the first attempt of any shard kills its own process; later ones do the work."""
+        import importlib
+        import os
+        import signal
+
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return getattr(importlib.import_module("xlsent.mining.distributed"), task)(*args)
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")
+
+    monkeypatch.setattr(distributed, task, die_on_first_attempt)
+    cfg = MineConfig(k=3, shard_rows=40, index=index, effort=2 if index == "ivf" else None, with_ids=True)
+    out = tmp_path / "ray.tsv"
+    distributed.mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg,
+                               distributed.RayConfig(chunk_rows=ray_chunk_rows), progress=False)
+    assert marker.exists()  # a worker process was killed
+    assert out.read_bytes() == single_process(src, tgt, tmp_path / "single.tsv", cfg)
+
+
+def test_failed_driver_resumes_the_index_search_from_finished_shards(
+        local_ray: None, tmp_path: Path, tiny_model_dir: Path, ray_chunk_rows: int, write_corpus: WriteCorpus,
+        numbered_lines: NumberedLines, single_process: SingleProcess, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from xlsent.mining import distributed, pipeline
+
+    src, tgt = write_corpus(tmp_path, *numbered_lines(120, 100))
+    cfg = MineConfig(k=3, shard_rows=40, index="ivf", effort=2, with_ids=True)
+    out, work = tmp_path / "pairs.tsv", tmp_path / "pairs.tsv.work"
+    saved = pipeline.save_lists
+
+    def save_then_die(path: Path, idx: object, sim: object) -> None:
+        if len(list(work.glob("knn-ivf-*.npz"))) == 2:
+            raise RuntimeError("driver killed")
+        saved(path, idx, sim)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "save_lists", save_then_die)
+    ray_cfg = distributed.RayConfig(chunk_rows=ray_chunk_rows)
+    with pytest.raises(RuntimeError, match="driver killed"):
+        distributed.mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
+                                   progress=False)
+    finished = sorted(work.glob("knn-ivf-*.npz"))
+    assert len(finished) == 2 and not out.exists()
+    stamps = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in finished]
+    monkeypatch.setattr(pipeline, "save_lists", saved)
+    with caplog.at_level(logging.INFO, logger="xlsent.mining.pipeline"):
+        distributed.mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
+                                   keep_work=True, progress=False)
+    assert "k-NN ivf fwd: reusing 2 of 3 finished shards" in caplog.text
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in finished] == stamps
+    assert len(list(work.glob("knn-ivf-*.npz"))) == 3 + 3
+    assert out.read_bytes() == single_process(src, tgt, tmp_path / "single.tsv", cfg)

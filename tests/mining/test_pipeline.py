@@ -204,32 +204,60 @@ def test_mine_with_both_embeddings_does_not_load_the_encoder(tmp_path: Path, tin
         main(["mine", str(src), str(tgt), "-o", str(given), "-q", "--src-emb", str(src.with_suffix(".npy"))])
 
 
-def test_approximate_search_reads_memmaps_takes_nprobe_and_resumes(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_approximate_search_reads_memmaps_takes_nprobe_and_resumes_by_shard(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from xlsent.mining import pipeline
 
     src, tgt, enc, gold = planted_corpus(tmp_path)
-    calls: list[tuple[type, type, int | None]] = []
-    search = pipeline.approx_bidirectional_knn
+    cfg = MineConfig(index="ivf", effort=1, shard_rows=10)  # 4 source shards, 5 target shards
+    whole = tmp_path / "whole.tsv"
+    mine_files(InputSpec(src), InputSpec(tgt), whole, enc, cfg, progress=False)
+    searched: list[tuple[type, str, int]] = []
+    search = pipeline.search_rows
 
-    def recorded(x: np.ndarray, y: np.ndarray, k: int, kind: str, *, effort: int | None) -> pipeline.KnnResult:
-        calls.append((type(x), type(y), effort))
-        return search(x, y, k, kind, effort=effort)
+    def recorded(index: object, queries: np.ndarray, lo: int, hi: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if fail_after is not None and len(searched) == fail_after:
+            raise RuntimeError("killed")
+        searched.append((type(queries), Path(getattr(queries, "filename", "")).name, lo))
+        return search(index, queries, lo, hi, k)  # type: ignore[arg-type]
 
-    def fail(*args: object, **kwargs: object) -> int:
-        raise RuntimeError("killed after the search")
-
-    monkeypatch.setattr(pipeline, "approx_bidirectional_knn", recorded)
-    monkeypatch.setattr(pipeline, "write_pairs", fail)
-    out, cfg = tmp_path / "pairs.tsv", MineConfig(index="ivf", effort=1)
+    monkeypatch.setattr(pipeline, "search_rows", recorded)
+    out, work = tmp_path / "pairs.tsv", tmp_path / "pairs.tsv.work"
+    fail_after: int | None = 3
     with pytest.raises(RuntimeError, match="killed"):
         mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
-    assert calls == [(np.memmap, np.memmap, 1)]  # the embeddings in the work folder, not copies in memory
-    monkeypatch.undo()
-    monkeypatch.setattr(pipeline, "approx_bidirectional_knn", recorded)
-    mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
-    assert len(calls) == 1  # the finished search was reused
+    assert searched == [(np.memmap, "src.npy", lo) for lo in (0, 10, 20)]  # the work folder's embeddings, mapped
+    finished = sorted(work.glob("knn-ivf-*.npz"))
+    assert [p.name for p in finished] == [f"knn-ivf-fwd-0000{shard}.npz" for shard in range(3)]
+    stamps = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in finished]
+    fail_after = None
+    mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False, keep_work=True)
+    assert searched[3:] == [(np.memmap, "src.npy", 30)] + [(np.memmap, "tgt.npy", lo) for lo in range(0, 50, 10)]
+    assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in finished] == stamps  # reused, not searched again
+    assert out.read_bytes() == whole.read_bytes()
     top = read_pairs(out)[:N_PLANTED]
     assert all(gold.get(s) == t for _, s, t in top)
     with pytest.raises(ValueError, match="need an IVF or HNSW --index"):
         MineConfig(index="exact", effort=4)
+
+
+def test_index_auto_prints_its_choice_and_expected_recall(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from xlsent.mining import knn
+
+    src, tgt, enc, gold = planted_corpus(tmp_path)
+    exact = tmp_path / "exact.tsv"
+    mine_files(InputSpec(src), InputSpec(tgt), exact, enc, MineConfig(), progress=False)
+    out = tmp_path / "auto.tsv"
+    mine_files(InputSpec(src), InputSpec(tgt), out, enc, MineConfig(index="auto", effort=1))
+    assert "--index auto: exact for 37 x 42 distinct sentences; expected recall 1.0 (exact search)" in \
+        capsys.readouterr().err
+    assert out.read_bytes() == exact.read_bytes()
+    monkeypatch.setattr(knn, "AUTO_FLAT_MAX_ROWS", 40)  # the larger side is above: an IVF kind
+    mine_files(InputSpec(src), InputSpec(tgt), out, enc, MineConfig(index="auto", effort=1), keep_work=True)
+    err = capsys.readouterr().err
+    assert "--index auto: ivfpqfs for 37 x 42 distinct sentences; expected recall " in err
+    assert "this run: nprobe=1" in err and "index=ivfpqfs" in err
+    assert any((tmp_path / "auto.tsv.work").glob("knn-ivfpqfs-fwd-*.npz"))
+    top = read_pairs(out)[:N_PLANTED]
+    assert all(gold.get(s) == t for _, s, t in top)

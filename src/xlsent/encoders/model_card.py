@@ -84,7 +84,8 @@ def _training_lines(training: Mapping[str, Any]) -> list[str]:
     if "steps_done" in training:
         lines.append(f"- steps: {training['steps_done']}")
     if "seconds" in training:
-        lines.append(f"- training time: {training['seconds'] / 60:.1f} min (layer states included where computed)")
+        lines.append(f"- training time: {training['seconds'] / 60:.1f} min (the whole training command: data and "
+                     "cached features prepared, training, validation)")
     return lines
 
 

@@ -1,15 +1,21 @@
-"""The mining pipeline on Ray: embedding by encoder actors over input chunks, exact k-NN as one task per shard.
+"""The mining pipeline on Ray: embedding by encoder actors over input chunks, k-NN as one task per shard.
 
 The driver keeps its memory bounded: each finished embedding chunk and each finished k-NN shard is written
 into the work folder (``OUTPUT.work/``, the single-process engine's bookkeeping: the same job key, chunk and
 shard files) as soon as it arrives, and the k-NN lists are merged from there one shard at a time. A driver
-killed mid-run and started again with the same command recomputes only the missing chunks and shards; a
-killed worker's task is retried by Ray. The margin needs the k-NN means of both sides, so the search runs in
-two explicit passes: (1) each task takes a block of source rows against all target rows (put into the object
-store once, read in place by the tasks of a node) and returns complete forward lists plus the target side's
-lists restricted to its block; (2) the driver merges the backward lists, scores margins and selects pairs exactly as the
-single-process pipeline. Embedding chunks are the same row ranges as in ``xlsent embed``, so the output is
-identical; as there, repeated sentences are searched once (:mod:`xlsent.mining.unify`).
+killed mid-run and started again with the same command recomputes only the missing chunks and shards; a task
+whose worker process dies is retried by Ray (``TASK_RETRIES``).
+
+Exact search (``ray_knn``) runs in two explicit passes, as the margin needs the k-NN means of both sides: (1)
+each task takes a block of source rows against all target rows (put into the object store once, read in place
+by the tasks of a node) and returns complete forward lists plus the target side's lists restricted to its block;
+(2) the driver merges the backward lists, scores margins and selects pairs exactly as the single-process
+pipeline. With an approximate ``--index`` (``ray_shard_search``), the driver trains each direction's FAISS
+index once on a seeded sample and fills it, serializes it (``faiss.serialize_index``, bytes in a numpy array)
+into the object store, and one task per query shard searches it on the workers; the shards are saved and reused
+as by :func:`xlsent.mining.pipeline.approximate_knn`, which both engines share, so the output is the same.
+Embedding chunks are the same row ranges as in ``xlsent embed``, so the output is identical; as there, repeated
+sentences are searched once (:mod:`xlsent.mining.unify`).
 
 Every task and actor runs with as many BLAS, OpenMP (FAISS) and torch threads as CPUs it reserves
 (:mod:`xlsent.mining.threads`). Local Ray (started in-process) is the default; ``address`` joins a cluster.
@@ -22,22 +28,24 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import faiss
 import numpy as np
 
 from xlsent.atomic import atomic_path
 from xlsent.checksum import sha256_file
 from xlsent.data.text_input import InputSpec, iter_rows, readable
 from xlsent.encoders.cache import encoder_id
-from xlsent.mining.knn import KnnResult, take_rows
+from xlsent.mining.knn import KnnResult, search_rows, take_rows
 from xlsent.mining.pipeline import (
     MineConfig,
     MineSummary,
+    ShardSearch,
     approximate_knn,
     candidates_from_knn,
     check_mine_paths,
@@ -48,6 +56,7 @@ from xlsent.mining.pipeline import (
     load_knn_shard,
     merge_shards,
     prepare_work,
+    resolve_index,
     save_knn_shard,
     shard_bounds,
     summarise,
@@ -58,6 +67,9 @@ from xlsent.mining.unify import unify
 from xlsent.store import EmbeddingFileError, base_metadata, load_embeddings, save_embedding_parts
 
 log = logging.getLogger(__name__)
+
+# Attempts after the first that Ray makes of a task whose worker process died.
+TASK_RETRIES = 3
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,51 @@ def _knn_task(x_block: np.ndarray, y: np.ndarray, offset: int, k: int, max_memor
     reservation; also returns the thread counts it ran with."""
     with limit_threads(task_cpus()):
         return knn_shard(x_block, y, offset, k, max_memory), thread_counts()
+
+
+def _search_task(index: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """One query shard searched in a serialized FAISS index (``faiss.serialize_index``, read from the node's object
+    store, its search effort set), within the task's CPU reservation; also returns the thread counts it ran with."""
+    with limit_threads(task_cpus()):
+        found = search_rows(faiss.deserialize_index(index), queries, 0, len(queries), k)
+        return *found, thread_counts()
+
+
+def _as_finished(submit: Callable[[int], Any], todo: list[int], most: int) -> Iterator[tuple[int, Any]]:
+    """``(item, result)`` of a Ray task per item of ``todo`` (``submit(item)`` starts it), as each finishes, with
+    at most ``most`` in flight."""
+    import ray
+
+    pending: dict[Any, int] = {}
+    queue = list(todo)
+    while queue or pending:
+        while queue and len(pending) < most:
+            item = queue.pop(0)
+            pending[submit(item)] = item
+        (ready,), _ = ray.wait(list(pending), num_returns=1)
+        yield pending.pop(ready), ray.get(ready)
+
+
+def ray_shard_search(cpus: int, cpus_per_task: int = 1) -> ShardSearch:
+    """The Ray engine's shard search for :func:`~xlsent.mining.pipeline.approximate_knn`: the index (trained and
+    filled on the driver) serialized into the object store once, one task per query shard on the workers, at most
+    two per task slot of the ``cpus`` in flight."""
+    import ray
+
+    def search(index: faiss.Index, queries: np.ndarray, bounds: list[tuple[int, int]], todo: list[int], k: int
+               ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        task = ray.remote(num_cpus=cpus_per_task, max_retries=TASK_RETRIES)(_search_task)
+        index_ref = ray.put(faiss.serialize_index(index))  # one copy per node, shared by its tasks
+
+        def submit(shard: int) -> Any:
+            lo, hi = bounds[shard]
+            return task.remote(index_ref, take_rows(queries, np.arange(lo, hi)), k)
+
+        for shard, (idx, sim, threads) in _as_finished(submit, todo, 2 * max(1, cpus // cpus_per_task)):
+            log.debug("search of shard %d ran with threads %s", shard, threads)
+            yield shard, idx, sim
+
+    return search
 
 
 @contextmanager
@@ -184,19 +241,14 @@ def ray_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path, *, cpus: 
     if len(todo) < len(bounds):
         log.info("k-NN: reusing %d of %d finished shards in %s", len(bounds) - len(todo), len(bounds), work)
     if todo:
-        task = ray.remote(num_cpus=cpus_per_task)(_knn_task)
+        task = ray.remote(num_cpus=cpus_per_task, max_retries=TASK_RETRIES)(_knn_task)
         y_ref = ray.put(y)  # one copy per node, shared by its tasks
-        most = 2 * max(1, cpus // cpus_per_task)
-        pending: dict[Any, int] = {}
-        queue = list(todo)
-        while queue or pending:
-            while queue and len(pending) < most:
-                shard = queue.pop(0)
-                lo, hi = bounds[shard]
-                pending[task.remote(take_rows(x, np.arange(lo, hi)), y_ref, lo, cfg.k, cfg.max_memory)] = shard
-            (ready,), _ = ray.wait(list(pending), num_returns=1)
-            shard = pending.pop(ready)
-            part, threads = ray.get(ready)
+
+        def submit(shard: int) -> Any:
+            lo, hi = bounds[shard]
+            return task.remote(take_rows(x, np.arange(lo, hi)), y_ref, lo, cfg.k, cfg.max_memory)
+
+        for shard, (part, threads) in _as_finished(submit, todo, 2 * max(1, cpus // cpus_per_task)):
             log.debug("k-NN shard %d ran with threads %s", shard, threads)
             save_knn_shard(knn_shard_path(work, shard), part)
     return merge_shards((load_knn_shard(knn_shard_path(work, shard)) for shard in range(len(bounds))), cfg.k)
@@ -206,8 +258,9 @@ def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: st
                    ray_cfg: RayConfig | None = None, *, src_lang: str | None = None, tgt_lang: str | None = None,
                    work_dir: Path | None = None, keep_work: bool = False, progress: bool = True) -> MineSummary:
     """Mine ``src`` x ``tgt`` on Ray into ``output`` (same format and result as ``mine_files``), resumable
-    through the work folder (``OUTPUT.work/`` unless ``work_dir``). With an approximate ``cfg.index`` the
-    search runs on the driver, over the memory-mapped embeddings."""
+    through the work folder (``OUTPUT.work/`` unless ``work_dir``). With an approximate ``cfg.index`` each index
+    is trained and filled on the driver, over the memory-mapped embeddings, and searched on the workers, one task
+    per query shard."""
     import ray
 
     ray_cfg = ray_cfg or RayConfig()
@@ -236,11 +289,14 @@ def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: st
                 ray.kill(handle)
             src_u, tgt_u = unify(src_text, cfg.unify), unify(tgt_text, cfg.unify)
             x, y = src_u.distinct(x, work / "src-distinct.npy"), tgt_u.distinct(y, work / "tgt-distinct.npy")
+            cfg = resolve_index(cfg, len(x), len(y), progress)
             _say(progress, f"[2/3] k-NN search on Ray ({len(x)} x {len(y)} distinct sentences, index={cfg.index})")
-            if cfg.index == "exact":
+            knn = None
+            if cfg.index != "exact":
+                knn = approximate_knn(x, y, cfg, work, search=ray_shard_search(cpus, ray_cfg.cpus_per_task),
+                                      progress=progress)
+            if knn is None:
                 knn = ray_knn(x, y, cfg, work, cpus=cpus, cpus_per_task=ray_cfg.cpus_per_task)
-            else:
-                knn = approximate_knn(x, y, cfg, work)
             cands = candidates_from_knn(knn, cfg)
             _say(progress, f"[3/3] scoring and selecting {len(cands.score)} candidates")
             written = write_pairs(output, cands, src_u, tgt_u, cfg, first_lines=(src.first_line, tgt.first_line))

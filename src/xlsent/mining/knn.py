@@ -56,8 +56,9 @@ class KnnResult:
     bwd_sim: np.ndarray
 
 
-def _check_inputs(x: np.ndarray, y: np.ndarray, k: int) -> tuple[int, int]:
-    """Validate shapes; the neighbourhood sizes ``(k_fwd, k_bwd)``, clipped to the other side's size."""
+def check_inputs(x: np.ndarray, y: np.ndarray, k: int) -> tuple[int, int]:
+    """Validate the shapes of sources ``x`` and targets ``y``; the neighbourhood sizes ``(k_fwd, k_bwd)``, clipped
+    to the other side's size."""
     if x.ndim != 2 or y.ndim != 2:
         raise ValueError(f"expected 2-d embedding matrices, got shapes {x.shape} and {y.shape}")
     if len(x) == 0 or len(y) == 0:
@@ -220,7 +221,7 @@ def bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, *, max_memory: int |
     >>> res.bwd_idx.tolist()
     [[1, 0], [0, 1], [1, 0]]
     """
-    k_fwd, k_bwd = _check_inputs(x, y, k)
+    k_fwd, k_bwd = check_inputs(x, y, k)
     budget = DEFAULT_MAX_MEMORY if max_memory is None else max_memory
     rows, _ = tile_shape(len(x), len(y), x.shape[1], budget, block_rows)
     spans = _spans(len(x), min(cores(), math.ceil(len(x) / rows)))
@@ -295,6 +296,16 @@ def _pq_subquantizers(dim: int) -> int:
     return max(m for m in range(1, min(dim, 64) + 1) if dim % m == 0)
 
 
+def auto_index_kind(rows: int, above: str = "ivf") -> str:
+    """The index kind that ``auto`` stands for over ``rows`` rows: ``flat`` (exact) below
+    ``AUTO_FLAT_MAX_ROWS``, ``above`` (an IVF kind) from there on.
+
+    >>> auto_index_kind(1_000), auto_index_kind(1_000_000), auto_index_kind(1_000_000, "ivfpqfs")
+    ('flat', 'ivf', 'ivfpqfs')
+    """
+    return "flat" if rows < AUTO_FLAT_MAX_ROWS else above
+
+
 def build_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, pq_bits: int = 8,
                 hnsw_m: int = 32, seed: int = 0) -> faiss.Index:
     """A FAISS inner-product index over the rows of ``y`` (an array or memmap, added in chunks).
@@ -315,7 +326,7 @@ def build_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, 
         raise ValueError(f"unknown index kind {kind!r}; expected one of {', '.join(INDEX_KINDS)}")
     rows, dim = y.shape
     if kind == "auto":
-        kind = "flat" if rows < AUTO_FLAT_MAX_ROWS else "ivf"
+        kind = auto_index_kind(rows)
     _use_all_cores()
     index: faiss.Index
     if kind == "flat":
@@ -350,12 +361,13 @@ def build_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, 
     return index
 
 
-def _search(index: faiss.Index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(idx int64, sim float32)`` of the ``k`` best rows of ``index`` for each query, queries read in chunks."""
-    idx, sim = np.empty((len(queries), k), np.int64), np.empty((len(queries), k), np.float32)
-    for lo in range(0, len(queries), CHUNK_ROWS):
-        hi = min(len(queries), lo + CHUNK_ROWS)
-        sim[lo:hi], idx[lo:hi] = index.search(_rows(queries, lo, hi), k)
+def search_rows(index: faiss.Index, queries: np.ndarray, lo: int, hi: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(idx int64, sim float32)`` of the ``k`` best rows of ``index`` for each of the queries ``[lo, hi)``, read
+    ``CHUNK_ROWS`` at a time (a memmap with file reads); ``-1`` where the index found fewer than ``k``."""
+    idx, sim = np.empty((hi - lo, k), np.int64), np.empty((hi - lo, k), np.float32)
+    for start in range(lo, hi, CHUNK_ROWS):
+        stop = min(hi, start + CHUNK_ROWS)
+        sim[start - lo : stop - lo], idx[start - lo : stop - lo] = index.search(_rows(queries, start, stop), k)
     return idx, sim
 
 
@@ -366,9 +378,9 @@ def two_pass_faiss_knn(x: np.ndarray, y: np.ndarray, k: int) -> KnnResult:
     >>> two_pass_faiss_knn(x, x, 1).fwd_idx.tolist()
     [[0], [1]]
     """
-    k_fwd, k_bwd = _check_inputs(x, y, k)
-    fwd_idx, fwd_sim = _search(build_index(y, "flat"), x, k_fwd)
-    bwd_idx, bwd_sim = _search(build_index(x, "flat"), y, k_bwd)
+    k_fwd, k_bwd = check_inputs(x, y, k)
+    fwd_idx, fwd_sim = search_rows(build_index(y, "flat"), x, 0, len(x), k_fwd)
+    bwd_idx, bwd_sim = search_rows(build_index(x, "flat"), y, 0, len(y), k_bwd)
     return KnnResult(fwd_idx, fwd_sim, bwd_idx, bwd_sim)
 
 
@@ -418,7 +430,7 @@ def sample_bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, rows: np.ndar
     >>> s.fwd_idx.tolist(), s.targets.tolist(), s.bwd_idx.tolist()
     ([[0, 2], [1, 2]], [0, 1, 2], [[2, 1], [0, 1], [1, 0]])
     """
-    k_fwd, k_bwd = _check_inputs(x, y, k)
+    k_fwd, k_bwd = check_inputs(x, y, k)
     rows = np.asarray(rows, dtype=np.int64)
     if rows.ndim != 1 or len(rows) == 0 or rows.min() < 0 or rows.max() >= len(x):
         raise ValueError(f"rows must be a non-empty list of source row numbers below {len(x)}")
@@ -452,15 +464,40 @@ def _tune_effort(index: faiss.Index, db: np.ndarray, queries: np.ndarray, k: int
     return value
 
 
-def _complete_search(index: faiss.Index, db: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Search ``queries`` in ``index`` (over ``db``); rows it leaves short of ``k`` results are searched exactly."""
-    idx, sim = _search(index, queries, k)
+def complete_rows(idx: np.ndarray, sim: np.ndarray, queries: np.ndarray, offset: int, db: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The lists ``(idx, sim)`` of the queries from row ``offset`` on, as an index search left them, with the rows
+    it left short of ``k`` results (``-1``) searched exactly in ``db`` (new arrays then; the given ones as they are
+    otherwise)."""
     short = np.flatnonzero((idx < 0).any(axis=1))
-    if len(short):
-        log.info("%d queries found fewer than %d neighbours in the index; searching them exactly", len(short), k)
-        exact = bidirectional_knn(take_rows(queries, short), db, k)
-        idx[short], sim[short] = exact.fwd_idx, exact.fwd_sim
+    if not len(short):
+        return idx, sim
+    log.info("%d queries found fewer than %d neighbours in the index; searching them exactly", len(short),
+             idx.shape[1])
+    exact = bidirectional_knn(take_rows(queries, short + offset), db, idx.shape[1])
+    idx, sim = idx.copy(), sim.copy()
+    idx[short], sim[short] = exact.fwd_idx, exact.fwd_sim
     return idx, sim
+
+
+def set_search_effort(index: faiss.Index, db: np.ndarray, queries: np.ndarray, k: int, effort: int | None = None, *,
+                      target_recall: float = 0.95, sample: int = 500, seed: int = 0) -> bool:
+    """Set the search effort of ``index`` (over ``db``; ``nprobe`` for IVF, ``efSearch`` for HNSW, nothing for flat)
+    to ``effort``, or by default raise it until a ``sample`` of ``queries`` finds its exact nearest neighbour at
+    rate ``target_recall``. False (and the effort left unset) when IVF would need to scan more than 1/8 of its
+    lists for that (data without cluster structure, e.g. random vectors): exact search is then faster."""
+    if isinstance(index, faiss.IndexFlat):
+        return True
+    name, _, limit = _effort_parameter(index, k)
+    value = effort
+    if value is None:
+        value = _tune_effort(index, db, queries, k, target_recall, sample, seed)
+        if name == "nprobe" and value > limit // 8:
+            log.warning("IVF needs nprobe=%d of %d lists for %.0f%% recall; searching exactly instead", value, limit,
+                        100 * target_recall)
+            return False
+    faiss.ParameterSpace().set_index_parameter(index, name, value)
+    return True
 
 
 def approx_bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, kind: str = "auto", *, nlist: int | None = None,
@@ -483,7 +520,7 @@ def approx_bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, kind: str = "
     >>> bool((res.fwd_idx[:, 0] == np.arange(50)).all())
     True
     """
-    k_fwd, k_bwd = _check_inputs(x, y, k)
+    k_fwd, k_bwd = check_inputs(x, y, k)
     if indexes and (indexes[0].ntotal, indexes[1].ntotal) != (len(y), len(x)):
         raise ValueError(f"the indexes hold {indexes[0].ntotal} and {indexes[1].ntotal} rows, expected {len(y)} "
                          f"(targets) and {len(x)} (sources)")
@@ -492,17 +529,11 @@ def approx_bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, kind: str = "
     for side, (db, queries, side_k) in enumerate(sides):
         index = (indexes[side] if indexes else
                  build_index(db, kind, nlist=nlist, pq_bits=pq_bits, hnsw_m=hnsw_m, seed=seed))
-        if not isinstance(index, faiss.IndexFlat):
-            name, _, limit = _effort_parameter(index, side_k)
-            value = effort
-            if value is None:
-                value = _tune_effort(index, db, queries, side_k, target_recall, sample, seed)
-                if name == "nprobe" and value > limit // 8:
-                    log.warning("IVF needs nprobe=%d of %d lists for %.0f%% recall; searching exactly instead", value,
-                                limit, 100 * target_recall)
-                    return bidirectional_knn(x, y, k)
-            faiss.ParameterSpace().set_index_parameter(index, name, value)
+        if not set_search_effort(index, db, queries, side_k, effort, target_recall=target_recall, sample=sample,
+                                 seed=seed):
+            return bidirectional_knn(x, y, k)
         ready.append(index)
-    (fwd_idx, fwd_sim), (bwd_idx, bwd_sim) = (_complete_search(index, db, queries, side_k)
-                                              for index, (db, queries, side_k) in zip(ready, sides, strict=True))
+    (fwd_idx, fwd_sim), (bwd_idx, bwd_sim) = (
+        complete_rows(*search_rows(index, queries, 0, len(queries), side_k), queries, 0, db)
+        for index, (db, queries, side_k) in zip(ready, sides, strict=True))
     return KnnResult(fwd_idx, fwd_sim, bwd_idx, bwd_sim)

@@ -2,7 +2,9 @@
 
 Every stage writes its output atomically into a work folder (``OUTPUT.work/`` by default) keyed by the
 job's inputs, so a killed run started again with the same arguments skips what is finished: embedding
-chunks, k-NN shards of the source side, then the final selection. The result is identical.
+chunks, k-NN shards (of the source side for exact search; of each side's queries for an approximate
+``--index``), then the final selection. The result is identical. ``--index auto`` picks the search by corpus
+size (:mod:`xlsent.mining.auto_index`) and prints its choice with the recall to expect.
 
 Repeated sentences are searched and scored once (:mod:`xlsent.mining.unify`, on unless ``unify=False``): a
 pair of distinct sentences is one output row, with every line number of both sentences under ``with_ids``.
@@ -23,11 +25,13 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -37,13 +41,27 @@ from xlsent.data.text_input import InputError, InputSpec, check_options_apply, i
 from xlsent.embed_job import EmbedOptions, embed_file
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
-from xlsent.mining.knn import INDEX_KINDS, KnnResult, approx_bidirectional_knn, bidirectional_knn, merge_source_spans
+from xlsent.mining.auto_index import choose_index, describe_choice
+from xlsent.mining.knn import (
+    INDEX_KINDS,
+    KnnResult,
+    bidirectional_knn,
+    build_index,
+    check_inputs,
+    complete_rows,
+    merge_source_spans,
+    search_rows,
+    set_search_effort,
+)
 from xlsent.mining.margin import Margin, Mode, greedy_one_to_one, select_candidates
 from xlsent.mining.unify import Unified, unify
 from xlsent.store import load_embeddings
 
 STDOUT = "-"
 OUTPUT_SUFFIXES = (".tsv", ".txt")
+# A shard search: (ready index, all queries, shard bounds, shards to do, k) -> (shard, idx, sim) as each finishes.
+ShardSearch = Callable[[faiss.Index, np.ndarray, list[tuple[int, int]], list[int], int],
+                       Iterable[tuple[int, np.ndarray, np.ndarray]]]
 
 log = logging.getLogger(__name__)
 
@@ -138,10 +156,15 @@ def knn_shard_path(work: Path, shard: int) -> Path:
     return work / f"knn-{shard:05d}.npz"
 
 
+def _save_npz(path: Path, arrays: dict[str, Any]) -> None:
+    """Write ``arrays`` (names to numpy arrays) into the ``.npz`` file ``path`` atomically."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
 def save_knn_shard(path: Path, part: KnnResult) -> None:
     """Write one shard's k-NN lists atomically (read back by :func:`load_knn_shard`)."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, **asdict(part))
+    _save_npz(path, asdict(part))
 
 
 def load_knn_shard(path: Path) -> KnnResult:
@@ -193,29 +216,102 @@ def candidates_from_knn(knn: KnnResult, cfg: MineConfig) -> Candidates:
     return Candidates(src[order], tgt[order], score[order])
 
 
+def resolve_index(cfg: MineConfig, src_rows: int, tgt_rows: int, progress: bool = False) -> MineConfig:
+    """``cfg`` with ``--index auto`` replaced by the search chosen for ``src_rows`` x ``tgt_rows`` distinct sentences
+    (:mod:`xlsent.mining.auto_index`), the choice and its expected recall logged and, with ``progress``, printed."""
+    if cfg.index != "auto":
+        return cfg
+    index = choose_index(src_rows, tgt_rows)
+    message = describe_choice(index, src_rows, tgt_rows, cfg.effort)
+    log.info("%s", message)
+    _say(progress, message)
+    return replace(cfg, index=index, effort=None if index == "exact" else cfg.effort)
+
+
 def mine_arrays(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path | None = None,
                 progress: bool = False) -> Candidates:
     """Candidate pairs between two embedding matrices (rows L2-normalised; memmaps are read in blocks, not copied
-    into memory). The exact search is resumable by shard, the approximate one as a whole, from ``work``."""
-    if cfg.index == "exact":
+    into memory). Both the exact and the approximate search are resumable by shard from ``work``."""
+    cfg = resolve_index(cfg, len(x), len(y), progress)
+    knn = None
+    if cfg.index != "exact":
+        with _folder(work) as folder:
+            knn = approximate_knn(x, y, cfg, folder, progress=progress)
+    if knn is None:
         knn = sharded_knn(x, y, cfg.k, work, shard_rows=cfg.shard_rows, max_memory=cfg.max_memory,
                           progress=progress)
-    else:
-        knn = approximate_knn(x, y, cfg, work)
     return candidates_from_knn(knn, cfg)
 
 
-def approximate_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path | None) -> KnnResult:
-    """``cfg.index`` k-NN lists of ``x`` and ``y`` (memmaps read in blocks), with ``cfg.effort`` as ``nprobe`` or
-    ``efSearch`` (default: tuned to 95% recall on a sample); saved in ``work`` and reused from there."""
-    path = work / f"knn-{cfg.index}.npz" if work else None
-    if path is not None and path.is_file():
-        log.info("reusing the finished %s k-NN lists in %s", cfg.index, path)
-        return load_knn_shard(path)
-    knn = approx_bidirectional_knn(x, y, cfg.k, cfg.index, effort=cfg.effort)
-    if path is not None:
-        save_knn_shard(path, knn)
-    return knn
+@contextmanager
+def _folder(work: Path | None) -> Iterator[Path]:
+    """``work``, or a temporary folder (removed after) without one."""
+    if work is not None:
+        yield work
+        return
+    with tempfile.TemporaryDirectory(prefix="xlsent-knn-") as tmp:
+        yield Path(tmp)
+
+
+def approx_shard_path(work: Path, index: str, direction: str, shard: int) -> Path:
+    """Where the ``index`` k-NN lists of query shard ``shard`` are kept in the work folder: ``direction`` ``fwd``
+    (sources searched among targets) or ``bwd`` (targets among sources)."""
+    return work / f"knn-{index}-{direction}-{shard:05d}.npz"
+
+
+def save_lists(path: Path, idx: np.ndarray, sim: np.ndarray) -> None:
+    """Write one query shard's k-NN lists atomically (read back by :func:`load_lists`)."""
+    _save_npz(path, {"idx": idx, "sim": sim})
+
+
+def load_lists(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """One query shard's k-NN lists ``(idx, sim)``, as written by :func:`save_lists`."""
+    with np.load(path, allow_pickle=False) as z:
+        return z["idx"], z["sim"]
+
+
+def search_shards_locally(index: faiss.Index, queries: np.ndarray, bounds: list[tuple[int, int]], todo: list[int],
+                          k: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """The single-process :data:`ShardSearch`: the shards ``todo`` one after the other, in this process."""
+    for shard in todo:
+        lo, hi = bounds[shard]
+        yield shard, *search_rows(index, queries, lo, hi, k)
+
+
+def approximate_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path, *,
+                    search: ShardSearch = search_shards_locally, progress: bool = False) -> KnnResult | None:
+    """``cfg.index`` k-NN lists of ``x`` among ``y`` and of ``y`` among ``x`` (memmaps read in blocks), by query
+    shards of ``cfg.shard_rows`` rows, each saved in ``work`` as it finishes; shards found there are reused (see
+    :func:`_approximate_direction`). ``None`` when IVF would need to scan so many lists that exact search is
+    faster."""
+    k_fwd, k_bwd = check_inputs(x, y, cfg.k)
+    fwd = _approximate_direction("fwd", y, x, k_fwd, cfg, work, search, progress)
+    bwd = None if fwd is None else _approximate_direction("bwd", x, y, k_bwd, cfg, work, search, progress)
+    return None if fwd is None or bwd is None else KnnResult(*fwd, *bwd)
+
+
+def _approximate_direction(direction: str, db: np.ndarray, queries: np.ndarray, k: int, cfg: MineConfig, work: Path,
+                           search: ShardSearch, progress: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(idx, sim)``: the k-NN lists of ``queries`` among ``db`` in a ``cfg.index`` index, from the shard files of
+    ``direction`` in ``work``. With shards left, the index is built here (trained on a seeded sample of ``db``),
+    with ``cfg.effort`` as ``nprobe`` or ``efSearch`` (default: tuned to 95% recall on a sample), and ``search``
+    searches the missing shards; ``None`` when IVF would need to scan so many lists that exact search is faster.
+    The index is freed on return."""
+    bounds = shard_bounds(len(queries), cfg.shard_rows)
+    paths = [approx_shard_path(work, cfg.index, direction, shard) for shard in range(len(bounds))]
+    todo = [shard for shard, path in enumerate(paths) if not path.is_file()]
+    if len(todo) < len(bounds):
+        log.info("k-NN %s %s: reusing %d of %d finished shards in %s", cfg.index, direction, len(bounds) - len(todo),
+                 len(bounds), work)
+    if todo:
+        index = build_index(db, cfg.index)
+        if not set_search_effort(index, db, queries, k, cfg.effort):
+            return None
+        found = search(index, queries, bounds, todo, k)
+        for shard, idx, sim in tqdm(found, total=len(todo), disable=not progress, desc=f"k-NN {direction} shards"):
+            save_lists(paths[shard], *complete_rows(idx, sim, queries, bounds[shard][0], db))
+    parts = [load_lists(path) for path in paths]
+    return np.concatenate([idx for idx, _ in parts]), np.concatenate([sim for _, sim in parts])
 
 
 def select_pairs(cands: Candidates, src_text: list[str], tgt_text: list[str], cfg: MineConfig) -> Candidates:
@@ -327,6 +423,7 @@ def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Enco
             y = y_given if y_given is not None else _embeddings(tgt, work, "tgt", _needed(encoder), tgt_lang, progress)
             src_u, tgt_u = unify(list(iter_rows(src)), cfg.unify), unify(list(iter_rows(tgt)), cfg.unify)
             x, y = src_u.distinct(x, work / "src-distinct.npy"), tgt_u.distinct(y, work / "tgt-distinct.npy")
+            cfg = resolve_index(cfg, len(x), len(y), progress)
             _say(progress, f"[2/3] k-NN search ({_sizes(src_u, tgt_u)}, index={cfg.index}, k={cfg.k})")
             cands = mine_arrays(x, y, cfg, work, progress)
             _say(progress, f"[3/3] scoring and selecting {len(cands.score)} candidates")
