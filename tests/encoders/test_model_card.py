@@ -41,3 +41,12 @@ def test_card_says_when_validation_did_not_pick_the_model(tmp_path: Path) -> Non
     kept_last = write_card(_model(tmp_path, {"validation": {**valid, "selection": "none"}})).read_text()
     assert "not used to pick the model" in kept_last and "last xsim 91" in kept_last
     assert "model selection" not in kept_last
+
+
+def test_card_describes_sampled_pairs_in_many_languages_once(tmp_path: Path) -> None:
+    summary = {"pairs": 40, "langs": ["en", "de"], "monolingual": 10, "cross_lingual": 30, "sampled_from": 400}
+    data = {"kind": "weakly-supervised XNLI-dev pairs", "src_lang": "en/de", "tgt_lang": "en/de", "summary": summary}
+    card = write_card(_model(tmp_path, {"data": data})).read_text()
+    assert ("- data: weakly-supervised XNLI-dev pairs: 40 pairs (10 monolingual, 30 cross-lingual) sampled from 400 "
+            "in 2 languages (en de)") in card
+    assert "en/de-en/de" not in card

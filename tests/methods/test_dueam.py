@@ -333,6 +333,13 @@ def test_lambda_study_trains_reuses_and_refuses_stale_models(tmp_path: Path, sha
     longer = dueam_study.StudySettings(**{**vars(settings), "ablation_steps": 3})
     with pytest.raises(ValueError, match="another configuration"):
         dueam_study.run_studies(["lambda"], longer, tmp_path / "results")
+    assert any("2 steps per model (the Figure 2/3 ablations)" in n for n in saved["notes"])
+    (again,) = dueam_study.rescore_saved(["lambda"], tmp_path / "results", backbone=str(model))
+    rescored = json.loads(again.read_text())
+    assert again == path and {k: rescored[k] for k in ("scores", "notes", "options", "main_score")} == {
+        k: saved[k] for k in ("scores", "notes", "options", "main_score")}
+    with pytest.raises(FileNotFoundError, match="run the study first"):
+        dueam_study.rescore_saved(["objectives"], tmp_path / "results", backbone=str(model))
 
 
 def _fake_task(task: str, metric: str, names: tuple[str, ...]) -> Callable[..., TaskResult]:

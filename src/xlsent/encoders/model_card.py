@@ -68,6 +68,13 @@ def _training_lines(training: Mapping[str, Any]) -> list[str]:
     if "per_pair" in data:
         per = ", ".join(f"{k} {v['pairs']}" for k, v in data["per_pair"].items())
         lines.append(f"- data: {data['pairs']} pairs in {len(data['per_pair'])} language pairs ({per})")
+    elif {"pairs", "langs"} <= set(data.get("summary", {})):
+        summary = data["summary"]
+        parts = ", ".join(f"{v} {k.replace('_', '-')}" for k, v in summary.items() if k in ("monolingual",
+                                                                                          "cross_lingual"))
+        lines.append(f"- data: {data.get('kind', '')}: {summary['pairs']} pairs" + (f" ({parts})" if parts else "")
+                     + (f" sampled from {summary['sampled_from']}" if "sampled_from" in summary else "")
+                     + f" in {len(summary['langs'])} languages ({' '.join(summary['langs'])})")
     elif data:
         lines.append(f"- data: {data.get('kind', '')} {data.get('src_lang', '')}-{data.get('tgt_lang', '')}, "
                      f"{data.get('src_sentences', '?')} source / {data.get('tgt_sentences', '?')} target sentences")

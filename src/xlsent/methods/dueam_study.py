@@ -40,7 +40,7 @@ from xlsent.encoders.model_card import record_metrics
 from xlsent.encoders.model_dir import read_manifest
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation import bucc, senteval, sts, tatoeba
-from xlsent.evaluation.results import TaskResult
+from xlsent.evaluation.results import TaskResult, load_results
 from xlsent.evaluation.task import EmbedFn, encoder_embed
 from xlsent.methods.dueam import METHOD, DueamConfig, load_model, resolve_layer
 from xlsent.methods.dueam_data import PAPER_LANGS
@@ -290,6 +290,8 @@ STUDIES: dict[str, Callable[[StudySettings], StudyRun]] = {
     "anchor": study_anchor, "main": study_main, "objectives": study_objectives, "lambda": study_lambda,
     "zero-shot": study_zero_shot,
 }
+ABLATION_STUDIES = ("objectives", "lambda")
+"""The studies whose models train ``ablation_steps`` steps."""
 # the row each study declares as its method (the paper's configuration): the study's summary score; the anchor
 # study's is the configured anchor layer, found from the backbone's layer count
 METHOD_ROWS = {"main": "DuEAM weakly-supervised", "objectives": f"L_A + L_B (lambda {PAPER_LAMBDA})",
@@ -301,6 +303,18 @@ METHOD_ROWS = {"main": "DuEAM weakly-supervised", "objectives": f"L_A + L_B (lam
 
 def _verdict(held: bool, claim: str, evidence: str) -> str:
     return f"{'HELD' if held else 'DID NOT HOLD'} here: {claim} ({evidence})"
+
+
+def versus(a: float, b: float) -> str:
+    """``"a vs b"`` with one decimal, or as many more (up to four) as it takes to tell the two apart.
+
+    >>> versus(73.5, 74.1), versus(95.04, 95.01)
+    ('73.5 vs 74.1', '95.04 vs 95.01')
+    """
+    digits = 1
+    while digits < 4 and f"{a:.{digits}f}" == f"{b:.{digits}f}":
+        digits += 1
+    return f"{a:.{digits}f} vs {b:.{digits}f}"
 
 
 MAIN_METRICS = ("sts table-1 avg", "bucc mean f1", "tatoeba trained 12", "tatoeba low-resource 6")
@@ -315,10 +329,10 @@ def claims_main(rows: Rows, metric: str, method_row: str) -> list[str]:
     XLM-R, has no sentence objective), whether DuEAM improves on its backbone."""
     weak, unsup, base = rows[method_row], rows["DuEAM unsupervised"], _backbone_row(rows)
     out = [_verdict(weak[m] > unsup[m], f"weakly supervised DuEAM beats unsupervised DuEAM on {m}",
-                    f"{weak[m]:.1f} vs {unsup[m]:.1f}") for m in MAIN_METRICS if m in weak]
+                    versus(weak[m], unsup[m])) for m in MAIN_METRICS if m in weak]
     out += [_verdict(weak[m] > base[m], f"weakly supervised DuEAM improves on its backbone on {m} (an xlsent check, "
                      "not a paper claim: the paper's backbone XLM-R has no sentence objective)",
-                     f"{weak[m]:.1f} vs {base[m]:.1f}") for m in dict.fromkeys((metric, *MAIN_METRICS)) if m in weak]
+                     versus(weak[m], base[m])) for m in dict.fromkeys((metric, *MAIN_METRICS)) if m in weak]
     return out
 
 
@@ -326,7 +340,7 @@ def claims_objectives(rows: Rows, metric: str, method_row: str) -> list[str]:
     """Figure 2: the joint objective beats each of its terms alone."""
     both = rows[method_row][metric]
     return [_verdict(both > rows[alone][metric], f"L_A + L_B beats {alone}",
-                     f"{both:.1f} vs {rows[alone][metric]:.1f} {metric}") for alone in ("L_A only", "L_B only")]
+                     f"{versus(both, rows[alone][metric])} {metric}") for alone in ("L_A only", "L_B only")]
 
 
 def claims_lambda(rows: Rows, metric: str, method_row: str) -> list[str]:
@@ -348,7 +362,7 @@ def claims_zero_shot(rows: Rows, metric: str, method_row: str) -> list[str]:
     pairs = [k for k in ende if k != metric]
     better = [k.removeprefix("sts ") for k in pairs if ende[k] > base[k]]
     return [_verdict(ende[metric] > base[metric], "DuEAM trained on en-de only beats its backbone on the mean of "
-                     "Table 2's eight STS pairs (zero-shot transfer)", f"{ende[metric]:.1f} vs {base[metric]:.1f}; "
+                     "Table 2's eight STS pairs (zero-shot transfer)", f"{versus(ende[metric], base[metric])}; "
                      f"better on {len(better)} of {len(pairs)}: {' '.join(better) or 'none'}")]
 
 
@@ -391,8 +405,9 @@ def study_result(name: str, run: StudyRun, settings: StudySettings, ident: str, 
                *CLAIMS[name](rows, first, method_row),
                *(f"{row}: {_training_note(s)}" for row, s in run.models.items()),
                "CPU-sized: the paper trains 5 epochs of ~392k XNLI-MT pairs (batch 64, ~30k steps); here a seeded "
-               f"sample of at most {settings.max_pairs} XNLI dev pairs, {settings.steps} steps for the main models "
-               f"and {settings.ablation_steps} for the Figure 2/3 ablations",
+               f"sample of at most {settings.max_pairs} XNLI dev pairs and "
+               + (f"{settings.ablation_steps} steps per model (the Figure 2/3 ablations)" if name in ABLATION_STUDIES
+                  else f"{settings.steps} steps per model"),
                f"backbone and anchor {settings.backbone} (multilingual-e5-small, itself trained on multilingual "
                "pairs), not the paper's XLM-R base (no sentence objective)"],
         seconds=seconds,
@@ -411,6 +426,24 @@ def run_studies(studies: Sequence[str], settings: StudySettings, out_dir: Path) 
     return paths
 
 
+def rescore_saved(studies: Sequence[str], out_dir: Path, backbone: str = "me5-small") -> list[Path]:
+    """Rewrite the saved results of ``studies`` in ``out_dir`` from their own rows: the claims and notes of the
+    current code, nothing trained or evaluated again. A study with no saved result is an error."""
+    ident = encoder_id(_transformer(backbone))
+    saved = {r.variant: r for r in load_results(out_dir) if r.task == "dueam" and r.encoder == ident}
+    paths = []
+    for name in studies:
+        if name not in saved:
+            raise FileNotFoundError(f"no saved DuEAM '{name}' result of {ident} in {out_dir}: run the study first")
+        old = saved[name]
+        opts = old.options
+        settings = StudySettings(opts["steps"], opts["ablation_steps"], opts["max_pairs"], sets=tuple(opts["sets"]),
+                                 backbone=backbone)
+        run = StudyRun(old.scores, dict(opts["models"]), method_row=opts["method_row"])
+        paths.append(study_result(name, run, settings, ident, old.seconds).save(out_dir, overwrite=True))
+    return paths
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--studies", nargs="+", default=list(STUDIES), choices=list(STUDIES))
@@ -426,8 +459,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--models", default="models/dueam", help="where trained models are kept (and reused)")
     parser.add_argument("--out", default="results")
     parser.add_argument("--data", help="benchmark data folder")
+    parser.add_argument("--rescore", action="store_true", help="rewrite the saved results of --studies from their "
+                        "own rows (claims and notes of the current code); nothing is trained or evaluated")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    if args.rescore:
+        for path in rescore_saved(args.studies, Path(args.out), args.backbone):
+            print(f"wrote {path}")
+        return 0
     settings = StudySettings(args.steps, args.ablation_steps, args.max_pairs, Path(args.models), args.data,
                              tuple(args.tatoeba_langs) if args.tatoeba_langs else None, args.full, tuple(args.set),
                              args.backbone)
