@@ -58,6 +58,13 @@ RECORD. The figures are printed and written to ``<--out>/mining.json`` for ``xls
 method other than the baseline and size (total seconds against the baseline's, its pair check, the other
 columns as details) and one per approximate size (total seconds against the estimate above, recalls and
 targets as checks), with the machine, the arguments and notes on how the vectors were made.
+
+SHIPPED RECALL. ``xlsent mine --index auto`` prints the recall to expect from ``src/xlsent/mining/
+index_recall.json`` (package data, :mod:`xlsent.mining.auto_index`): per index kind, the planted and all-sources
+recall of its largest approximate run, with N, nprobe, nlist, k, the corpus, the command, the date and the
+machine. A run whose record goes to the default ``--out`` (the repository's ``results/bench/``) rewrites the
+entries of the kinds it measured; ``--ship-recall-from RECORD`` writes them from an existing record, without
+running anything. Runs with another ``--out`` leave the shipped file alone.
 """
 
 from __future__ import annotations
@@ -66,6 +73,7 @@ import argparse
 import json
 import math
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -74,7 +82,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -91,6 +99,8 @@ TARGET_N, TARGET_S, TARGET_RSS_MIB, TARGET_RECALL = 1_000_000, 15 * 60, 4096, 0.
 CORPUS_CHUNK = 1 << 14
 PACKAGES = ("numpy", "faiss-cpu", "torch")
 BASELINE_CASE = "faiss-2pass: LASER's two-pass FAISS IndexFlatIP search"
+APPROX_CASE = "approx N={n} {index} nprobe={nprobe}"
+APPROX_CASE_PATTERN = re.compile(r"approx N=(\d+) (\S+) nprobe=(\d+)")  # parses APPROX_CASE
 T = TypeVar("T")
 
 
@@ -371,8 +381,43 @@ def approx_row(n: int, index: str, nprobe: int, stats: dict[str, float], gen_s: 
     if ref is not None:
         baseline = one_pass[ref] * (n / ref) ** 2
         baseline_case = f"estimate: one-pass exact at N={ref} x (N/{ref})^2 (exact {n} x {n} is not run)"
-    return BenchRow(f"approx N={n} {index} nprobe={nprobe}", "s", stats["total_s"], baseline, baseline_case, checks,
-                    details)
+    return BenchRow(APPROX_CASE.format(n=n, index=index, nprobe=nprobe), "s", stats["total_s"], baseline,
+                    baseline_case, checks, details)
+
+
+def recall_records(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The recall of each index kind measured in a mining ``record`` (as read from ``mining.json``): that of its
+    approximate row of the largest N, with how and on what it was measured, as
+    :func:`xlsent.mining.auto_index.ship_recall` stores it."""
+    args, machine = record["arguments"], record["machine"]
+    corpus = (f"synthetic, seed {args['seed']}: N random unit {args['dim']}-d sources; {args['planted']:.0%} of the N "
+              f"targets are noisy copies of distinct sources at cosine {args['planted_cos']}, the others random unit "
+              f"vectors; rows shuffled")
+    method = (f"share of {args['recall_sample']} sampled sources (seeded) whose exact forward margin-best target "
+              f"(k={args['k']}, ratio margin) the index run picks too: over those with a planted copy (planted) and "
+              f"over all sampled (all)")
+    runs = sorted(((int(found[1]), found[2], int(found[3]), row) for row in record["rows"]
+                   if (found := APPROX_CASE_PATTERN.fullmatch(row["case"]))), key=lambda run: run[0])
+    return {kind: {"recall_planted": row["checks"]["recall planted"], "recall_all": row["checks"]["recall all"],
+                   "sentences": n, "nprobe": nprobe, "nlist": row["details"]["nlist"], "k": args["k"],
+                   "corpus": corpus, "method": method, "command": record["command"], "date": record["created"][:10],
+                   "machine": {key: machine.get(key) for key in ("cpu", "cores", "ram_gib", "xlsent", "packages")}}
+            for n, kind, nprobe, row in runs}  # sorted by N: the largest run of a kind comes last and stays
+
+
+def ship_recall_from(path: Path) -> Path | None:
+    """Write the recall of the index kinds measured in the mining record ``path`` into the recall shipped with
+    xlsent; its path, or None (and a message) when the record has no approximate run."""
+    from xlsent.mining.auto_index import ship_recall
+
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if record.get("bench") != "mining":
+        raise ValueError(f"{path}: not a mining benchmark record")
+    records = recall_records(record)
+    if not records:
+        print(f"{path}: no approximate run; the shipped recall is unchanged")
+        return None
+    return ship_recall(records)
 
 
 def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: Path, record: BenchRecord) -> None:
@@ -434,7 +479,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--planted-cos", type=float, default=0.85, help="cosine of a planted copy to its source")
     parser.add_argument("--recall-sample", type=int, default=2000, help="sources whose exact pairs measure recall")
     parser.add_argument("--seed", type=int, default=0, help="seed of the planted corpus, samples and k-means")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP + "; there, the approximate runs' "
+                        "recall is also written into the recall shipped with xlsent")
+    parser.add_argument("--ship-recall-from", type=Path, metavar="RECORD",
+                        help="only write the recall of the approximate runs of the mining record RECORD (e.g. "
+                             "results/bench/mining.json) into src/xlsent/mining/index_recall.json, and exit")
     parser.add_argument("--worker", choices=METHODS, help=argparse.SUPPRESS)
     parser.add_argument("--pairs-out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--approx-worker", type=Path, help=argparse.SUPPRESS)
@@ -449,9 +498,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(run_approx(args.approx_worker, args.approx_index, args.k, args.nlist, args.approx_nprobe,
                                     args.recall_sample, args.seed)))
         return 0
+    if args.ship_recall_from:
+        shipped = ship_recall_from(args.ship_recall_from)
+        if shipped:
+            print(f"wrote {shipped}")
+        return 0
 
     record = start_record("mining", "Bitext mining on CPU: exact and approximate k-NN with the ratio margin", __file__,
-                          argv, args, PACKAGES, hidden=("worker", "pairs_out", "approx_worker"))
+                          argv, args, PACKAGES, hidden=("worker", "pairs_out", "approx_worker", "ship_recall_from"))
     status, one_pass = 0, {}
     with tempfile.TemporaryDirectory() as tmp:
         if args.sizes:
@@ -459,7 +513,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print()
         if args.approx_sizes:
             _approx_section(args, one_pass, Path(tmp), record)
-    print(f"wrote {record.write(args.out)}")
+    written = record.write(args.out)
+    print(f"wrote {written}")
+    shipped = ship_recall_from(written) if args.approx_sizes and args.out.resolve() == DEFAULT_OUT.resolve() else None
+    if shipped:
+        print(f"wrote {shipped}")
     return status
 
 

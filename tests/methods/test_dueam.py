@@ -289,6 +289,11 @@ def test_study_claims_follow_the_paper() -> None:
     best, falling = dueam_study.claims_lambda(paper_like, M, "lambda = 0.003")
     assert best.startswith("HELD") and falling.startswith("DID NOT HOLD") and "0.3: 73.0" in falling
 
+    close = {f"lambda = {lam}": {M: v} for lam, v in zip(dueam_study.LAMBDAS, (73.04, 73.06, 73.14, 72.96),
+                                                          strict=True)}
+    _, close_falling = dueam_study.claims_lambda(close, M, "lambda = 0.003")
+    assert "0.003: 73.06, 0.03: 73.14" in close_falling  # one decimal printed 73.1 twice
+
     zero = {"me5 (backbone)": {M: 60.0, "sts es-es": 70.0, "sts ar-ar": 50.0},
             "en-de": {M: 61.0, "sts es-es": 72.0, "sts ar-ar": 50.0}}
     (verdict,) = dueam_study.claims_zero_shot(zero, M, "en-de")

@@ -1,10 +1,12 @@
 """Shared by the Ray engine's test modules (each starts its own Ray): a small corpus, and the single-process
-engine's output to compare with."""
+engine's output to compare with; and the mining benchmark's script, loaded as a module."""
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -13,6 +15,7 @@ from xlsent.embed_job import EmbedOptions, embed_file
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.mining.pipeline import MineConfig, mine_files
 
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "mining_bench.py"
 RAY_CHUNK_ROWS = 16
 WORDS = ["the dog", "the cat", "barks", "runs", "der hund", "bellt", "a", "b"]
 WriteCorpus = Callable[[Path, list[str], list[str]], tuple[Path, Path]]
@@ -69,3 +72,13 @@ def single_process(tiny_model_dir: Path) -> SingleProcess:
         return out.read_bytes()
 
     return run
+
+
+@pytest.fixture(scope="session")
+def bench() -> ModuleType:
+    """``benchmarks/mining_bench.py`` loaded as a module (the script is not part of the package)."""
+    spec = importlib.util.spec_from_file_location("mining_bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,23 +1,43 @@
-"""``--index auto``: the size rule shared with ``xlsent index --kind auto``, and the recall read from bench records."""
+"""``--index auto``: the size rule shared with ``xlsent index --kind auto``, and the recall shipped with xlsent (package
+data written by the mining benchmark)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
 
 from xlsent.mining import knn
-from xlsent.mining.auto_index import BENCH_DIR, choose_index, describe_choice, expected_recall
+from xlsent.mining.auto_index import (
+    SHIPPED_RECALL,
+    choose_index,
+    describe_choice,
+    expected_recall,
+    ship_recall,
+    shipped_recall,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def write_record(folder: Path, rows: list[dict[str, object]]) -> Path:
-    """A mining bench record with ``rows`` in ``folder``."""
-    folder.mkdir(exist_ok=True)
-    record = {"bench": "mining", "machine": {}, "rows": rows, "notes": [], "created": "2026-01-01T00:00:00Z"}
-    (folder / "mining.json").write_text(json.dumps(record), encoding="utf-8")
-    return folder
+def bench_record(rows: list[dict[str, object]]) -> dict[str, object]:
+    """A mining bench record with ``rows``, as ``benchmarks/mining_bench.py`` writes it."""
+    arguments = {"k": 4, "dim": 384, "seed": 0, "planted": 0.3, "planted_cos": 0.85, "recall_sample": 2000}
+    return {"bench": "mining", "command": "python benchmarks/mining_bench.py", "arguments": arguments,
+            "machine": {"cpu": "EPYC", "cores": 2, "ram_gib": 8.0, "platform": "Linux", "xlsent": "0.1.0",
+                        "packages": {"faiss-cpu": "1.15.1"}},
+            "rows": rows, "notes": [], "created": "2026-01-01T00:00:00Z"}
+
+
+def approx_row(case: str, planted: float) -> dict[str, object]:
+    """An approximate row of a mining bench record."""
+    return {"case": case, "checks": {"recall planted": planted, "recall all": 0.3}, "details": {"nlist": 40}}
 
 
 def test_the_size_rule_is_the_sentence_index_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -28,23 +48,48 @@ def test_the_size_rule_is_the_sentence_index_one(monkeypatch: pytest.MonkeyPatch
     assert knn.build_index(np.eye(5, dtype=np.float32)).__class__.__name__ != "IndexFlatIP"
 
 
-def test_expected_recall_comes_from_the_largest_measured_run(tmp_path: Path) -> None:
-    rows = [{"case": "approx N=1000 ivfpqfs nprobe=8", "checks": {"recall planted": 0.9}},
-            {"case": "approx N=50000 ivfpqfs nprobe=64", "checks": {"recall planted": 0.987654}},
-            {"case": "approx N=90000 ivfsq nprobe=64", "checks": {"recall planted": 0.5}},
-            {"case": "exact N=10000 one-pass", "checks": {"same pairs as baseline": True}}]
-    bench = write_record(tmp_path / "bench", rows)
-    assert expected_recall("ivfpqfs", bench) == ("0.988 of the planted pairs, measured by benchmarks/mining_bench.py "
-                                                 "at 50000 x 50000 sentences with nprobe=64")
-    assert expected_recall("exact", bench) == "1.0 (exact search)"
-    assert expected_recall("hnsw", bench).startswith("not measured (no hnsw run in ")
-    assert expected_recall("ivfpqfs", tmp_path / "nowhere").startswith("not measured")
-    line = describe_choice("ivfpqfs", 300_000, 20, None, bench)
+def test_expected_recall_is_read_from_the_shipped_file(bench: ModuleType, tmp_path: Path) -> None:
+    record = bench_record([approx_row("approx N=1000 ivfpqfs nprobe=8", 0.9),
+                           approx_row("approx N=50000 ivfpqfs nprobe=64", 0.987654),
+                           approx_row("approx N=9000 ivfsq nprobe=16", 0.5),
+                           {"case": "exact N=10000 one-pass", "checks": {"same pairs as baseline": True}}])
+    shipped = tmp_path / "index_recall.json"
+    ship_recall(bench.recall_records(record), shipped)
+    assert expected_recall("ivfpqfs", shipped) == ("0.988 of the planted pairs, measured by benchmarks/mining_bench.py "
+                                                   "at 50000 x 50000 sentences with nprobe=64")  # the largest run
+    assert expected_recall("ivfsq", shipped).startswith("0.500 of the planted pairs")
+    assert expected_recall("exact", shipped) == "1.0 (exact search)"
+    assert expected_recall("hnsw", shipped) == ("not measured (no hnsw run of benchmarks/mining_bench.py in "
+                                                "index_recall.json)")
+    assert expected_recall("ivfpqfs", tmp_path / "nowhere.json").startswith("not measured (no ivfpqfs run")
+    line = describe_choice("ivfpqfs", 300_000, 20, None, shipped)
     assert line.startswith("--index auto: ivfpqfs for 300000 x 20 distinct sentences; expected recall 0.988")
     assert line.endswith("nprobe tuned to find 95% of a sample's nearest neighbours")
+    entry = shipped_recall(shipped)["ivfpqfs"]
+    assert entry["date"] == "2026-01-01" and entry["nlist"] == 40 and "platform" not in entry["machine"]
+    assert "30% of the N targets" in entry["corpus"] and entry["command"] == "python benchmarks/mining_bench.py"
 
 
-def test_the_repository_record_has_a_recall_for_the_large_kind() -> None:
-    if not (BENCH_DIR / "mining.json").is_file():
-        pytest.skip(f"no bench record in {BENCH_DIR}")
+def test_shipping_a_kind_keeps_the_others(bench: ModuleType, tmp_path: Path) -> None:
+    shipped = tmp_path / "index_recall.json"
+    ship_recall(bench.recall_records(bench_record([approx_row("approx N=9000 ivfsq nprobe=16", 0.5)])), shipped)
+    ship_recall(bench.recall_records(bench_record([approx_row("approx N=2000 ivfpqfs nprobe=8", 0.75)])), shipped)
+    assert sorted(shipped_recall(shipped)) == ["ivfpqfs", "ivfsq"]
+    assert [p.name for p in tmp_path.iterdir()] == ["index_recall.json"]  # written atomically: no temporary left
+    assert json.loads(shipped.read_text(encoding="utf-8"))["about"].startswith("Recall of the approximate index kinds")
+
+
+def test_the_shipped_file_is_package_data_with_a_recall_for_the_large_kind() -> None:
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert "mining/index_recall.json" in package_data["package-data"]["xlsent"]
+    large = shipped_recall()[choose_index(10**6, 10**6)]
+    assert 0 < large["recall_planted"] <= 1 and large["sentences"] >= 10**6
+    assert {"recall_all", "nprobe", "command", "date", "machine", "corpus", "method"} <= large.keys()
     assert expected_recall(choose_index(10**6, 10**6)).split()[0].replace(".", "").isdigit()
+    assert SHIPPED_RECALL.parent == Path(knn.__file__).parent
+
+
+def test_auto_index_does_not_import_the_evaluation_package() -> None:
+    code = "import sys, xlsent.mining.auto_index; print(sorted(m for m in sys.modules if m.startswith('xlsent.eval')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -139,7 +139,7 @@ def test_ids_after_a_tsv_header_count_file_lines(local_ray: None, tmp_path: Path
                                                                          if i not in id_columns]
 
 
-def test_ray_index_is_searched_on_workers_with_the_single_process_output(
+def test_ray_index_is_filled_and_searched_on_workers_with_the_single_process_output(
         local_ray: None, tmp_path: Path, tiny_model_dir: Path, ray_chunk_rows: int, write_corpus: WriteCorpus,
         numbered_lines: NumberedLines, single_process: SingleProcess, caplog: pytest.LogCaptureFixture,
         capsys: pytest.CaptureFixture[str]) -> None:
@@ -157,12 +157,15 @@ def test_ray_index_is_searched_on_workers_with_the_single_process_output(
         assert out.read_bytes() == single_process(src, tgt, tmp_path / f"{name}-single.tsv", cfg)
         searches = [r.args[-1] for r in caplog.records if "search of shard" in r.getMessage()]  # type: ignore[index]
         assert len(searches) == (5 + 4 if name == "ivf" else 0)  # source shards, then target shards, on workers
+        fills = [r.args[-1] for r in caplog.records if "filled with threads" in r.getMessage()]  # type: ignore[index]
+        assert len(fills) == (4 + 5 if name == "ivf" else 0)  # target shards into the forward index, then sources
         assert all({n: c for n, c in threads.items() if n != "torch"} == {"blas": 1, "openmp": 1, "knn": 1}
-                   for threads in searches)
-    assert "--index auto: exact for 240 x 200 distinct sentences; expected recall 1.0" in capsys.readouterr().err
+                   for threads in searches + fills)
+    err = capsys.readouterr().err
+    assert err.count("--index auto: exact for 240 x 200 distinct sentences; expected recall 1.0") == 1  # chosen once
 
 
-@pytest.mark.parametrize(("task", "index"), [("_search_task", "ivf"), ("_knn_task", "exact")])
+@pytest.mark.parametrize(("task", "index"), [("_fill_task", "ivf"), ("_search_task", "ivf"), ("_knn_task", "exact")])
 def test_a_killed_worker_is_retried_and_the_output_is_unchanged(
         local_ray: None, tmp_path: Path, tiny_model_dir: Path, ray_chunk_rows: int, write_corpus: WriteCorpus,
         numbered_lines: NumberedLines, single_process: SingleProcess, monkeypatch: pytest.MonkeyPatch, task: str,

@@ -18,9 +18,13 @@ from xlsent.mining.knn import (
     bidirectional_knn,
     build_index,
     default_nlist,
+    fill_index,
+    merge_index,
+    mergeable,
     recall,
     sample_bidirectional_knn,
     tile_shape,
+    train_index,
     two_pass_faiss_knn,
 )
 
@@ -236,6 +240,27 @@ def test_build_index_kinds() -> None:
         assert faiss.extract_index_ivf(index).nlist == 8
         copy = faiss.deserialize_index(faiss.serialize_index(index))  # `xlsent index` saves it
         np.testing.assert_array_equal(copy.search(y[:5], 3)[1], index.search(y[:5], 3)[1])
+
+
+@pytest.mark.usefixtures("one_faiss_thread")
+@pytest.mark.parametrize("kind", ["flat", "ivf", "ivfpq", "ivfsq"])
+def test_shards_filled_apart_merge_into_the_index_of_one_fill(kind: str) -> None:
+    y = unit_rows(np.random.default_rng(3), 700, 16)
+    trained = faiss.serialize_index(train_index(y, kind, nlist=8))  # as the Ray engine sends it to its workers
+    merged = faiss.deserialize_index(trained)
+    assert mergeable(merged)
+    for lo, hi in ((0, 240), (240, 480), (480, 690), (690, 700)):  # the last one too small for BLAS in FAISS
+        part = fill_index(faiss.deserialize_index(trained), y[lo:hi])
+        merge_index(merged, faiss.deserialize_index(faiss.serialize_index(part)))
+    whole = fill_index(faiss.deserialize_index(trained), y)
+    assert merged.ntotal == 700
+    assert bytes(faiss.serialize_index(merged)) == bytes(faiss.serialize_index(whole))
+
+
+@pytest.mark.usefixtures("one_faiss_thread")
+def test_graphs_and_fast_scan_lists_are_not_merged() -> None:
+    y = unit_rows(np.random.default_rng(3), 300, 16)
+    assert not mergeable(train_index(y, "hnsw")) and not mergeable(train_index(y, "ivfpqfs", nlist=4))
 
 
 @pytest.mark.usefixtures("one_faiss_thread")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
@@ -13,19 +12,8 @@ from xlsent.mining import knn as knn_module
 from xlsent.mining.knn import bidirectional_knn, sample_bidirectional_knn
 from xlsent.mining.margin import Margin, Mode, select_candidates
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "mining_bench.py"
 
-
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mining_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_exact_methods_mine_the_same_pairs() -> None:
-    bench = load_bench()
+def test_exact_methods_mine_the_same_pairs(bench: ModuleType) -> None:
     runs = {m: bench.run_method(m, 400, 16, 4, 1, 4) for m in ("faiss-2pass", "one-pass", "ivf-fixed")}
     base_pairs, (ours_stats, ours_pairs) = runs["faiss-2pass"][1], runs["one-pass"]
     assert bench._pair_set(ours_pairs) == bench._pair_set(base_pairs)
@@ -33,15 +21,13 @@ def test_exact_methods_mine_the_same_pairs() -> None:
     assert runs["ivf-fixed"][1].shape[1] == 2
 
 
-def test_unit_vectors_are_unit_and_seeded() -> None:
-    bench = load_bench()
+def test_unit_vectors_are_unit_and_seeded(bench: ModuleType) -> None:
     v = bench.unit_vectors(5000, 8, 3)
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, rtol=1e-5)
     np.testing.assert_array_equal(v, bench.unit_vectors(5000, 8, 3))
 
 
-def test_planted_corpus_is_seeded_and_has_its_copies(tmp_path: Path) -> None:
-    bench = load_bench()
+def test_planted_corpus_is_seeded_and_has_its_copies(bench: ModuleType, tmp_path: Path) -> None:
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         bench.planted_corpus(tmp_path / name, 3000, 32, 0.3, 0.85, 5)
@@ -56,8 +42,7 @@ def test_planted_corpus_is_seeded_and_has_its_copies(tmp_path: Path) -> None:
         np.testing.assert_array_equal(np.load(tmp_path / "a" / f"{f}.npy"), np.load(tmp_path / "b" / f"{f}.npy"))
 
 
-def test_exact_forward_best_of_a_sample_is_that_of_the_full_search() -> None:
-    bench = load_bench()
+def test_exact_forward_best_of_a_sample_is_that_of_the_full_search(bench: ModuleType) -> None:
     x, y = bench.unit_vectors(500, 16, 1), bench.unit_vectors(400, 16, 2)
     full = bidirectional_knn(x, y, 4)
     forward = select_candidates(full.fwd_idx, full.fwd_sim, full.bwd_idx, full.bwd_sim, margin=Margin.RATIO,
@@ -67,9 +52,9 @@ def test_exact_forward_best_of_a_sample_is_that_of_the_full_search() -> None:
 
 
 @pytest.mark.parametrize("kind", ["ivfpqfs", "ivfsq"])
-def test_approximate_run_finds_the_planted_pairs(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_approximate_run_finds_the_planted_pairs(bench: ModuleType, kind: str, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(knn_module, "cores", lambda: 1)  # busy shared cores make multi-threaded k-means crawl
-    bench = load_bench()
     bench.planted_corpus(tmp_path, 3000, 64, 0.3, 0.85, 0)
     stats = bench.run_approx(tmp_path, kind, 4, None, 16, 500, 0)
     assert stats["nlist"] == knn_module.default_nlist(3000, kind)
@@ -81,3 +66,20 @@ def test_approximate_run_finds_the_planted_pairs(kind: str, tmp_path: Path, monk
     fast = stats | {"total_s": 60.0, "rss_mib": 1024.0}  # this process's RSS depends on the tests run before
     assert bench._verdict(10**6, fast) == "PASS"
     assert bench._verdict(10**6, fast | {"total_s": 10**4, "recall_planted": 0.9}) == "FAIL (time, recall)"
+
+
+def test_the_recall_is_shipped_from_the_default_record_or_on_request(bench: ModuleType, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from xlsent.mining import auto_index
+
+    shipped = tmp_path / "index_recall.json"
+    monkeypatch.setattr(auto_index, "SHIPPED_RECALL", shipped)
+    argv = ["--sizes", "--approx-sizes", "1000", "--dim", "16", "--recall-sample", "100", "--approx-nprobe", "8"]
+    assert bench.main([*argv, "--out", str(tmp_path / "elsewhere")]) == 0
+    assert not shipped.exists()  # a record written elsewhere ships nothing
+    assert bench.main(["--ship-recall-from", str(tmp_path / "elsewhere" / "mining.json")]) == 0
+    first = auto_index.shipped_recall()["ivfpqfs"]
+    assert (first["sentences"], first["nprobe"], first["k"]) == (1000, 8, 4) and "--out" in first["command"]
+    monkeypatch.setattr(bench, "DEFAULT_OUT", tmp_path / "results")  # the repository's record ships at once
+    assert bench.main([*argv, "--approx-nprobe", "4", "--out", str(tmp_path / "results")]) == 0
+    assert auto_index.shipped_recall()["ivfpqfs"]["nprobe"] == 4

@@ -261,3 +261,19 @@ def test_index_auto_prints_its_choice_and_expected_recall(tmp_path: Path, monkey
     assert any((tmp_path / "auto.tsv.work").glob("knn-ivfpqfs-fwd-*.npz"))
     top = read_pairs(out)[:N_PLANTED]
     assert all(gold.get(s) == t for _, s, t in top)
+
+
+def test_index_auto_is_chosen_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from xlsent.mining import knn, pipeline
+
+    src, tgt, enc, _ = planted_corpus(tmp_path)
+    monkeypatch.setattr(knn, "AUTO_FLAT_MAX_ROWS", 40)
+    choices: list[tuple[int, int]] = []
+    choose = pipeline.choose_index
+    monkeypatch.setattr(pipeline, "choose_index", lambda *rows: choices.append(rows) or choose(*rows))
+    mine_files(InputSpec(src), InputSpec(tgt), tmp_path / "auto.tsv", enc, MineConfig(index="auto", effort=1))
+    assert choices == [(37, 42)] and capsys.readouterr().err.count("--index auto:") == 1
+    x = np.eye(3, 8, dtype=np.float32)
+    mine_arrays(x, x, MineConfig(k=1, index="auto"), progress=True)  # the library entry chooses too, once
+    assert choices == [(37, 42), (3, 3)] and capsys.readouterr().err.count("--index auto: exact for 3 x 3") == 1

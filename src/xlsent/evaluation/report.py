@@ -78,15 +78,28 @@ def section_title(task: str, variant: str) -> str:
     return task + (f" ({variant})" if variant else "")
 
 
+def summary_cell(result: TaskResult, widest: int) -> str:
+    """``result``'s main score, followed by how many subsets it covers when that is fewer than ``widest`` (the most
+    any model of its row covers), so a mean over a few languages is never read as one over all of them.
+
+    >>> r = TaskResult("t", "m", "d", 89.42, "mean", {"deu": {"a": 1.0}, "fra": {"a": 1.0}})
+    >>> summary_cell(r, 2), summary_cell(r, 112)
+    ('89.4', '89.4 (2 of 112 subsets)')
+    """
+    covered = len(result.scores)
+    return fmt(result.main_score) + (f" ({covered} of {widest} subsets)" if covered < widest else "")
+
+
 def summary_table(groups: dict[tuple[str, str], list[TaskResult]]) -> list[str]:
     """Main score of every task (rows) and model (columns)."""
     models = ordered_union([model_name(r.encoder) for r in rs] for rs in groups.values())
     rows = []
     for (task, variant), results in groups.items():
         by_model = {model_name(r.encoder): r for r in results}
+        widest = max(len(r.scores) for r in results)
         metric = results[0].main_metric
         rows.append([f"{section_title(task, variant)} ({metric})",
-                     *(fmt(by_model[m].main_score) if m in by_model else "" for m in models)])
+                     *(summary_cell(by_model[m], widest) if m in by_model else "" for m in models)])
     return markdown_table(["task", *models], rows)
 
 
@@ -206,7 +219,8 @@ def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_d
     if not groups:
         lines += ["No results yet: run `xlsent eval TASK --model MODEL` first.", ""]
     else:
-        lines += ["## Summary", "", "Main score of each task (see its section for what it averages).", ""]
+        lines += ["## Summary", "", "Main score of each task (see its section for what it averages); a score over "
+                  "fewer subsets (languages, pairs) than another in its row says how many it covers.", ""]
         lines += summary_table(groups) + [""]
     for (task, variant), group in groups.items():
         plots: list[Path] = []

@@ -305,16 +305,37 @@ def _verdict(held: bool, claim: str, evidence: str) -> str:
     return f"{'HELD' if held else 'DID NOT HOLD'} here: {claim} ({evidence})"
 
 
+def decimals(values: Sequence[float], most: int = 4) -> int:
+    """The fewest decimals (at least one, at most ``most``) at which the distinct ``values`` print differently.
+
+    >>> decimals([73.04, 73.03, 72.9]), decimals([1.0, 1.0])
+    (2, 1)
+    """
+    distinct = set(values)
+    digits = 1
+    while digits < most and len({f"{v:.{digits}f}" for v in distinct}) < len(distinct):
+        digits += 1
+    return digits
+
+
 def versus(a: float, b: float) -> str:
     """``"a vs b"`` with one decimal, or as many more (up to four) as it takes to tell the two apart.
 
     >>> versus(73.5, 74.1), versus(95.04, 95.01)
     ('73.5 vs 74.1', '95.04 vs 95.01')
     """
-    digits = 1
-    while digits < 4 and f"{a:.{digits}f}" == f"{b:.{digits}f}":
-        digits += 1
+    digits = decimals([a, b])
     return f"{a:.{digits}f} vs {b:.{digits}f}"
+
+
+def listing(scores: dict[str, float]) -> str:
+    """``"name value, ..."`` with the decimals :func:`decimals` needs to tell the values apart.
+
+    >>> listing({"0.003": 73.06, "0.03": 73.14})
+    '0.003 73.06, 0.03 73.14'
+    """
+    digits = decimals(list(scores.values()))
+    return ", ".join(f"{name} {value:.{digits}f}" for name, value in scores.items())
 
 
 MAIN_METRICS = ("sts table-1 avg", "bucc mean f1", "tatoeba trained 12", "tatoeba low-resource 6")
@@ -348,7 +369,7 @@ def claims_lambda(rows: Rows, metric: str, method_row: str) -> list[str]:
     scores = {float(k.split("=")[1]): v[metric] for k, v in rows.items()}
     paper = float(method_row.split("=")[1])
     best = max(scores, key=lambda lam: scores[lam])
-    evidence = ", ".join(f"{lam:g}: {v:.1f}" for lam, v in sorted(scores.items()))
+    evidence = listing({f"{lam:g}:": v for lam, v in sorted(scores.items())})
     larger = sorted(lam for lam in scores if lam >= paper)
     falling = all(scores[a] > scores[b] for a, b in zip(larger, larger[1:], strict=False))
     return [_verdict(best == paper, f"lambda = {paper:g} gives the best {metric}", evidence),
@@ -371,7 +392,7 @@ def claims_anchor(rows: Rows, metric: str, method_row: str) -> list[str]:
     best = max(rows, key=lambda k: rows[k][metric])
     return [_verdict(best == method_row, f"the configured anchor layer ({method_row}) has the best {metric} of "
                      "-WMD (xlsent's choice of layer, not a paper claim)",
-                     ", ".join(f"{k} {v[metric]:.1f}" for k, v in rows.items()))]
+                     listing({k: v[metric] for k, v in rows.items()}))]
 
 
 CLAIMS: dict[str, Callable[[Rows, str, str], list[str]]] = {

@@ -26,6 +26,7 @@ from xlsent.atomic import write_json
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import MANIFEST
+from xlsent.mining.shipped import read_table, write_table
 from xlsent.paths import data_root, xlsent_home
 from xlsent.version import __version__
 
@@ -88,11 +89,7 @@ def save_threshold(encoder: Encoder, record: dict[str, Any]) -> Path:
 
 def shipped_records(path: Path | None = None) -> dict[str, dict[str, Any]]:
     """The shipped calibration records (``path``: the shipped file), by encoder id; none if the file is absent."""
-    path = path or SHIPPED
-    if not path.is_file():
-        return {}
-    records: dict[str, dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["thresholds"]
-    return records
+    return read_table(path or SHIPPED, "thresholds")
 
 
 def ship_threshold(encoder: Encoder, record: dict[str, Any], path: Path | None = None) -> Path:
@@ -109,7 +106,7 @@ def ship_threshold(encoder: Encoder, record: dict[str, Any], path: Path | None =
     path = path or SHIPPED
     records = {other: r for other, r in shipped_records(path).items() if other.partition("@")[0] != encoder.name}
     records[key] = record
-    write_json(path, {"about": SHIPPED_ABOUT, "thresholds": dict(sorted(records.items()))})
+    write_table(path, SHIPPED_ABOUT, "thresholds", records)
     return path
 
 

@@ -10,10 +10,14 @@ Exact search (``ray_knn``) runs in two explicit passes, as the margin needs the 
 each task takes a block of source rows against all target rows (put into the object store once, read in place
 by the tasks of a node) and returns complete forward lists plus the target side's lists restricted to its block;
 (2) the driver merges the backward lists, scores margins and selects pairs exactly as the single-process
-pipeline. With an approximate ``--index`` (``ray_shard_search``), the driver trains each direction's FAISS
-index once on a seeded sample and fills it, serializes it (``faiss.serialize_index``, bytes in a numpy array)
-into the object store, and one task per query shard searches it on the workers; the shards are saved and reused
-as by :func:`xlsent.mining.pipeline.approximate_knn`, which both engines share, so the output is the same.
+pipeline. With an approximate ``--index``, the driver trains each direction's FAISS index once on a seeded
+sample and serializes it, trained and empty (``faiss.serialize_index``, bytes in a numpy array, no pickle), into
+the object store; one task per database shard adds that shard's vectors on a worker and returns its filled index,
+which the driver merges in shard order (``ray_index_fill``: FAISS's ``merge_from`` concatenates the inverted
+lists, the encoding was done on the workers; ``hnsw`` and ``ivfpqfs`` cannot be merged and are filled on the
+driver, see :func:`xlsent.mining.knn.mergeable`). The filled index goes into the object store in turn and one
+task per query shard searches it on the workers (``ray_shard_search``); the shards are saved and reused as by
+:func:`xlsent.mining.pipeline.approximate_knn`, which both engines share, so the output is the same.
 Embedding chunks are the same row ranges as in ``xlsent embed``, so the output is identical; as there, repeated
 sentences are searched once (:mod:`xlsent.mining.unify`).
 
@@ -41,8 +45,9 @@ from xlsent.atomic import atomic_path
 from xlsent.checksum import sha256_file
 from xlsent.data.text_input import InputSpec, iter_rows, readable
 from xlsent.encoders.cache import encoder_id
-from xlsent.mining.knn import KnnResult, search_rows, take_rows
+from xlsent.mining.knn import KnnResult, fill_index, merge_index, mergeable, search_rows, take_rows
 from xlsent.mining.pipeline import (
+    IndexFill,
     MineConfig,
     MineSummary,
     ShardSearch,
@@ -132,9 +137,24 @@ def _search_task(index: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.nda
         return *found, thread_counts()
 
 
-def _as_finished(submit: Callable[[int], Any], todo: list[int], most: int) -> Iterator[tuple[int, Any]]:
-    """``(item, result)`` of a Ray task per item of ``todo`` (``submit(item)`` starts it), as each finishes, with
-    at most ``most`` in flight."""
+def _fill_task(index: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, dict[str, int]]:
+    """One database shard added to a serialized trained index (``faiss.serialize_index``, read from the node's
+    object store), within the task's CPU reservation: the filled index serialized, its rows numbered from 0; also
+    returns the thread counts it ran with."""
+    with limit_threads(task_cpus()):
+        return faiss.serialize_index(fill_index(faiss.deserialize_index(index), rows)), thread_counts()
+
+
+def _in_flight(cpus: int, cpus_per_task: int) -> int:
+    """Tasks kept in flight: two per task slot of the ``cpus``, so that a slot never waits for its next task."""
+    return 2 * max(1, cpus // cpus_per_task)
+
+
+def _as_finished(submit: Callable[[int], Any], todo: list[int], most: int, *, ordered: bool = False
+                 ) -> Iterator[tuple[int, Any]]:
+    """``(item, result)`` of a Ray task per item of ``todo`` (``submit(item)`` starts it), as each finishes (with
+    ``ordered``, in the order of ``todo``, later results waiting in the object store), with at most ``most`` in
+    flight."""
     import ray
 
     pending: dict[Any, int] = {}
@@ -143,14 +163,43 @@ def _as_finished(submit: Callable[[int], Any], todo: list[int], most: int) -> It
         while queue and len(pending) < most:
             item = queue.pop(0)
             pending[submit(item)] = item
-        (ready,), _ = ray.wait(list(pending), num_returns=1)
+        ready = next(iter(pending)) if ordered else ray.wait(list(pending), num_returns=1)[0][0]
         yield pending.pop(ready), ray.get(ready)
 
 
+def ray_index_fill(cpus: int, cpus_per_task: int, shard_rows: int) -> IndexFill:
+    """The Ray engine's index fill for :func:`~xlsent.mining.pipeline.approximate_knn`: the trained, empty index
+    serialized into the object store once, one task per database shard of ``shard_rows`` rows adding that shard
+    on a worker (at most two per task slot of the ``cpus`` in flight), and the shards' indexes merged on the
+    driver in shard order (:func:`~xlsent.mining.knn.merge_index`), into the lists one fill makes. An index that
+    is not :func:`~xlsent.mining.knn.mergeable` (``hnsw``, ``ivfpqfs``) is filled on the driver."""
+    import ray
+
+    def fill(index: faiss.Index, db: np.ndarray) -> faiss.Index:
+        if not mergeable(index):
+            log.info("a %s cannot be merged from shards: its vectors are added on the driver", type(index).__name__)
+            return fill_index(index, db)
+        task = ray.remote(num_cpus=cpus_per_task, max_retries=TASK_RETRIES)(_fill_task)
+        index_ref = ray.put(faiss.serialize_index(index))  # one copy per node, shared by its tasks
+        bounds = shard_bounds(len(db), shard_rows)
+
+        def submit(shard: int) -> Any:
+            lo, hi = bounds[shard]
+            return task.remote(index_ref, take_rows(db, np.arange(lo, hi)))
+
+        shards = _as_finished(submit, list(range(len(bounds))), _in_flight(cpus, cpus_per_task), ordered=True)
+        for shard, (part, threads) in shards:
+            log.debug("index shard %d filled with threads %s", shard, threads)
+            merge_index(index, faiss.deserialize_index(part))
+        return index
+
+    return fill
+
+
 def ray_shard_search(cpus: int, cpus_per_task: int = 1) -> ShardSearch:
-    """The Ray engine's shard search for :func:`~xlsent.mining.pipeline.approximate_knn`: the index (trained and
-    filled on the driver) serialized into the object store once, one task per query shard on the workers, at most
-    two per task slot of the ``cpus`` in flight."""
+    """The Ray engine's shard search for :func:`~xlsent.mining.pipeline.approximate_knn`: the filled index
+    serialized into the object store once, one task per query shard on the workers, at most two per task slot of
+    the ``cpus`` in flight."""
     import ray
 
     def search(index: faiss.Index, queries: np.ndarray, bounds: list[tuple[int, int]], todo: list[int], k: int
@@ -162,7 +211,7 @@ def ray_shard_search(cpus: int, cpus_per_task: int = 1) -> ShardSearch:
             lo, hi = bounds[shard]
             return task.remote(index_ref, take_rows(queries, np.arange(lo, hi)), k)
 
-        for shard, (idx, sim, threads) in _as_finished(submit, todo, 2 * max(1, cpus // cpus_per_task)):
+        for shard, (idx, sim, threads) in _as_finished(submit, todo, _in_flight(cpus, cpus_per_task)):
             log.debug("search of shard %d ran with threads %s", shard, threads)
             yield shard, idx, sim
 
@@ -248,7 +297,7 @@ def ray_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path, *, cpus: 
             lo, hi = bounds[shard]
             return task.remote(take_rows(x, np.arange(lo, hi)), y_ref, lo, cfg.k, cfg.max_memory)
 
-        for shard, (part, threads) in _as_finished(submit, todo, 2 * max(1, cpus // cpus_per_task)):
+        for shard, (part, threads) in _as_finished(submit, todo, _in_flight(cpus, cpus_per_task)):
             log.debug("k-NN shard %d ran with threads %s", shard, threads)
             save_knn_shard(knn_shard_path(work, shard), part)
     return merge_shards((load_knn_shard(knn_shard_path(work, shard)) for shard in range(len(bounds))), cfg.k)
@@ -259,7 +308,8 @@ def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: st
                    work_dir: Path | None = None, keep_work: bool = False, progress: bool = True) -> MineSummary:
     """Mine ``src`` x ``tgt`` on Ray into ``output`` (same format and result as ``mine_files``), resumable
     through the work folder (``OUTPUT.work/`` unless ``work_dir``). With an approximate ``cfg.index`` each index
-    is trained and filled on the driver, over the memory-mapped embeddings, and searched on the workers, one task
+    is trained on the driver, over the memory-mapped embeddings, filled on the workers, one task per database
+    shard (on the driver for ``hnsw`` and ``ivfpqfs``), merged on the driver and searched on the workers, one task
     per query shard."""
     import ray
 
@@ -293,7 +343,8 @@ def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: st
             _say(progress, f"[2/3] k-NN search on Ray ({len(x)} x {len(y)} distinct sentences, index={cfg.index})")
             knn = None
             if cfg.index != "exact":
-                knn = approximate_knn(x, y, cfg, work, search=ray_shard_search(cpus, ray_cfg.cpus_per_task),
+                fill = ray_index_fill(cpus, ray_cfg.cpus_per_task, cfg.shard_rows)
+                knn = approximate_knn(x, y, cfg, work, fill=fill, search=ray_shard_search(cpus, ray_cfg.cpus_per_task),
                                       progress=progress)
             if knn is None:
                 knn = ray_knn(x, y, cfg, work, cpus=cpus, cpus_per_task=ray_cfg.cpus_per_task)

@@ -308,7 +308,21 @@ def auto_index_kind(rows: int, above: str = "ivf") -> str:
 
 def build_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, pq_bits: int = 8,
                 hnsw_m: int = 32, seed: int = 0) -> faiss.Index:
-    """A FAISS inner-product index over the rows of ``y`` (an array or memmap, added in chunks).
+    """A FAISS inner-product index over the rows of ``y`` (an array or memmap, added in chunks): the index of
+    :func:`train_index` filled by :func:`fill_index`.
+
+    >>> build_index(np.eye(3, dtype=np.float32), "flat").ntotal
+    3
+    """
+    index = fill_index(train_index(y, kind, nlist=nlist, pq_bits=pq_bits, hnsw_m=hnsw_m, seed=seed), y)
+    log.debug("built a %s over %d rows", type(index).__name__, len(y))
+    return index
+
+
+def train_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, pq_bits: int = 8,
+                hnsw_m: int = 32, seed: int = 0) -> faiss.Index:
+    """An empty FAISS inner-product index for the rows of ``y`` (an array or memmap), trained where its kind needs
+    training; :func:`fill_index` adds the rows.
 
     ``flat`` is exact; ``ivf`` clusters into ``nlist`` lists (default :func:`default_nlist`), ``ivfpq``
     also compresses the vectors to product-quantised codes (``pq_bits`` per sub-vector), ``ivfsq`` to 8-bit
@@ -318,9 +332,6 @@ def build_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, 
     per node; ``auto`` is flat below 200k rows and IVF above. IVF k-means trains on a seeded sample: 256
     points per list (64 for ``ivfsq`` and ``ivfpqfs``, meant for millions of rows). Search effort
     (``nprobe``/``efSearch``) is left to the caller, see :func:`approx_bidirectional_knn`.
-
-    >>> build_index(np.eye(3, dtype=np.float32), "flat").ntotal
-    3
     """
     if kind not in INDEX_KINDS:
         raise ValueError(f"unknown index kind {kind!r}; expected one of {', '.join(INDEX_KINDS)}")
@@ -328,37 +339,54 @@ def build_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, 
     if kind == "auto":
         kind = auto_index_kind(rows)
     _use_all_cores()
-    index: faiss.Index
     if kind == "flat":
-        index = faiss.IndexFlatIP(dim)
-    elif kind == "hnsw":
-        index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = max(80, 2 * hnsw_m)
+        return faiss.IndexFlatIP(dim)
+    if kind == "hnsw":
+        graph = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        graph.hnsw.efConstruction = max(80, 2 * hnsw_m)
+        return graph
+    index: faiss.Index
+    lists = nlist or default_nlist(rows, kind)
+    quantizer = faiss.IndexFlatIP(dim)
+    if kind == "ivf":
+        index = faiss.IndexIVFFlat(quantizer, dim, lists, faiss.METRIC_INNER_PRODUCT)
+    elif kind == "ivfsq":
+        index = faiss.IndexIVFScalarQuantizer(quantizer, dim, lists, faiss.ScalarQuantizer.QT_8bit,
+                                              faiss.METRIC_INNER_PRODUCT)
+    elif kind == "ivfpqfs":
+        scan = faiss.IndexIVFPQFastScan(quantizer, dim, lists, _pq_subquantizers(dim), 4, faiss.METRIC_INNER_PRODUCT)
+        scan.by_residual = True
+        index = faiss.IndexRefine(scan, faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_8bit,
+                                                                   faiss.METRIC_INNER_PRODUCT))
+        index.k_factor = REFINE_FACTOR
     else:
-        lists = nlist or default_nlist(rows, kind)
-        quantizer = faiss.IndexFlatIP(dim)
-        if kind == "ivf":
-            index = faiss.IndexIVFFlat(quantizer, dim, lists, faiss.METRIC_INNER_PRODUCT)
-        elif kind == "ivfsq":
-            index = faiss.IndexIVFScalarQuantizer(quantizer, dim, lists, faiss.ScalarQuantizer.QT_8bit,
-                                                  faiss.METRIC_INNER_PRODUCT)
-        elif kind == "ivfpqfs":
-            scan = faiss.IndexIVFPQFastScan(quantizer, dim, lists, _pq_subquantizers(dim), 4,
-                                            faiss.METRIC_INNER_PRODUCT)
-            scan.by_residual = True
-            index = faiss.IndexRefine(scan, faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_8bit,
-                                                                       faiss.METRIC_INNER_PRODUCT))
-            index.k_factor = REFINE_FACTOR
-        else:
-            index = faiss.IndexIVFPQ(quantizer, dim, lists, _pq_subquantizers(dim), pq_bits,
-                                     faiss.METRIC_INNER_PRODUCT)
-        centroids = max(lists, 1 << pq_bits) if kind == "ivfpq" else lists
-        sample = np.random.default_rng(seed).permutation(rows)[: IVF_SHAPE[kind][1] * centroids]
-        index.train(take_rows(y, np.sort(sample)))  # FAISS uses <= 256 points per centroid
-    for lo in range(0, rows, CHUNK_ROWS):
-        index.add(_rows(y, lo, min(rows, lo + CHUNK_ROWS)))
-    log.debug("built %s index over %d rows: %s", kind, rows, type(index).__name__)
+        index = faiss.IndexIVFPQ(quantizer, dim, lists, _pq_subquantizers(dim), pq_bits, faiss.METRIC_INNER_PRODUCT)
+    centroids = max(lists, 1 << pq_bits) if kind == "ivfpq" else lists
+    sample = np.random.default_rng(seed).permutation(rows)[: IVF_SHAPE[kind][1] * centroids]
+    index.train(take_rows(y, np.sort(sample)))  # FAISS uses <= 256 points per centroid
     return index
+
+
+def fill_index(index: faiss.Index, y: np.ndarray) -> faiss.Index:
+    """``index`` (trained) with the rows of ``y`` (an array or memmap) added, ``CHUNK_ROWS`` at a time."""
+    _use_all_cores()
+    for lo in range(0, len(y), CHUNK_ROWS):
+        index.add(_rows(y, lo, min(len(y), lo + CHUNK_ROWS)))
+    return index
+
+
+def mergeable(index: faiss.Index) -> bool:
+    """Whether ``index`` can be filled in consecutive parts, merged by :func:`merge_index` into the lists that one
+    :func:`fill_index` makes, byte for byte: the kinds ``flat``, ``ivf``, ``ivfpq`` and ``ivfsq``. Not ``hnsw``
+    (FAISS cannot merge graphs), nor ``ivfpqfs``: FAISS's merge of fast-scan lists (``BlockInvertedLists``, faiss
+    1.15) overruns its buffer when a list already holds a non-zero multiple of ``block_size`` entries."""
+    return isinstance(index, faiss.IndexFlat | faiss.IndexIVFFlat | faiss.IndexIVFPQ | faiss.IndexIVFScalarQuantizer)
+
+
+def merge_index(into: faiss.Index, part: faiss.Index) -> None:
+    """Move the rows of ``part`` into ``into`` (both :func:`mergeable`, trained alike), numbered on from
+    ``into.ntotal``: ``part`` holds the rows that follow those of ``into``, numbered from 0."""
+    into.merge_from(part, into.ntotal if isinstance(into, faiss.IndexIVF) else 0)
 
 
 def search_rows(index: faiss.Index, queries: np.ndarray, lo: int, hi: int, k: int) -> tuple[np.ndarray, np.ndarray]:

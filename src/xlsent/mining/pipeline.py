@@ -46,12 +46,13 @@ from xlsent.mining.knn import (
     INDEX_KINDS,
     KnnResult,
     bidirectional_knn,
-    build_index,
     check_inputs,
     complete_rows,
+    fill_index,
     merge_source_spans,
     search_rows,
     set_search_effort,
+    train_index,
 )
 from xlsent.mining.margin import Margin, Mode, greedy_one_to_one, select_candidates
 from xlsent.mining.unify import Unified, unify
@@ -62,6 +63,8 @@ OUTPUT_SUFFIXES = (".tsv", ".txt")
 # A shard search: (ready index, all queries, shard bounds, shards to do, k) -> (shard, idx, sim) as each finishes.
 ShardSearch = Callable[[faiss.Index, np.ndarray, list[tuple[int, int]], list[int], int],
                        Iterable[tuple[int, np.ndarray, np.ndarray]]]
+# An index fill: (trained empty index, database rows) -> the index holding every row, numbered from 0.
+IndexFill = Callable[[faiss.Index, np.ndarray], faiss.Index]
 
 log = logging.getLogger(__name__)
 
@@ -231,8 +234,14 @@ def resolve_index(cfg: MineConfig, src_rows: int, tgt_rows: int, progress: bool 
 def mine_arrays(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path | None = None,
                 progress: bool = False) -> Candidates:
     """Candidate pairs between two embedding matrices (rows L2-normalised; memmaps are read in blocks, not copied
-    into memory). Both the exact and the approximate search are resumable by shard from ``work``."""
-    cfg = resolve_index(cfg, len(x), len(y), progress)
+    into memory), ``--index auto`` resolved for their sizes (:func:`resolve_index`). Both the exact and the
+    approximate search are resumable by shard from ``work``."""
+    return _mine_resolved(x, y, resolve_index(cfg, len(x), len(y), progress), work, progress)
+
+
+def _mine_resolved(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path | None, progress: bool) -> Candidates:
+    """Candidate pairs between ``x`` and ``y`` as :func:`mine_arrays` finds them, with ``cfg.index`` already
+    resolved (never ``auto``)."""
     knn = None
     if cfg.index != "exact":
         with _folder(work) as folder:
@@ -278,25 +287,27 @@ def search_shards_locally(index: faiss.Index, queries: np.ndarray, bounds: list[
         yield shard, *search_rows(index, queries, lo, hi, k)
 
 
-def approximate_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path, *,
+def approximate_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path, *, fill: IndexFill = fill_index,
                     search: ShardSearch = search_shards_locally, progress: bool = False) -> KnnResult | None:
     """``cfg.index`` k-NN lists of ``x`` among ``y`` and of ``y`` among ``x`` (memmaps read in blocks), by query
     shards of ``cfg.shard_rows`` rows, each saved in ``work`` as it finishes; shards found there are reused (see
-    :func:`_approximate_direction`). ``None`` when IVF would need to scan so many lists that exact search is
+    :func:`_approximate_direction`). ``fill`` adds the rows to each trained index (by default in this process),
+    ``search`` searches its shards. ``None`` when IVF would need to scan so many lists that exact search is
     faster."""
     k_fwd, k_bwd = check_inputs(x, y, cfg.k)
-    fwd = _approximate_direction("fwd", y, x, k_fwd, cfg, work, search, progress)
-    bwd = None if fwd is None else _approximate_direction("bwd", x, y, k_bwd, cfg, work, search, progress)
+    fwd = _approximate_direction("fwd", y, x, k_fwd, cfg, work, fill, search, progress)
+    bwd = None if fwd is None else _approximate_direction("bwd", x, y, k_bwd, cfg, work, fill, search, progress)
     return None if fwd is None or bwd is None else KnnResult(*fwd, *bwd)
 
 
 def _approximate_direction(direction: str, db: np.ndarray, queries: np.ndarray, k: int, cfg: MineConfig, work: Path,
-                           search: ShardSearch, progress: bool) -> tuple[np.ndarray, np.ndarray] | None:
+                           fill: IndexFill, search: ShardSearch, progress: bool
+                           ) -> tuple[np.ndarray, np.ndarray] | None:
     """``(idx, sim)``: the k-NN lists of ``queries`` among ``db`` in a ``cfg.index`` index, from the shard files of
-    ``direction`` in ``work``. With shards left, the index is built here (trained on a seeded sample of ``db``),
-    with ``cfg.effort`` as ``nprobe`` or ``efSearch`` (default: tuned to 95% recall on a sample), and ``search``
-    searches the missing shards; ``None`` when IVF would need to scan so many lists that exact search is faster.
-    The index is freed on return."""
+    ``direction`` in ``work``. With shards left, the index is trained here on a seeded sample of ``db``, filled
+    with ``db`` by ``fill``, its effort set to ``cfg.effort`` as ``nprobe`` or ``efSearch`` (default: tuned to 95%
+    recall on a sample), and ``search`` searches the missing shards; ``None`` when IVF would need to scan so many
+    lists that exact search is faster. The index is freed on return."""
     bounds = shard_bounds(len(queries), cfg.shard_rows)
     paths = [approx_shard_path(work, cfg.index, direction, shard) for shard in range(len(bounds))]
     todo = [shard for shard, path in enumerate(paths) if not path.is_file()]
@@ -304,7 +315,7 @@ def _approximate_direction(direction: str, db: np.ndarray, queries: np.ndarray, 
         log.info("k-NN %s %s: reusing %d of %d finished shards in %s", cfg.index, direction, len(bounds) - len(todo),
                  len(bounds), work)
     if todo:
-        index = build_index(db, cfg.index)
+        index = fill(train_index(db, cfg.index), db)
         if not set_search_effort(index, db, queries, k, cfg.effort):
             return None
         found = search(index, queries, bounds, todo, k)
@@ -425,7 +436,7 @@ def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Enco
             x, y = src_u.distinct(x, work / "src-distinct.npy"), tgt_u.distinct(y, work / "tgt-distinct.npy")
             cfg = resolve_index(cfg, len(x), len(y), progress)
             _say(progress, f"[2/3] k-NN search ({_sizes(src_u, tgt_u)}, index={cfg.index}, k={cfg.k})")
-            cands = mine_arrays(x, y, cfg, work, progress)
+            cands = _mine_resolved(x, y, cfg, work, progress)
             _say(progress, f"[3/3] scoring and selecting {len(cands.score)} candidates")
             written = write_pairs(output, cands, src_u, tgt_u, cfg, first_lines=(src.first_line, tgt.first_line))
         except BaseException as exc:
