@@ -147,6 +147,7 @@ def test_ray_index_is_filled_and_searched_on_workers_with_the_single_process_out
 
     src, tgt = write_corpus(tmp_path, *numbered_lines(240, 200))
     cases = {"ivf": MineConfig(k=3, shard_rows=50, index="ivf", effort=2, with_ids=True),  # 5 and 6 lists
+             "ivfpqfs": MineConfig(k=3, shard_rows=50, index="ivfpqfs", effort=2, with_ids=True),  # merged as IVF-PQ
              "auto": MineConfig(k=3, shard_rows=50, index="auto", with_ids=True)}
     for name, cfg in cases.items():
         out = tmp_path / f"{name}-ray.tsv"
@@ -156,9 +157,9 @@ def test_ray_index_is_filled_and_searched_on_workers_with_the_single_process_out
                            RayConfig(chunk_rows=ray_chunk_rows))
         assert out.read_bytes() == single_process(src, tgt, tmp_path / f"{name}-single.tsv", cfg)
         searches = [r.args[-1] for r in caplog.records if "search of shard" in r.getMessage()]  # type: ignore[index]
-        assert len(searches) == (5 + 4 if name == "ivf" else 0)  # source shards, then target shards, on workers
+        assert len(searches) == (0 if name == "auto" else 5 + 4)  # source shards, then target shards, on workers
         fills = [r.args[-1] for r in caplog.records if "filled with threads" in r.getMessage()]  # type: ignore[index]
-        assert len(fills) == (4 + 5 if name == "ivf" else 0)  # target shards into the forward index, then sources
+        assert len(fills) == (0 if name == "auto" else 4 + 5)  # target shards into the forward index, then sources
         assert all({n: c for n, c in threads.items() if n != "torch"} == {"blas": 1, "openmp": 1, "knn": 1}
                    for threads in searches + fills)
     err = capsys.readouterr().err

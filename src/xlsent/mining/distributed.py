@@ -14,8 +14,10 @@ pipeline. With an approximate ``--index``, the driver trains each direction's FA
 sample and serializes it, trained and empty (``faiss.serialize_index``, bytes in a numpy array, no pickle), into
 the object store; one task per database shard adds that shard's vectors on a worker and returns its filled index,
 which the driver merges in shard order (``ray_index_fill``: FAISS's ``merge_from`` concatenates the inverted
-lists, the encoding was done on the workers; ``hnsw`` and ``ivfpqfs`` cannot be merged and are filled on the
-driver, see :func:`xlsent.mining.knn.mergeable`). The filled index goes into the object store in turn and one
+lists, the encoding was done on the workers). ``ivfpqfs`` travels as a plain IVF-PQ with the same 4-bit codes
+(FAISS cannot merge fast-scan lists), whose merged codes the driver packs into fast-scan lists; ``hnsw`` cannot be
+merged and is filled on the driver (see :func:`xlsent.mining.knn.mergeable`). The filled index, the same bytes as
+one fill, goes into the object store in turn and one
 task per query shard searches it on the workers (``ray_shard_search``); the shards are saved and reused as by
 :func:`xlsent.mining.pipeline.approximate_knn`, which both engines share, so the output is the same.
 Embedding chunks are the same row ranges as in ``xlsent embed``, so the output is identical; as there, repeated
@@ -45,7 +47,16 @@ from xlsent.atomic import atomic_path
 from xlsent.checksum import sha256_file
 from xlsent.data.text_input import InputSpec, iter_rows, readable
 from xlsent.encoders.cache import encoder_id
-from xlsent.mining.knn import KnnResult, fill_index, merge_index, mergeable, search_rows, take_rows
+from xlsent.mining.knn import (
+    KnnResult,
+    fill_index,
+    from_shard_form,
+    merge_index,
+    mergeable,
+    search_rows,
+    serialized_shard_form,
+    take_rows,
+)
 from xlsent.mining.pipeline import (
     IndexFill,
     MineConfig,
@@ -169,10 +180,11 @@ def _as_finished(submit: Callable[[int], Any], todo: list[int], most: int, *, or
 
 def ray_index_fill(cpus: int, cpus_per_task: int, shard_rows: int) -> IndexFill:
     """The Ray engine's index fill for :func:`~xlsent.mining.pipeline.approximate_knn`: the trained, empty index
-    serialized into the object store once, one task per database shard of ``shard_rows`` rows adding that shard
-    on a worker (at most two per task slot of the ``cpus`` in flight), and the shards' indexes merged on the
-    driver in shard order (:func:`~xlsent.mining.knn.merge_index`), into the lists one fill makes. An index that
-    is not :func:`~xlsent.mining.knn.mergeable` (``hnsw``, ``ivfpqfs``) is filled on the driver."""
+    serialized into the object store once (:func:`~xlsent.mining.knn.serialized_shard_form`), one task per
+    database shard of ``shard_rows`` rows adding that shard on a worker (at most two per task slot of the ``cpus``
+    in flight), and the shards' indexes merged on the driver in shard order
+    (:func:`~xlsent.mining.knn.merge_index`, :func:`~xlsent.mining.knn.from_shard_form`) into the index one fill
+    makes. An index that is not :func:`~xlsent.mining.knn.mergeable` (``hnsw``) is filled on the driver."""
     import ray
 
     def fill(index: faiss.Index, db: np.ndarray) -> faiss.Index:
@@ -180,18 +192,20 @@ def ray_index_fill(cpus: int, cpus_per_task: int, shard_rows: int) -> IndexFill:
             log.info("a %s cannot be merged from shards: its vectors are added on the driver", type(index).__name__)
             return fill_index(index, db)
         task = ray.remote(num_cpus=cpus_per_task, max_retries=TASK_RETRIES)(_fill_task)
-        index_ref = ray.put(faiss.serialize_index(index))  # one copy per node, shared by its tasks
+        form = serialized_shard_form(index)
+        index_ref = ray.put(form)  # one copy per node, shared by its tasks
         bounds = shard_bounds(len(db), shard_rows)
 
         def submit(shard: int) -> Any:
             lo, hi = bounds[shard]
             return task.remote(index_ref, take_rows(db, np.arange(lo, hi)))
 
+        merged = faiss.deserialize_index(form)
         shards = _as_finished(submit, list(range(len(bounds))), _in_flight(cpus, cpus_per_task), ordered=True)
         for shard, (part, threads) in shards:
             log.debug("index shard %d filled with threads %s", shard, threads)
-            merge_index(index, faiss.deserialize_index(part))
-        return index
+            merge_index(merged, faiss.deserialize_index(part))
+        return from_shard_form(index, merged)
 
     return fill
 
@@ -309,7 +323,7 @@ def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: st
     """Mine ``src`` x ``tgt`` on Ray into ``output`` (same format and result as ``mine_files``), resumable
     through the work folder (``OUTPUT.work/`` unless ``work_dir``). With an approximate ``cfg.index`` each index
     is trained on the driver, over the memory-mapped embeddings, filled on the workers, one task per database
-    shard (on the driver for ``hnsw`` and ``ivfpqfs``), merged on the driver and searched on the workers, one task
+    shard (on the driver for ``hnsw``), merged on the driver and searched on the workers, one task
     per query shard."""
     import ray
 

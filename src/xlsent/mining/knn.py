@@ -23,6 +23,7 @@ import mmap
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import faiss
 import numpy as np
@@ -43,6 +44,7 @@ CHUNK_ROWS = 1 << 16
 # corpora of millions of rows use fewer lists and points, so that training takes a minute rather than ten.
 IVF_SHAPE = {"ivf": (4, 256), "ivfpq": (4, 256), "ivfsq": (2, 64), "ivfpqfs": (2, 64)}
 REFINE_FACTOR = 8
+FaissIndex = TypeVar("FaissIndex", bound=faiss.Index)
 
 
 @dataclass(frozen=True)
@@ -376,17 +378,72 @@ def fill_index(index: faiss.Index, y: np.ndarray) -> faiss.Index:
 
 
 def mergeable(index: faiss.Index) -> bool:
-    """Whether ``index`` can be filled in consecutive parts, merged by :func:`merge_index` into the lists that one
-    :func:`fill_index` makes, byte for byte: the kinds ``flat``, ``ivf``, ``ivfpq`` and ``ivfsq``. Not ``hnsw``
-    (FAISS cannot merge graphs), nor ``ivfpqfs``: FAISS's merge of fast-scan lists (``BlockInvertedLists``, faiss
-    1.15) overruns its buffer when a list already holds a non-zero multiple of ``block_size`` entries."""
+    """Whether the trained ``index`` can be filled in consecutive parts, each a fill of
+    :func:`serialized_shard_form` merged in order by :func:`merge_index` and turned back by :func:`from_shard_form`,
+    into the index that one :func:`fill_index` makes, byte for byte: every kind but ``hnsw`` (FAISS cannot merge
+    graphs). ``ivfpqfs`` is filled as a plain IVF-PQ: FAISS's merge of fast-scan lists (``BlockInvertedLists``,
+    faiss 1.15) overruns its buffer when a list already holds a non-zero multiple of ``block_size`` entries."""
+    if isinstance(index, faiss.IndexRefine):
+        return (isinstance(faiss.downcast_index(index.base_index), faiss.IndexIVFPQFastScan)
+                and isinstance(faiss.downcast_index(index.refine_index), faiss.IndexFlatCodes))
     return isinstance(index, faiss.IndexFlat | faiss.IndexIVFFlat | faiss.IndexIVFPQ | faiss.IndexIVFScalarQuantizer)
 
 
+def _downcast(index: faiss.Index, cls: type[FaissIndex]) -> FaissIndex:
+    """``index`` (a generic FAISS proxy) as the ``cls`` it is; a ``TypeError`` if it is not one."""
+    index = faiss.downcast_index(index)
+    if not isinstance(index, cls):
+        raise TypeError(f"expected a FAISS {cls.__name__}, got a {type(index).__name__}")
+    return index
+
+
+def _plain_ivfpq(fast: faiss.IndexIVFPQFastScan) -> faiss.IndexIVFPQ:
+    """An empty ``IndexIVFPQ`` that encodes as the trained fast-scan ``fast`` (its coarse quantizer, borrowed, its
+    4-bit PQ codebook and residual encoding), with the codes in plain inverted lists."""
+    plain = faiss.IndexIVFPQ(fast.quantizer, fast.d, fast.nlist, fast.pq.M, fast.pq.nbits, fast.metric_type)
+    plain.pq, plain.by_residual, plain.is_trained = fast.pq, fast.by_residual, True
+    return plain
+
+
+def serialized_shard_form(index: faiss.Index) -> np.ndarray:
+    """The trained, empty, :func:`mergeable` ``index`` in the form its shards are filled in and merged, serialized
+    (``faiss.serialize_index``, no pickle): ``index`` itself, or for ``ivfpqfs`` an ``IndexRefine`` (same
+    ``k_factor``) over the plain IVF-PQ that encodes as its fast-scan index and a copy of its refine index."""
+    if not isinstance(index, faiss.IndexRefine):
+        return faiss.serialize_index(index)
+    form = faiss.IndexRefine(_plain_ivfpq(_downcast(index.base_index, faiss.IndexIVFPQFastScan)), index.refine_index)
+    form.k_factor = index.k_factor
+    return faiss.serialize_index(form)
+
+
 def merge_index(into: faiss.Index, part: faiss.Index) -> None:
-    """Move the rows of ``part`` into ``into`` (both :func:`mergeable`, trained alike), numbered on from
-    ``into.ntotal``: ``part`` holds the rows that follow those of ``into``, numbered from 0."""
+    """Move the rows of ``part`` into ``into`` (both filled from one :func:`serialized_shard_form`), numbered on
+    from ``into.ntotal``: ``part`` holds the rows that follow those of ``into``, numbered from 0."""
+    if isinstance(into, faiss.IndexRefine):
+        other = _downcast(part, faiss.IndexRefine)
+        for mine, theirs in ((into.base_index, other.base_index), (into.refine_index, other.refine_index)):
+            merge_index(faiss.downcast_index(mine), faiss.downcast_index(theirs))
+        into.ntotal = into.refine_index.ntotal
+        return
     into.merge_from(part, into.ntotal if isinstance(into, faiss.IndexIVF) else 0)
+
+
+def from_shard_form(trained: faiss.Index, merged: faiss.Index) -> faiss.Index:
+    """The index that :func:`fill_index` would make of ``trained``, byte for byte, from ``merged``: the
+    :func:`serialized_shard_form` of ``trained`` with all its rows, filled and merged in parts. ``merged`` itself,
+    or for ``ivfpqfs`` a new index with its PQ codes packed into fast-scan lists, which takes over its coarse
+    quantizer and refine index (``merged`` keeps only its plain lists, freed with it, and is not to be used)."""
+    if not isinstance(trained, faiss.IndexRefine):
+        return merged
+    form = _downcast(merged, faiss.IndexRefine)
+    plain = _downcast(form.base_index, faiss.IndexIVFPQ)
+    fast = faiss.IndexIVFPQFastScan(plain, _downcast(trained.base_index, faiss.IndexIVFPQFastScan).bbs)
+    index = faiss.IndexRefine(fast, form.refine_index)
+    index.k_factor = trained.k_factor
+    plain.own_fields, fast.own_fields = False, True  # the coarse quantizer changes hands
+    form.own_refine_index, index.own_fields, index.own_refine_index = False, True, True  # and so do both parts
+    fast.this.disown()  # type: ignore[attr-defined]  # SWIG's proxy: deleted by ``index``, not by Python
+    return index
 
 
 def search_rows(index: faiss.Index, queries: np.ndarray, lo: int, hi: int, k: int) -> tuple[np.ndarray, np.ndarray]:
