@@ -29,13 +29,25 @@ distinct sources at cosine ``--planted-cos`` (0.85): the planted translations; t
 independent random unit vectors; which source goes to which target row is shuffled. The corpus is
 generated in chunks into ``.npy`` files (``$TMPDIR``, 3 GiB at 1M x 384-d) outside the measured process.
 
-The measured process reads them as memmaps (rows come in with explicit file reads, never whole), builds an
-``--approx-index`` index over each side (default ``ivfpqfs``: IVF with 2·sqrt(N) lists, k-means on 64
-points per list, 4-bit PQ codes scanned with FAISS's fast-scan kernels, the best 8·k re-ranked by 8-bit
-scalar-quantised vectors; ``ivfsq``: the same lists holding 8-bit scalar-quantised vectors, accurate but
-about 20 times slower to scan), searches both directions with ``--approx-nprobe`` lists, and mines as above.
-build s: training and filling both indexes; search s: both directions; margin s: scoring and selection;
-total s: their sum. Peak RSS is that of the whole process (interpreter, libraries, indexes, k-NN lists).
+The measured process opens them as memmaps (rows come in with explicit file reads, never whole) and runs
+the k-NN search of ``xlsent mine --index KIND --nprobe NPROBE`` (``--index auto`` picks ``ivfpqfs`` at 1M;
+without ``--nprobe`` the pipeline tunes nprobe instead): :func:`xlsent.mining.pipeline.approximate_knn` with a
+:class:`~xlsent.mining.pipeline.MineConfig` of ``index=--approx-index``, ``effort=--approx-nprobe``, ``k``
+and the defaults otherwise. It runs one direction at a time, sources searched among targets then targets
+among sources: an ``--approx-index`` index over the database side (default ``ivfpqfs``: IVF, 4-bit PQ codes
+scanned with FAISS's fast-scan kernels, the best 8·k re-ranked by 8-bit scalar-quantised vectors;
+``ivfsq``: the same lists holding 8-bit scalar-quantised vectors, accurate but about 20 times slower to
+scan) is trained by k-means on a sample of 64 points per list (the pipeline's seed 0), filled with that
+side, searched with ``--approx-nprobe`` lists by query shards of ``MineConfig.shard_rows`` (200k) rows,
+each saved as a file in a work folder (made empty beside the corpus, so nothing is reused; removed with
+it), and freed before the other direction. The lists are the pipeline's default,
+:func:`xlsent.mining.knn.default_nlist` (2·sqrt(N) for these kinds): the pipeline takes no nlist, so
+neither does the bench. Then the pairs are mined as above. build s: per direction, from its start to the
+end of its index fill (sample k-means training and filling, plus milliseconds of bookkeeping: listing the
+shard files, and before the backward direction reading back the forward ones), summed over both
+directions; search s: the rest of the k-NN step (setting nprobe, searching the query shards, completing,
+writing and reading back their files); margin s: scoring and selection; total s: their sum. Peak RSS is
+that of the whole process (interpreter, libraries, the index of one direction at a time, k-NN lists).
 The process runs with ``OMP_WAIT_POLICY=PASSIVE`` unless it is set: FAISS's OpenMP threads then sleep
 instead of spinning while they wait, without which PQ training (thousands of tiny parallel steps) ran up
 to 100 times slower on cores that another process was using.
@@ -75,6 +87,7 @@ import math
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -234,27 +247,49 @@ def exact_forward_best(sample: SampleKnn) -> np.ndarray:
     return sample.fwd_idx[np.arange(len(scores)), scores.argmax(axis=1)]
 
 
-def run_approx(folder: Path, kind: str, k: int, nlist: int | None, nprobe: int, sample: int,
-               seed: int) -> dict[str, float]:
-    """Mine the corpus of :func:`planted_corpus` in ``folder`` with ``kind`` indexes of ``nlist`` lists searched
-    with ``nprobe``: timings, this process's peak RSS from the start of mining, pairs, and recall of the
-    exact forward margin-best targets of a seeded ``sample`` of sources (all and planted ones)."""
-    from xlsent.mining.knn import approx_bidirectional_knn, build_index, default_nlist, sample_bidirectional_knn
+def run_approx(folder: Path, kind: str, k: int, nprobe: int, sample: int, seed: int) -> dict[str, float]:
+    """Mine the corpus of :func:`planted_corpus` in ``folder`` as ``xlsent mine --index kind --nprobe nprobe`` does:
+    :func:`xlsent.mining.pipeline.approximate_knn` over the memmapped sides, its query shards saved in the work
+    folder ``folder/work`` (made here, so it must not exist), then ratio margin with max retrieval. Timings (see
+    the module's notes for build s and search s), this process's peak RSS from the start of mining, pairs, and
+    recall of the exact forward margin-best targets of a seeded ``sample`` of sources (all and planted ones)."""
+    import faiss
+
+    from xlsent.mining import pipeline
+    from xlsent.mining.knn import fill_index, sample_bidirectional_knn
     from xlsent.mining.margin import Margin, Mode, select_candidates
 
     x, y = (np.load(folder / f"{side}.npy", mmap_mode="r") for side in ("x", "y"))
-    lists = nlist or default_nlist(len(y), kind)
+    cfg = pipeline.MineConfig(k=k, index=kind, effort=nprobe)
+    work = folder / "work"
+    work.mkdir()  # empty: no finished shard is reused
+    marks: list[float] = []  # per direction: the end of its index fill, then the end of its shard search
+    lists: list[int] = []
+
+    def fill(index: faiss.Index, db: np.ndarray) -> faiss.Index:
+        filled = fill_index(index, db)
+        marks.append(time.perf_counter())
+        lists.append(faiss.extract_index_ivf(filled).nlist)
+        return filled
+
+    def search(index: faiss.Index, queries: np.ndarray, bounds: list[tuple[int, int]], todo: list[int],
+               nearest: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        yield from pipeline.search_shards_locally(index, queries, bounds, todo, nearest)
+        marks.append(time.perf_counter())
+
     _reset_peak_rss()
     start = time.perf_counter()
-    indexes = build_index(y, kind, nlist=lists, seed=seed), build_index(x, kind, nlist=lists, seed=seed)
-    built = time.perf_counter()
-    knn = approx_bidirectional_knn(x, y, k, kind, effort=nprobe, indexes=indexes)
-    del indexes
+    knn = pipeline.approximate_knn(x, y, cfg, work, fill=fill, search=search)
     searched = time.perf_counter()
+    if knn is None:
+        raise RuntimeError(f"pipeline.approximate_knn gave no {kind} k-NN lists: IVF would need to scan so many lists "
+                           f"that exact search is faster (xlsent mine would search exactly)")
+    fwd_filled, fwd_searched, bwd_filled, _ = marks
+    build_s = (fwd_filled - start) + (bwd_filled - fwd_searched)
     pairs = select_candidates(knn.fwd_idx, knn.fwd_sim, knn.bwd_idx, knn.bwd_sim, margin=Margin.RATIO, mode=Mode.MAX)
     done = time.perf_counter()
-    stats = {"nlist": lists, "build_s": built - start, "search_s": searched - built, "margin_s": done - searched,
-             "total_s": done - start, "rss_mib": _peak_rss_mib(), "pairs": len(pairs[0])}
+    stats = {"nlist": lists[0], "build_s": build_s, "search_s": searched - start - build_s,
+             "margin_s": done - searched, "total_s": done - start, "rss_mib": _peak_rss_mib(), "pairs": len(pairs[0])}
     rows = np.sort(np.random.default_rng(seed).choice(len(x), min(sample, len(x)), replace=False))
     approx_best = select_candidates(knn.fwd_idx, knn.fwd_sim, knn.bwd_idx, knn.bwd_sim, margin=Margin.RATIO,
                                     mode=Mode.FORWARD)[1][rows]
@@ -282,13 +317,12 @@ def _approx_in_subprocess(n: int, args: argparse.Namespace, tmp: Path) -> tuple[
     gen_s, _ = _timed(lambda: planted_corpus(folder, n, args.dim, args.planted, args.planted_cos, args.seed))
     cmd = [sys.executable, str(Path(__file__).resolve()), "--approx-worker", str(folder), "--approx-index",
            args.approx_index, "--approx-nprobe", str(args.approx_nprobe), "--k", str(args.k), "--recall-sample",
-           str(args.recall_sample), "--seed", str(args.seed)] + (["--nlist", str(args.nlist)] if args.nlist else [])
+           str(args.recall_sample), "--seed", str(args.seed)]
     env = {**os.environ, "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "PASSIVE")}
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     finally:
-        for f in folder.iterdir():
-            f.unlink()
+        shutil.rmtree(folder)  # the corpus and the work folder: 3 GiB at 1M
     if done.returncode:
         raise RuntimeError(f"the approximate run at N={n} failed (exit {done.returncode}):\n{done.stderr[-4000:]}")
     return gen_s, json.loads(done.stdout.splitlines()[-1])
@@ -422,11 +456,15 @@ def ship_recall_from(path: Path) -> Path | None:
 
 def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: Path, record: BenchRecord) -> None:
     """Run and print the approximate table on planted corpora, adding its rows to ``record``."""
+    from xlsent.mining.pipeline import MineConfig
+
+    shard_rows = MineConfig().shard_rows
     print(f"APPROXIMATE: SYNTHETIC corpus with planted translations ({args.dim}-d, seed {args.seed}): random unit "
           f"sources;\n{args.planted:.0%} of the targets are noisy copies of a source at cosine {args.planted_cos}, "
-          f"the others random unit vectors; rows shuffled.\n{args.approx_index} index on each side, nprobe="
-          f"{args.approx_nprobe}, k={args.k}, ratio margin, max retrieval (1:1). Recall: share of "
-          f"{args.recall_sample} sampled\nsources whose exact forward margin-best target the index run picks too "
+          f"the others random unit vectors; rows shuffled.\nk-NN as `xlsent mine --index {args.approx_index} --nprobe "
+          f"{args.approx_nprobe}`: pipeline.approximate_knn, one direction at a time,\nquery shards saved to a work "
+          f"folder, memmapped inputs; k={args.k}, ratio margin, max retrieval (1:1).\nRecall: share of "
+          f"{args.recall_sample} sampled sources whose exact forward margin-best target the index run picks too\n"
           f"(all sampled / planted only).\nTargets at N >= 1M: total <= {TARGET_S // 60} min, peak RSS of the whole "
           f"process <= {TARGET_RSS_MIB} MiB, planted recall >= {TARGET_RECALL}.")
     record.notes += [
@@ -434,11 +472,17 @@ def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: P
         f"N random unit sources; {args.planted:.0%} of the N targets are noisy copies of distinct sources at cosine "
         f"{args.planted_cos}, the others independent random unit vectors; rows shuffled. Written to disk and read "
         f"as memmaps by a fresh process.",
-        f"{args.approx_index} index on each side, nprobe={args.approx_nprobe}, k={args.k}, ratio margin, max "
-        f"retrieval (1:1). RSS MiB: peak RSS of the whole mining process. Recall: share of {args.recall_sample} "
-        f"sampled sources whose exact forward margin-best target the index run picks too (all sampled / those with "
-        f"a planted copy). Targets at N >= 1M: total <= {TARGET_S // 60} min, peak RSS <= {TARGET_RSS_MIB} MiB, "
-        f"planted recall >= {TARGET_RECALL}."]
+        f"k-NN measured on the path of `xlsent mine --index {args.approx_index} --nprobe {args.approx_nprobe}`: "
+        f"xlsent.mining.pipeline.approximate_knn over the memmapped inputs, one direction at a time (an index over "
+        f"one side with the pipeline's default nlist, xlsent.mining.knn.default_nlist, trained by k-means on a "
+        f"sample, filled, searched by query shards of {shard_rows} rows, each saved to a work folder on disk, and "
+        f"freed before the other direction). build s: per direction, its start to the end of its index fill "
+        f"(training and filling), summed; search s: the rest of the k-NN step (nprobe set, shards searched, written "
+        f"and read back). "
+        f"k={args.k}, ratio margin, max retrieval (1:1). RSS MiB: peak RSS of the whole mining process. Recall: "
+        f"share of {args.recall_sample} sampled sources whose exact forward margin-best target the index run picks "
+        f"too (all sampled / those with a planted copy). Targets at N >= 1M: total <= {TARGET_S // 60} min, peak "
+        f"RSS <= {TARGET_RSS_MIB} MiB, planted recall >= {TARGET_RECALL}."]
     header = (f"{'N':>7} {'index':<8} {'nlist':>5} {'nprobe':>6} {'build s':>8} {'search s':>8} {'margin s':>8} "
               f"{'total s':>8} {'RSS MiB':>8} {'vs exact*':>9} {'recall':>6} {'planted':>7}  targets")
     print(header)
@@ -471,14 +515,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--approx-sizes", type=int, nargs="*", default=[TARGET_N],
                         help="N of the approximate section (none: skip it)")
     parser.add_argument("--approx-index", choices=APPROX_KINDS, default=APPROX_KINDS[0],
-                        help="index kind of the approximate section (see xlsent.mining.knn.build_index)")
+                        help="index kind of the approximate section (see xlsent.mining.knn.train_index)")
     parser.add_argument("--approx-nprobe", type=int, default=128,
-                        help="IVF lists searched in the approximate section (128 of the 2000 at 1M)")
-    parser.add_argument("--nlist", type=int, help="IVF lists of the approximate section (default 2·sqrt(N))")
+                        help="IVF lists searched in the approximate section (128 of the 2000 at 1M; the lists are the "
+                             "pipeline's default, xlsent.mining.knn.default_nlist)")
     parser.add_argument("--planted", type=float, default=0.3, help="fraction of targets that copy a source")
     parser.add_argument("--planted-cos", type=float, default=0.85, help="cosine of a planted copy to its source")
     parser.add_argument("--recall-sample", type=int, default=2000, help="sources whose exact pairs measure recall")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the planted corpus, samples and k-means")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the planted corpus and the recall sample (the index's k-means sample is the "
+                             "pipeline's, seed 0)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP + "; there, the approximate runs' "
                         "recall is also written into the recall shipped with xlsent")
     parser.add_argument("--ship-recall-from", type=Path, metavar="RECORD",
@@ -495,7 +541,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(stats))
         return 0
     if args.approx_worker:
-        print(json.dumps(run_approx(args.approx_worker, args.approx_index, args.k, args.nlist, args.approx_nprobe,
+        print(json.dumps(run_approx(args.approx_worker, args.approx_index, args.k, args.approx_nprobe,
                                     args.recall_sample, args.seed)))
         return 0
     if args.ship_recall_from:

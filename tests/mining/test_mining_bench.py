@@ -11,6 +11,7 @@ import pytest
 from xlsent.mining import knn as knn_module
 from xlsent.mining.knn import bidirectional_knn, sample_bidirectional_knn
 from xlsent.mining.margin import Margin, Mode, select_candidates
+from xlsent.mining.pipeline import approx_shard_path
 
 
 def test_exact_methods_mine_the_same_pairs(bench: ModuleType) -> None:
@@ -56,16 +57,30 @@ def test_approximate_run_finds_the_planted_pairs(bench: ModuleType, kind: str, t
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(knn_module, "cores", lambda: 1)  # busy shared cores make multi-threaded k-means crawl
     bench.planted_corpus(tmp_path, 3000, 64, 0.3, 0.85, 0)
-    stats = bench.run_approx(tmp_path, kind, 4, None, 16, 500, 0)
-    assert stats["nlist"] == knn_module.default_nlist(3000, kind)
+    stats = bench.run_approx(tmp_path, kind, 4, 16, 500, 0)
+    assert stats["nlist"] == knn_module.default_nlist(3000, kind)  # the pipeline's default
+    # mined by xlsent mine's path: one query shard file per direction (shards of 200k rows) in the work folder
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == [
+        approx_shard_path(tmp_path / "work", kind, direction, 0).name for direction in ("bwd", "fwd")]
     assert stats["sampled"] == 500 and 100 < stats["sampled_planted"] < 200
     assert stats["exact_is_planted"] == 1.0 and stats["recall_planted"] >= 0.95
     assert 0 < stats["recall_all"] <= 1 and stats["pairs"] >= 900
-    assert stats["total_s"] >= stats["build_s"] + stats["search_s"] and stats["rss_mib"] > 0
+    assert stats["build_s"] > 0 and stats["search_s"] > 0 and stats["rss_mib"] > 0
+    assert stats["total_s"] == pytest.approx(stats["build_s"] + stats["search_s"] + stats["margin_s"])
     assert bench._verdict(3000, stats).startswith("-")
     fast = stats | {"total_s": 60.0, "rss_mib": 1024.0}  # this process's RSS depends on the tests run before
     assert bench._verdict(10**6, fast) == "PASS"
     assert bench._verdict(10**6, fast | {"total_s": 10**4, "recall_planted": 0.9}) == "FAIL (time, recall)"
+
+
+def test_an_approximate_run_that_falls_back_to_exact_search_fails(bench: ModuleType, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from xlsent.mining import pipeline
+
+    monkeypatch.setattr(pipeline, "approximate_knn", lambda *args, **kwargs: None)  # IVF would need too many lists
+    bench.planted_corpus(tmp_path, 200, 8, 0.3, 0.85, 0)
+    with pytest.raises(RuntimeError, match="exact search is faster"):
+        bench.run_approx(tmp_path, "ivfsq", 4, 4, 50, 0)
 
 
 def test_the_recall_is_shipped_from_the_default_record_or_on_request(bench: ModuleType, tmp_path: Path,
