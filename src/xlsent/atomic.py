@@ -13,7 +13,8 @@ from typing import IO, Any
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success rename it onto ``path``.
+    """Yield a temporary path beside ``path``; on success rename it onto ``path``, readable by all (0644) even when
+    the writer replaced the temporary file with one of its own (safetensors writes 0600 files).
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -27,9 +28,9 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
-    tmp_path.chmod(0o644)
     try:
         yield tmp_path
+        tmp_path.chmod(0o644)
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():
