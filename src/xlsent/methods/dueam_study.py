@@ -63,6 +63,19 @@ TATOEBA_GROUPS = {
 """Tatoeba languages of the paper's tables: appendix Table 14 (the trained languages), Table 4, and Table 5 (four
 zero-shot and two small-data under-resourced languages)."""
 FIGURE2_LANGS = ("deu", "fra", "hin")
+
+
+def tatoeba_langs(given: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The main study's Tatoeba languages from ``--tatoeba-langs``: ``None`` (all 112) when not given, and ``paper``
+    expanded to the languages of :data:`TATOEBA_GROUPS`, each once.
+
+    >>> len(tatoeba_langs(["paper"])), tatoeba_langs(["deu", "fra"]), tatoeba_langs(None)
+    (18, ('deu', 'fra'), None)
+    """
+    if not given:
+        return None
+    expanded = [lang for code in given for lang in (sum(TATOEBA_GROUPS.values(), ()) if code == "paper" else (code,))]
+    return tuple(dict.fromkeys(expanded))
 BUCC_SETS = ("zh", "de", "fr", "ru")
 """Table 3's pairs: the zh-en BUCC 2018 sample, and de/fr/ru-en BUCC-style sets built from newstest."""
 LAMBDAS = (0.0003, 0.003, 0.03, 0.3)
@@ -471,7 +484,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=1500, help="steps of the main and zero-shot models")
     parser.add_argument("--ablation-steps", type=int, default=500, help="steps of the Figure 2 and 3 models")
     parser.add_argument("--max-pairs", type=int, default=20000, help="training pairs sampled from XNLI dev")
-    parser.add_argument("--tatoeba-langs", nargs="+", help="Tatoeba languages of the main study (default all 112)")
+    parser.add_argument("--tatoeba-langs", nargs="+", help="Tatoeba languages of the main study (default all 112); "
+                        "'paper': the 18 of the paper's tables (TATOEBA_GROUPS)")
     parser.add_argument("--full", action="store_true", help="main study: also a fully fine-tuned weakly supervised "
                         "model (paper lr 2e-5)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -489,7 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wrote {path}")
         return 0
     settings = StudySettings(args.steps, args.ablation_steps, args.max_pairs, Path(args.models), args.data,
-                             tuple(args.tatoeba_langs) if args.tatoeba_langs else None, args.full, tuple(args.set),
+                             tatoeba_langs(args.tatoeba_langs), args.full, tuple(args.set),
                              args.backbone)
     for path in run_studies(args.studies, settings, Path(args.out)):
         print(f"wrote {path}")
