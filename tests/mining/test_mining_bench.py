@@ -9,17 +9,70 @@ import numpy as np
 import pytest
 
 from xlsent.mining import knn as knn_module
-from xlsent.mining.knn import bidirectional_knn, sample_bidirectional_knn
+from xlsent.mining.knn import KnnResult, bidirectional_knn, sample_bidirectional_knn
 from xlsent.mining.margin import Margin, Mode, select_candidates
 from xlsent.mining.pipeline import approx_shard_path
 
 
 def test_exact_methods_mine_the_same_pairs(bench: ModuleType) -> None:
     runs = {m: bench.run_method(m, 400, 16, 4, 1, 4) for m in ("faiss-2pass", "one-pass", "ivf-fixed")}
-    base_pairs, (ours_stats, ours_pairs) = runs["faiss-2pass"][1], runs["one-pass"]
+    (_, base_pairs, base_knn), (ours_stats, ours_pairs, ours_knn) = runs["faiss-2pass"], runs["one-pass"]
     assert bench._pair_set(ours_pairs) == bench._pair_set(base_pairs)
+    assert bench.compare_pairs(base_pairs, base_knn, ours_pairs, ours_knn).text() == "same pairs"
     assert len(base_pairs) >= 200 and ours_stats["total_s"] > 0 and ours_stats["rss_mib"] >= 0
-    assert runs["ivf-fixed"][1].shape[1] == 2
+    assert runs["ivf-fixed"][1].shape[1] == 2 and ours_knn.fwd_idx.shape == (400, 4)
+
+
+def _exact_knn(sims: np.ndarray, k: int) -> KnnResult:
+    """Exact k-NN lists of a hand-written similarity matrix (sources x targets), best first."""
+    fwd_idx, bwd_idx = (np.argsort(-m, axis=1, kind="stable")[:, :k] for m in (sims, sims.T))
+    return KnnResult(fwd_idx, np.take_along_axis(sims, fwd_idx, 1), bwd_idx, np.take_along_axis(sims.T, bwd_idx, 1))
+
+
+def _mined(knn: KnnResult) -> np.ndarray:
+    src, tgt, _ = select_candidates(knn.fwd_idx, knn.fwd_sim, knn.bwd_idx, knn.bwd_sim, margin=Margin.RATIO,
+                                    mode=Mode.MAX)
+    return np.stack([src, tgt], axis=1)
+
+
+def test_pairs_are_compared_up_to_near_ties_and_real_differences_still_differ(bench: ModuleType) -> None:
+    # Targets 0 and 1 have the same k-NN similarities, so source 0 (at 0.8 to both) scores both the same ratio margin
+    # (0.8 / ((0.8 + 0.55) / 2)); a float32-sized change (1e-7) of one cosine decides which one it takes.
+    sims = np.array([[0.8, 0.8, 0.1], [0.2, 0.3, 0.7], [0.3, 0.2, 0.6]], np.float32)
+    a, b, real = sims.copy(), sims.copy(), sims.copy()
+    a[0, 1] -= 1e-7  # "method a" rounds (0, 1) down: source 0 takes target 0
+    b[0, 0] -= 1e-7  # "method b" rounds (0, 0) down: source 0 takes target 1
+    real[0, 1] -= 1e-7
+    real[2, 2] = 0.9  # a real difference: source 2 now beats source 1 to target 2 (margin 1.29 against 1.08)
+    knn = {name: _exact_knn(m, 2) for name, m in (("a", a), ("b", b), ("real", real))}
+    pairs = {name: _mined(lists) for name, lists in knn.items()}
+    assert bench._pair_set(pairs["a"]) == {(0, 0), (1, 2)} and bench._pair_set(pairs["b"]) == {(0, 1), (1, 2)}
+    assert bench._pair_set(pairs["real"]) == {(0, 0), (2, 2)}
+
+    src_tied, tgt_tied = bench.near_tie_sentences(knn["a"])
+    assert src_tied.tolist() == [True, False, False] and not tgt_tied.any()
+    assert bench.compare_pairs(pairs["a"], knn["a"], pairs["a"], knn["a"]).text() == "same pairs"
+    tie = bench.compare_pairs(pairs["a"], knn["a"], pairs["b"], knn["b"])
+    assert (tie.not_shared, tie.near_tie, tie.ties, tie.differ) == (2, 2, 1, 0)
+    assert tie.text() == "same pairs up to 1 near-tie (2 pairs not shared; competing scores within 1e-05 relative)"
+    strict = bench.compare_pairs(pairs["a"], knn["a"], pairs["b"], knn["b"], rtol=1e-9)  # 1e-7 is no tie at 1e-9
+    assert strict.differ == 2 and strict.text() == "PAIRS DIFFER (2 not shared)"
+
+    differ = bench.compare_pairs(pairs["a"], knn["a"], pairs["real"], knn["real"])
+    assert (differ.not_shared, differ.near_tie, differ.differ) == (2, 0, 2)
+    assert differ.text() == "PAIRS DIFFER (2 not shared)"
+    both = bench.compare_pairs(pairs["b"], knn["b"], pairs["real"], knn["real"])  # the tie and the real difference
+    assert (both.not_shared, both.near_tie, both.ties, both.differ) == (4, 2, 1, 2)
+    assert both.text() == "PAIRS DIFFER (2 not shared, 2 more at near-ties)"
+
+
+def test_knn_lists_that_differ_only_at_the_kth_place_are_a_near_tie(bench: ModuleType) -> None:
+    idx, sim = np.array([[4, 7]]), np.array([[0.5, 0.3]], np.float32)
+    other_idx, rounded = np.array([[4, 9]]), np.array([[0.5, 0.3 + 1e-7]], np.float32)  # 9 or 7 comes 2nd: rounding
+    assert bench._boundary_ties(idx, sim, other_idx, rounded, 1e-5).tolist() == [True]
+    far = np.array([[0.5, 0.31]], np.float32)  # neighbour 9 found 0.01 above the k-th of the other list: no tie
+    assert bench._boundary_ties(idx, sim, other_idx, far, 1e-5).tolist() == [False]
+    assert bench._boundary_ties(idx, sim, idx, far, 1e-5).tolist() == [False]  # same neighbours: nothing to excuse
 
 
 def test_unit_vectors_are_unit_and_seeded(bench: ModuleType) -> None:
