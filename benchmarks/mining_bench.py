@@ -376,16 +376,6 @@ class PairComparison(NamedTuple):  # not a dataclass: those need this file in sy
         return "same pairs"
 
 
-def _ratio_scores(knn: KnnResult) -> tuple[np.ndarray, np.ndarray]:
-    """Ratio-margin scores (float64) of the forward ``(n_x, k)`` and backward ``(n_y, k)`` lists of ``knn``, as
-    :func:`xlsent.mining.margin.select_candidates` computes them."""
-    from xlsent.mining.margin import Margin, margin_scores
-
-    fwd_mean, bwd_mean = (np.asarray(sim).mean(axis=1, dtype=np.float64) for sim in (knn.fwd_sim, knn.bwd_sim))
-    return (margin_scores(knn.fwd_sim, fwd_mean[:, None], bwd_mean[knn.fwd_idx], Margin.RATIO),
-            margin_scores(knn.bwd_sim, bwd_mean[:, None], fwd_mean[knn.bwd_idx], Margin.RATIO))
-
-
 def _close(a: np.ndarray, b: np.ndarray, rtol: float) -> np.ndarray:
     """``|a - b| <= rtol·max(|a|, |b|)``, elementwise."""
     return np.abs(a - b) <= rtol * np.maximum(np.abs(a), np.abs(b))
@@ -415,7 +405,9 @@ def near_tie_sentences(knn: KnnResult, rtol: float = NEAR_TIE_RTOL) -> tuple[np.
     near-tie: the best two margin scores of its k-NN list are within ``rtol`` relative, or two of the candidate
     pairs that claim it in the 1:1 selection (the margin-best target of each source, the margin-best source of
     each target) are."""
-    fwd, bwd = _ratio_scores(knn)
+    from xlsent.mining.margin import Margin, neighbour_scores
+
+    fwd, bwd = neighbour_scores(knn.fwd_idx, knn.fwd_sim, knn.bwd_idx, knn.bwd_sim, Margin.RATIO)
     src_tied, tgt_tied = _list_ties(fwd, rtol), _list_ties(bwd, rtol)
     rows_x, rows_y = np.arange(len(fwd)), np.arange(len(bwd))
     best_f, best_b = fwd.argmax(axis=1), bwd.argmax(axis=1)

@@ -53,10 +53,25 @@ def margin_scores(cos: np.ndarray, fwd_mean: np.ndarray, bwd_mean: np.ndarray, m
     return np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape)).copy()
 
 
-def _best(idx: np.ndarray, sim: np.ndarray, own_mean: np.ndarray, other_mean: np.ndarray,
-          margin: Margin) -> tuple[np.ndarray, np.ndarray]:
+def neighbour_scores(fwd_idx: np.ndarray, fwd_sim: np.ndarray, bwd_idx: np.ndarray, bwd_sim: np.ndarray,
+                     margin: Margin | str = Margin.RATIO) -> tuple[np.ndarray, np.ndarray]:
+    """Margin score (float64) of every neighbour in the forward ``(n_x, k)`` and backward ``(n_y, k)`` k-NN lists,
+    the means of the similarity rows being the neighbourhoods (as :func:`select_candidates` scores them).
+
+    >>> fwd, bwd = neighbour_scores(np.array([[0]]), np.array([[0.5]]), np.array([[0]]), np.array([[0.5]]))
+    >>> fwd.tolist(), bwd.tolist()
+    ([[1.0]], [[1.0]])
+    """
+    margin = Margin(margin)
+    fwd_idx, fwd_sim, bwd_idx, bwd_sim = (np.asarray(a) for a in (fwd_idx, fwd_sim, bwd_idx, bwd_sim))
+    fwd_mean = fwd_sim.mean(axis=1, dtype=np.float64)
+    bwd_mean = bwd_sim.mean(axis=1, dtype=np.float64)
+    return (margin_scores(fwd_sim, fwd_mean[:, None], bwd_mean[fwd_idx], margin),
+            margin_scores(bwd_sim, bwd_mean[:, None], fwd_mean[bwd_idx], margin))
+
+
+def _best(idx: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each row of a k-NN list, the neighbour with the highest margin score (first on ties) and that score."""
-    scores = margin_scores(sim, own_mean[:, None], other_mean[idx], margin)
     col = scores.argmax(axis=1)
     rows = np.arange(len(idx))
     return idx[rows, col].astype(np.int64), scores[rows, col]
@@ -100,12 +115,11 @@ def select_candidates(fwd_idx: np.ndarray, fwd_sim: np.ndarray, bwd_idx: np.ndar
     >>> src.tolist(), tgt.tolist(), score.astype(float).round(3).tolist()
     ([0, 1], [0, 1], [1.44, 1.067])
     """
-    margin, mode = Margin(margin), Mode(mode)
-    fwd_mean = np.asarray(fwd_sim).mean(axis=1, dtype=np.float64)
-    bwd_mean = np.asarray(bwd_sim).mean(axis=1, dtype=np.float64)
-    src_all, tgt_all = np.arange(len(fwd_mean), dtype=np.int64), np.arange(len(bwd_mean), dtype=np.int64)
-    fwd_best, fwd_score = _best(np.asarray(fwd_idx), np.asarray(fwd_sim), fwd_mean, bwd_mean, margin)
-    bwd_best, bwd_score = _best(np.asarray(bwd_idx), np.asarray(bwd_sim), bwd_mean, fwd_mean, margin)
+    mode = Mode(mode)
+    fwd_scores, bwd_scores = neighbour_scores(fwd_idx, fwd_sim, bwd_idx, bwd_sim, margin)
+    src_all, tgt_all = np.arange(len(fwd_scores), dtype=np.int64), np.arange(len(bwd_scores), dtype=np.int64)
+    fwd_best, fwd_score = _best(np.asarray(fwd_idx), fwd_scores)
+    bwd_best, bwd_score = _best(np.asarray(bwd_idx), bwd_scores)
     if mode is Mode.FORWARD:
         src, tgt, score = src_all, fwd_best, fwd_score
     elif mode is Mode.BACKWARD:
