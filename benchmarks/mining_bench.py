@@ -587,8 +587,11 @@ def ship_recall_from(path: Path) -> Path | None:
     xlsent; its path, or None (and a message) when the record has no approximate run."""
     from xlsent.mining.auto_index import ship_recall
 
-    record = json.loads(path.read_text(encoding="utf-8"))
-    if record.get("bench") != "mining":
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: cannot read a mining benchmark record ({exc})") from exc
+    if not isinstance(record, dict) or record.get("bench") != "mining":
         raise ValueError(f"{path}: not a mining benchmark record")
     records = recall_records(record)
     if not records:

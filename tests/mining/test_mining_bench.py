@@ -151,3 +151,12 @@ def test_the_recall_is_shipped_from_the_default_record_or_on_request(bench: Modu
     monkeypatch.setattr(bench, "DEFAULT_OUT", tmp_path / "results")  # the repository's record ships at once
     assert bench.main([*argv, "--approx-nprobe", "4", "--out", str(tmp_path / "results")]) == 0
     assert auto_index.shipped_recall()["ivfpqfs"]["nprobe"] == 4
+
+
+def test_shipping_the_recall_from_a_bad_record_names_the_file(bench: ModuleType, tmp_path: Path) -> None:
+    for name, text in (("broken.json", "not json"), ("embed.json", '{"bench": "embed"}'), ("list.json", "[]")):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match=name):
+            bench.ship_recall_from(tmp_path / name)
+    with pytest.raises(ValueError, match="missing.json"):
+        bench.ship_recall_from(tmp_path / "missing.json")
