@@ -18,8 +18,10 @@ from xlsent.cli import main as cli_main
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import retrieval_criterion
-from xlsent.methods import absent, absent_study, linear_maps
-from xlsent.methods.absent import (
+from xlsent.methods.absent import model as absent
+from xlsent.methods.absent import study as absent_study
+from xlsent.methods.mapping import linear as linear_maps
+from xlsent.methods.absent.model import (
     METHOD,
     ABSentConfig,
     ABSentEncoder,
@@ -32,8 +34,8 @@ from xlsent.methods.absent import (
     map_rows,
     real_loss,
 )
-from xlsent.methods.linear_maps import PairData, PairVectors, split_rows
-from xlsent.methods.pivot_data import Bitext
+from xlsent.methods.mapping.linear import PairData, PairVectors, split_rows
+from xlsent.data.bitext import Bitext
 from xlsent.training.config import ConfigError
 from xlsent.training.losses import PairDiscriminatorLoss
 

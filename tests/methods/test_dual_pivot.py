@@ -12,9 +12,9 @@ from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.layer_cache import LayerStates
 from xlsent.encoders.model_dir import ModelDirError
 from xlsent.encoders.transformer import TransformerEncoder
-from xlsent.methods import pivot_data
-from xlsent.methods.dual_pivot import METHOD, DualPivotConfig, DualPivotEncoder, ExtractionModule, fit, train_on
-from xlsent.methods.pivot_data import Bitext, Unpaired, pair_bitext, split_unpaired
+from xlsent.data import bitext as pivot_data
+from xlsent.methods.dual_pivot.model import METHOD, DualPivotConfig, DualPivotEncoder, ExtractionModule, fit, train_on
+from xlsent.data.bitext import Bitext, Unpaired, pair_bitext, split_unpaired
 from xlsent.testing import make_tiny_model_dir
 from xlsent.training import loop
 from xlsent.training.config import ConfigError, build_config, to_toml
@@ -294,7 +294,7 @@ def test_generic_cli_trains_resumes_and_reloads(tiny_model_dir: Path, tmp_path: 
 
 
 def test_mix_can_start_at_the_last_layer() -> None:
-    from xlsent.methods.dual_pivot import ExtractionModule
+    from xlsent.methods.dual_pivot.model import ExtractionModule
 
     weights = ExtractionModule(13, 8, mix_init="last").mix_weights().detach().numpy()
     assert weights[-1] > 0.9 and np.allclose(weights[:-1], weights[0])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from xlsent.methods.dual_pivot_study import (
+from xlsent.methods.dual_pivot.study import (
     StudySettings,
     claims_layers,
     claims_losses,

@@ -19,8 +19,8 @@ from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.results import TaskResult
 from xlsent.evaluation.task import EmbedFn
-from xlsent.methods import dueam_study
-from xlsent.methods.dueam import (
+from xlsent.methods.dueam import study as dueam_study
+from xlsent.methods.dueam.model import (
     METHOD,
     DueamConfig,
     DueamLoss,
@@ -32,7 +32,7 @@ from xlsent.methods.dueam import (
     save_model,
     train_on,
 )
-from xlsent.methods.dueam_data import (
+from xlsent.methods.dueam.data import (
     HeldOut,
     PairData,
     build_pairs,
@@ -228,7 +228,7 @@ def test_train_on_writes_a_model_with_its_validation(tiny_encoder: TransformerEn
 
 
 def test_config_defaults_and_checks(tiny_encoder: TransformerEncoder) -> None:
-    short = METHOD.config([Path(dueam_study.__file__).parent.parent / "configs" / "dueam-short.toml"])
+    short = METHOD.config([Path(dueam_study.__file__).parents[2] / "configs" / "dueam-short.toml"])
     assert isinstance(short, DueamConfig) and (short.steps, short.batch_size, short.max_pairs) == (250, 16, 2000)
     assert short.lr == METHOD.config().lr and short.valid_pairs == 300
     weak, unsup = METHOD.config(), METHOD.config(mode="unsupervised")

@@ -20,8 +20,8 @@ from xlsent.encoders.lora import LoraEncoder
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.intent import loo_nn_accuracy
-from xlsent.methods import emu
-from xlsent.methods.emu import (
+from xlsent.methods.emu import model as emu
+from xlsent.methods.emu.model import (
     METHOD,
     EmuConfig,
     EmuData,
@@ -329,7 +329,7 @@ STUDY_ROWS = ("original", "softmax loss", "contrastive loss", "N-pair loss", "EM
 
 
 def test_main_claims_read_the_declared_rows() -> None:
-    from xlsent.methods.emu_study import claims_main
+    from xlsent.methods.emu.study import claims_main
 
     rows = {"original": {"cross-lingual": 60.0, "tatoeba paper-14": 90.0},
             "softmax loss": {"cross-lingual": 40.0}, "contrastive loss": {"cross-lingual": 65.0},
@@ -347,7 +347,7 @@ def test_main_claims_read_the_declared_rows() -> None:
 
 
 def test_ablation_contribution_and_claims() -> None:
-    from xlsent.methods.emu_study import claims_ablation, contribution, table2_pairs
+    from xlsent.methods.emu.study import claims_ablation, contribution, table2_pairs
 
     scores = {"en-en": {}, "en-de": {}, "en-de-ba": {}, "de-en": {}, "de-ba-en": {}, "de-de": {}, "de-ba-de-ba": {}}
     pairs = table2_pairs(scores)
@@ -368,7 +368,7 @@ def test_ablation_contribution_and_claims() -> None:
 
 
 def test_table3_claims() -> None:
-    from xlsent.methods.emu_study import claims_langs
+    from xlsent.methods.emu.study import claims_langs
 
     langs = ["en", "de", "it"]
     pairs = [f"{a}-{b}" for a in langs for b in langs]
@@ -390,7 +390,7 @@ def test_table3_claims() -> None:
 @pytest.mark.usefixtures("xlsent_home")
 def test_every_study_runs_end_to_end_on_the_tiny_backbone(tiny_model_dir: Path, tmp_path: Path,
                                                           shared_data: Path) -> None:
-    from xlsent.methods.emu_study import METHOD_ROWS, StudySettings, run_studies
+    from xlsent.methods.emu.study import METHOD_ROWS, StudySettings, run_studies
 
     settings = StudySettings(langs=("de",), tatoeba="none", table3_langs=("en", "de"), tsne=False,
                              models_dir=tmp_path / "models", data=str(shared_data), backbone=str(tiny_model_dir),

@@ -15,9 +15,9 @@ from safetensors.torch import load_file
 import xlsent
 from xlsent.encoders.bilstm import BiLstmSentenceEncoder, LaserEncoder, pad_batch
 from xlsent.encoders.model_dir import ModelDirError
-from xlsent.methods.laser import METHOD, LaserConfig, LaserDecoder, tokenize_corpus, train_on
-from xlsent.methods.laser_data import PairCorpus, build_corpus, corpus_counts, write_corpus
-from xlsent.methods.pivot_data import tatoeba_v1_sentences
+from xlsent.methods.laser.model import METHOD, LaserConfig, LaserDecoder, tokenize_corpus, train_on
+from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts, write_corpus
+from xlsent.data.bitext import tatoeba_v1_sentences
 from xlsent.training.config import ConfigError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "xlsent_home")
@@ -79,7 +79,7 @@ def test_config_checks() -> None:
 
 
 def test_a_vocabulary_too_small_for_the_alphabet_is_a_clear_error(tmp_path: Path) -> None:
-    from xlsent.methods.laser_vocab import train_vocab
+    from xlsent.methods.laser.vocab import train_vocab
 
     with pytest.raises(ValueError, match="set vocab_size or character_coverage"):
         train_vocab({"el": ["αβγδεζηθικλμνξοπρστυφχψω " * 3]}, tmp_path / "spm.model", vocab_size=10, per_lang=9)
@@ -174,7 +174,7 @@ def test_cli_trains_validates_and_evaluates(parallel_data: Path, tmp_path: Path)
 
 
 def test_depth_verdicts_and_paper_rows() -> None:
-    from xlsent.methods.laser_study import claims_depth, paper_row, tatoeba_code, trained_tatoeba
+    from xlsent.methods.laser.study import claims_depth, paper_row, tatoeba_code, trained_tatoeba
 
     row = {"tatoeba trained": 50.0, "bucc mean": 60.0, "xnli xx": 40.0, "xnli en": 55.0}
     verdicts = claims_depth({"3 layers": row, "1 layer": {**row, "bucc mean": 70.0, "xnli en": 50.0}})

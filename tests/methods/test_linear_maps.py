@@ -17,8 +17,8 @@ from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.static_average import StaticAverageEncoder, fit_idf
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation import retrieval_pk
-from xlsent.methods import linear_maps
-from xlsent.methods.linear_maps import (
+from xlsent.methods.mapping import linear as linear_maps
+from xlsent.methods.mapping.linear import (
     METHOD,
     LinearMapConfig,
     LinearMapEncoder,

@@ -9,8 +9,8 @@ import pytest
 from scipy.optimize import linear_sum_assignment
 
 from xlsent.encoders.transformer import TransformerEncoder
-from xlsent.methods import wmd as wmd_module
-from xlsent.methods.wmd import (
+from xlsent.methods.dueam import wmd as wmd_module
+from xlsent.methods.dueam.wmd import (
     Idf,
     WmdCache,
     WmdCacheError,

@@ -38,7 +38,7 @@ MODEL_TYPE = "laser"
 ENCODER_FILE = "encoder.safetensors"
 SPM_FILE = "spm.model"
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
-"""SentencePiece ids fixed at training (``xlsent.methods.laser_vocab``): padding, unknown, begin and end."""
+"""SentencePiece ids fixed at training (``xlsent.methods.laser.vocab``): padding, unknown, begin and end."""
 DEFAULT_BATCH_TOKENS = 8192
 
 

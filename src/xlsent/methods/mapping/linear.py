@@ -72,7 +72,7 @@ from xlsent.encoders.static_average import INPUTS, StaticAverageEncoder, fit_idf
 from xlsent.encoders.transformer import DEFAULT_BATCH_TOKENS, TransformerEncoder
 from xlsent.evaluation.retrieval_pk import RULES, ScoreRule, reserved_sentences
 from xlsent.languages import base_lang
-from xlsent.methods.pivot_data import (
+from xlsent.data.bitext import (
     TATOEBA_CHALLENGE,
     Bitext,
     Loader,

@@ -14,7 +14,7 @@ directions) on the trained languages and on related languages left out of traini
 
 A study's summary score is the row it declares as its method (:data:`METHOD_ROWS`), never the best row.
 
-    python -m xlsent.methods.laser_study --studies main depth
+    python -m xlsent.methods.laser.study --studies main depth
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from xlsent.evaluation import bucc, tatoeba, xnli
 from xlsent.evaluation.published import PUBLISHED
 from xlsent.evaluation.results import TaskResult
 from xlsent.evaluation.task import encoder_embed
-from xlsent.methods.laser import METHOD, LaserConfig
-from xlsent.methods.pivot_data import TATOEBA_CHALLENGE
+from xlsent.methods.laser.model import METHOD, LaserConfig
+from xlsent.data.bitext import TATOEBA_CHALLENGE
 
 log = logging.getLogger(__name__)
 

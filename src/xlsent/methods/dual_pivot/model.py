@@ -20,7 +20,7 @@ sentence length alone. Model selection (``selection``): the checkpoint with the 
 pairs of the training language pair, ``csls`` (mean cosine of CSLS translations, Lample et al. 2018: no
 alignment used, fit for the unsupervised mode) or ``retrieval`` (accuracy on the held-out pairs).
 
->>> from xlsent.methods.dual_pivot import METHOD
+>>> from xlsent.methods.dual_pivot.model import METHOD
 >>> cfg = METHOD.config(mode="supervised", sets=["steps=200"])
 >>> cfg.n_neg, cfg.alpha, cfg.steps, cfg.selection
 (1, 0.0, 200, 'retrieval')
@@ -54,7 +54,7 @@ from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manife
 from xlsent.encoders.registry import encoder_reference
 from xlsent.encoders.transformer import DEFAULT_BATCH_TOKENS
 from xlsent.evaluation.selection import csls_mean_cosine, retrieval_criterion
-from xlsent.methods.pivot_data import Bitext, Unpaired, build_training_data
+from xlsent.data.bitext import Bitext, Unpaired, build_training_data
 from xlsent.training.adversarial import CriticGroup
 from xlsent.training.batching import batch_indices, step_generator
 from xlsent.training.checkpoint import TrainState

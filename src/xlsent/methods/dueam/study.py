@@ -17,7 +17,7 @@ score is the row it declares as the paper's method (:data:`METHOD_ROWS`), never 
 CPU forces far smaller runs than the paper's 5 epochs of ~392k pairs: every result states each model's steps,
 batch, pairs, epochs and training time (``options.models`` and the notes).
 
-    python -m xlsent.methods.dueam_study --studies anchor main objectives lambda zero-shot
+    python -m xlsent.methods.dueam.study --studies anchor main objectives lambda zero-shot
 """
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation import bucc, senteval, sts, tatoeba
 from xlsent.evaluation.results import TaskResult, load_results
 from xlsent.evaluation.task import EmbedFn, encoder_embed
-from xlsent.methods.dueam import METHOD, DueamConfig, load_model, resolve_layer
-from xlsent.methods.dueam_data import PAPER_LANGS
-from xlsent.methods.wmd import unit_rows, wmd
+from xlsent.methods.dueam.model import METHOD, DueamConfig, load_model, resolve_layer
+from xlsent.methods.dueam.data import PAPER_LANGS
+from xlsent.methods.dueam.wmd import unit_rows, wmd
 
 log = logging.getLogger(__name__)
 

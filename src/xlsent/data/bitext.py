@@ -14,7 +14,7 @@ unsupervised mode :func:`split_unpaired` cuts the bitext into two halves and kee
 target side of the other; lines sharing a sentence (on either side) always fall into the same half, so no sentence
 on one side has a corpus translation on the other.
 
->>> from xlsent.methods.pivot_data import Bitext, split_unpaired
+>>> from xlsent.data.bitext import Bitext, split_unpaired
 >>> bi = Bitext(["a", "b", "c", "d"], ["A", "B", "C", "D"], "xx", "yy")
 >>> un = split_unpaired(bi, seed=0)
 >>> len(un.src) + len(un.tgt), {s.upper() for s in un.src} & set(un.tgt)

@@ -4,12 +4,12 @@ For each language L of the config and each target T (``en`` and ``es`` by defaul
 pairs of every corpus that has them: Tatoeba-Challenge test v2021-08-07 (X-en only), Multi30k train, WMT
 newstest 2008-2011, 2013 and 2014 (2012 is the gold of the BUCC-style evaluation sets) and NTREX-128. Pairs with
 a side in any Tatoeba v1 test file or in the ``retrieval_pk`` test sets are removed, as are empty and repeated
-pairs (:func:`xlsent.methods.pivot_data.filter_pairs`). A language gets the targets its corpora have (English
+pairs (:func:`xlsent.data.bitext.filter_pairs`). A language gets the targets its corpora have (English
 always, Spanish where a multi-way corpus has it); English and Spanish are sources too (into each other).
 Optionally a seeded ``max_pairs`` subset per pair. The assembly is a function of the data folder and the config
 only, so the command below rebuilds it byte for byte, with the counts per pair and source in ``counts.json``:
 
-    python -m xlsent.methods.laser_data --config src/xlsent/configs/laser-small.toml --out laser-corpus
+    python -m xlsent.methods.laser.data --config src/xlsent/configs/laser-small.toml --out laser-corpus
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from xlsent.atomic import atomic_open, write_json
-from xlsent.methods.linear_maps import held_out_sentences
-from xlsent.methods.pivot_data import TATOEBA_CHALLENGE, Loader, bitext_sources, filter_pairs
+from xlsent.methods.mapping.linear import held_out_sentences
+from xlsent.data.bitext import TATOEBA_CHALLENGE, Loader, bitext_sources, filter_pairs
 from xlsent.paths import data_root
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ def write_corpus(corpus: Sequence[PairCorpus], out: Path) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from xlsent.methods.laser import METHOD, LaserConfig
+    from xlsent.methods.laser.model import METHOD, LaserConfig
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", action="append", default=[], help="TOML layer over configs/laser.toml")

@@ -21,7 +21,7 @@ retrieval check). Studies:
 A study's summary score is the row it declares as the paper's method (:data:`METHOD_ROWS`), never the best row;
 each claim of the paper gets a generated verdict in the result's notes.
 
-    python -m xlsent.methods.emu_study --studies main ablation langs
+    python -m xlsent.methods.emu.study --studies main ablation langs
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from xlsent.evaluation import intent, tatoeba
 from xlsent.evaluation.intent import EncodedSet, pair_accuracy
 from xlsent.evaluation.results import TaskResult, load_result
 from xlsent.evaluation.task import encoder_embed
-from xlsent.methods.emu import METHOD, UNLABELLED_SOURCE, EmuConfig, build_data, load_model, train_on
+from xlsent.methods.emu.model import METHOD, UNLABELLED_SOURCE, EmuConfig, build_data, load_model, train_on
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +228,7 @@ class Study:
         result = intent.evaluate(encoder_embed(enc), encoder_id=encoder_id(enc), langs=list(s.langs) or None,
                                  root=s.data, tsne=s.tsne and row in FIGURE2, tsne_langs=FIGURE2_LANGS)
         result.variant = RESULT_VARIANT
-        result.notes.append(f"row '{row}' of the EMU study (xlsent.methods.emu_study)")
+        result.notes.append(f"row '{row}' of the EMU study (xlsent.methods.emu.study)")
         result.save(self.out_dir, overwrite=True)
         self.intent_results[row] = result
         out = intent_row(result)

@@ -1,7 +1,7 @@
 """LASER (paper 001): a BiLSTM sentence encoder trained as the encoder of a many-to-two translation model.
 
-``xlsent train laser`` assembles the corpus (:mod:`xlsent.methods.laser_data`), trains the joint SentencePiece
-vocabulary (:mod:`xlsent.methods.laser_vocab`), then trains encoder and decoder together:
+``xlsent train laser`` assembles the corpus (:mod:`xlsent.methods.laser.data`), trains the joint SentencePiece
+vocabulary (:mod:`xlsent.methods.laser.vocab`), then trains encoder and decoder together:
 
 - encoder (:class:`~xlsent.encoders.bilstm.BiLstmSentenceEncoder`): subword embeddings, a stacked BiLSTM,
   max-pooling over time; no language tag;
@@ -53,9 +53,9 @@ from xlsent.encoders.bilstm import (
 )
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import write_manifest
-from xlsent.methods.laser_data import PairCorpus, build_corpus, corpus_counts
-from xlsent.methods.laser_vocab import train_vocab
-from xlsent.methods.pivot_data import MULTI30K
+from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts
+from xlsent.methods.laser.vocab import train_vocab
+from xlsent.data.bitext import MULTI30K
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.config import TrainConfig, to_toml
 from xlsent.training.loop import Trainer, Validation, resolve_device

@@ -18,7 +18,7 @@ paper's configuration, :data:`METHOD_ROWS`), never the best row; trained models 
 pairs of the training pair (csls / retrieval, see ``configs/dual_pivot.toml``), and where that kept an earlier
 step the final step's weights are scored too, with each claim's verdict on them.
 
-    python -m xlsent.methods.dual_pivot_study --studies main losses layers pairs
+    python -m xlsent.methods.dual_pivot.study --studies main losses layers pairs
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from xlsent.encoders.layer_cache import LayerStates, cached_layer_means
 from xlsent.evaluation import bucc, tatoeba
 from xlsent.evaluation.results import TaskResult
 from xlsent.evaluation.task import EmbedFn
-from xlsent.methods.dual_pivot import METHOD, DualPivotConfig, DualPivotEncoder, train_on
-from xlsent.methods.pivot_data import PAPER_MULTI_PAIRS, build_training_data
+from xlsent.methods.dual_pivot.model import METHOD, DualPivotConfig, DualPivotEncoder, train_on
+from xlsent.data.bitext import PAPER_MULTI_PAIRS, build_training_data
 
 log = logging.getLogger(__name__)
 

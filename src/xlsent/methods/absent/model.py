@@ -39,9 +39,9 @@ which is constant within such a batch, so G_X sees both languages in each forwar
 retrieves de<->es with no de-es data.
 
 The model directory wraps the input encoder and G_X: ``encode(sentences, lang)`` maps sentences of a source
-language with G_X and leaves the target language as it is (routing: :mod:`xlsent.methods.linear_maps`).
+language with G_X and leaves the target language as it is (routing: :mod:`xlsent.methods.mapping.linear`).
 
->>> from xlsent.methods.absent import METHOD
+>>> from xlsent.methods.absent.model import METHOD
 >>> cfg = METHOD.config(mode="uni-sent", sets=["steps=10"])
 >>> cfg.bidirectional, cfg.mismatch, cfg.parallel_ratio, cfg.lr
 (False, True, 0.2, 0.002)
@@ -66,7 +66,7 @@ from torch import nn
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.model_dir import ModelDirError
 from xlsent.evaluation.selection import retrieval_criterion
-from xlsent.methods.linear_maps import (
+from xlsent.methods.mapping.linear import (
     FittedMapping,
     MappedEncoder,
     MappingConfig,

@@ -26,7 +26,7 @@ model directory holds the adapters (or the weights) and reloads with :func:`xlse
 ``train.jsonl``): leave-one-out Acc@1 of held-out labelled utterances; ``selection = "loo"`` keeps the best step,
 the default keeps the last one, as the paper does (no labelled data in other languages can select for transfer).
 
->>> from xlsent.methods.emu import METHOD
+>>> from xlsent.methods.emu.model import METHOD
 >>> cfg = METHOD.config(mode="emu-no-ld")
 >>> cfg.loss, cfg.center_loss, cfg.discriminator, cfg.alpha, cfg.center_weight
 ('l2-softmax', True, False, 50.0, 0.0001)

@@ -1,7 +1,7 @@
 """DuEAM (paper 000): a dual-encoder learner taught by a frozen anchor's Word Mover's Distance, no parallel data.
 
 The same sentence pair (s_i, t_i), not translations, possibly in two languages, goes to a frozen *anchor*, which
-scores it by the Word Mover's Distance of its contextual token embeddings (:mod:`xlsent.methods.wmd`, a scalar
+scores it by the Word Mover's Distance of its contextual token embeddings (:mod:`xlsent.methods.dueam.wmd`, a scalar
 without gradient), and to the *learner*, the encoder being trained (mean pooling of its last layer), which
 embeds s_i and t_i as s'_i and t'_i. The learner minimises (eqs. 1, 2 and section 3.3)::
 
@@ -11,12 +11,12 @@ embeds s_i and t_i as s'_i and t'_i. The learner minimises (eqs. 1, 2 and sectio
 
 The ablations train ``objective = "LA"`` (L_A alone) or ``"LB"`` (minimise -L_B alone; its Figure 2). The
 learner starts from the backbone (:class:`~xlsent.encoders.trainable.TrainableTransformer`) and is fine-tuned
-fully or through LoRA adapters. Pairs come from XNLI dev (:mod:`xlsent.methods.dueam_data`); the checkpoint is
+fully or through LoRA adapters. Pairs come from XNLI dev (:mod:`xlsent.methods.dueam.data`); the checkpoint is
 chosen by retrieval accuracy on held-out parallel pairs. The model directory (type ``dueam``) holds the learner's
 weights (a ``transformer`` model, or ``transformer-lora`` adapters over the named backbone) and loads as an
 ordinary transformer encoder.
 
->>> from xlsent.methods.dueam import METHOD
+>>> from xlsent.methods.dueam.model import METHOD
 >>> cfg = METHOD.config(mode="unsupervised", sets=["steps=200"])
 >>> cfg.mode, cfg.lambda_b, cfg.objective, cfg.steps
 ('unsupervised', 0.003, 'both', 200)
@@ -43,7 +43,7 @@ from xlsent.encoders.cache import encoder_id, sentences_key
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import retrieval_criterion
-from xlsent.methods.dueam_data import (
+from xlsent.methods.dueam.data import (
     MODES,
     PAPER_LANGS,
     HeldOut,
@@ -52,7 +52,7 @@ from xlsent.methods.dueam_data import (
     heldout_pairs,
     validation_langs,
 )
-from xlsent.methods.wmd import SOLVERS, WEIGHTINGS, Idf, TokenAnchor, WmdSettings, content_ids, pair_distances
+from xlsent.methods.dueam.wmd import SOLVERS, WEIGHTINGS, Idf, TokenAnchor, WmdSettings, content_ids, pair_distances
 from xlsent.training.batching import batch_indices
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.config import TrainConfig

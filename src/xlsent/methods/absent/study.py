@@ -1,7 +1,7 @@
 """Reproduce ABSent's tables (paper 003) on our data; results go to ``results/``.
 
 Every model is trained through the methods' own code (:mod:`xlsent.methods.absent`,
-:mod:`xlsent.methods.linear_maps`) into ``models_dir`` (a finished model is reused, so a killed study resumes)
+:mod:`xlsent.methods.mapping.linear`) into ``models_dir`` (a finished model is reused, so a killed study resumes)
 and scored by the ``retrieval_pk`` task's own :func:`~xlsent.evaluation.retrieval_pk.evaluate` on cached input
 vectors, each row with its method's retrieval rule (nearest neighbour for ABSent, uni-Sent, the Conditional GAN
 and Mikolov's map, globally corrected ranks for Dinu's, the inverted softmax for Smith's, CSLS for Lample's).
@@ -21,7 +21,7 @@ generators trained on L_d alone),
 ``ratios`` (Figure 3: 10/20/40/100% parallel), ``zeroshot`` (Table 5: de<->es from de-en and es-en only),
 ``lowres`` (Table 3's set-up: 1997 NTREX pairs of kaz, kat, tat with English, tested on Tatoeba v1).
 
-    python -m xlsent.methods.absent_study --studies main ablations ratios zeroshot --inputs static encoder
+    python -m xlsent.methods.absent.study --studies main ablations ratios zeroshot --inputs static encoder
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ from xlsent.evaluation import retrieval_pk
 from xlsent.evaluation.results import TaskResult
 from xlsent.evaluation.task import EmbedFn
 from xlsent.languages import base_lang
-from xlsent.methods import absent, linear_maps
-from xlsent.methods.linear_maps import MappedEncoder, MappingConfig, build_pair_data, held_out_sentences
+from xlsent.methods.absent import model as absent
+from xlsent.methods.mapping import linear as linear_maps
+from xlsent.methods.mapping.linear import MappedEncoder, MappingConfig, build_pair_data, held_out_sentences
 
 log = logging.getLogger(__name__)
 
