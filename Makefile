@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench lint setup clean
+.PHONY: run serve test bench lint setup clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -15,11 +15,16 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 	$(BIN)/xlsent models --prepare
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)  # the page test (xlsent serve)
 
 run: setup
 	$(BIN)/xlsent demo
 
+serve: setup
+	$(BIN)/xlsent serve
+
 test: setup
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -x --durations=15
 
 bench: setup
@@ -28,6 +33,7 @@ bench: setup
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy src
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) build *.egg-info

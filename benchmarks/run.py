@@ -1,5 +1,5 @@
 """`make bench`: every benchmark with its defaults, each printing ratios against a baseline measured in the same
-run and writing its figures to ``<--out>/<bench>.json`` (embed.json, mining.json), which ``xlsent report``
+run and writing its figures to ``<--out>/<bench>.json`` (embed.json, mining.json, serve.json), which ``xlsent report``
 renders into the Benchmarks section of docs/results.md. ``benchmarks/<bench>.py --help`` says what each measures.
 """
 
@@ -19,6 +19,7 @@ from bench_record import DEFAULT_OUT, OUT_HELP  # noqa: E402
 BENCHES = [
     ("embed_bench", []),
     ("mining_bench", []),
+    ("serve_bench", []),
 ]
 
 

@@ -22,9 +22,13 @@ __all__ = ["load", "encode", "embed_file", "EmbedOptions", "EmbedSummary", "expo
 
 
 @lru_cache(maxsize=4)
-def load(name_or_path: str | Path = DEFAULT_MODEL) -> Encoder:
-    """An encoder from a registered name (``me5-small``, ``muse``), a model directory or ``module:function``."""
-    return load_encoder(name_or_path)
+def load(name_or_path: str | Path = DEFAULT_MODEL, backend: str = "auto") -> Encoder:
+    """An encoder from a registered name (``me5-small``, ``muse``), a model directory or ``module:function``.
+
+    ``backend`` runs transformer models on ``torch``, ``onnx``, ``onnx-int8``, ``openvino``, ``openvino-int8`` or
+    ``auto`` (the fastest that holds the accuracy guard on this CPU; see ``xlsent.encoders.backends``).
+    """
+    return load_encoder(name_or_path, backend)
 
 
 def encode(sentences: Sequence[str], model: str | Path = DEFAULT_MODEL, lang: str | None = None,

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from xlsent.evaluation import bucc, sts
+from xlsent.evaluation import bucc
+from xlsent.evaluation.runner import run_task
 from xlsent.testing import LookupEncoder
 
 N_GOLD, N_NOISE, DIM = 30, 60, 32
@@ -44,12 +45,12 @@ def test_bucc_perfect_encoder_scores_100_and_shuffled_scores_near_0(tmp_path: Pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
     root, table = _bucc_root(tmp_path)
-    good = bucc.run(LookupEncoder(table, name="good"), langs=["zh"], root=root)
+    good = run_task("bucc", LookupEncoder(table, name="good"), langs=["zh"], root=root)
     assert good.main_score == pytest.approx(100.0)
     assert good.scores["zh-en (bucc2018 sample)"]["gold"] == N_GOLD
     shifted = {k: table[f"en gold {(int(k.split()[-1]) + 1) % N_GOLD}"] if k.startswith("en gold") else v
                for k, v in table.items()}
-    bad = bucc.run(LookupEncoder(shifted, name="bad"), langs=["zh"], root=root)
+    bad = run_task("bucc", LookupEncoder(shifted, name="bad"), langs=["zh"], root=root)
     assert bad.main_score < 10.0
 
 
@@ -61,7 +62,7 @@ def test_bucc_scores_any_embedding_function_as_it_scores_the_encoder(tmp_path: P
     embed = recording_embed(encoder)
     result = bucc.evaluate(embed, encoder_id="fn", langs=["zh"], root=root)
     assert embed.calls == [(N_GOLD + N_NOISE, "zh"), (N_GOLD + N_NOISE, "en")]
-    assert result.scores == bucc.run(encoder, langs=["zh-en"], root=root).scores
+    assert result.scores == run_task("bucc", encoder, langs=["zh-en"], root=root).scores
     assert result.scores["zh-en (bucc2018 sample)"]["f1"] == pytest.approx(100.0)
     assert (result.encoder, result.main_metric, result.subset_metric) == ("fn", "f1, zh-en bucc2018 sample", "f1")
     assert result.averages == {}
@@ -72,25 +73,14 @@ def test_bucc_scores_any_embedding_function_as_it_scores_the_encoder(tmp_path: P
 
 def test_bucc_summary_names_what_it_averages() -> None:
     f1 = {"zh": 90.0, "cs": 60.0, "de": 70.0, "es": 80.0, "fr": 50.0, "ru": 40.0}
-    assert bucc.summarise(f1) == ("f1, zh-en bucc2018 sample", 90.0,
-                                  {"newstest cs de es fr ru": 60.0, "all 6 sets": 65.0})
+    assert bucc.f1_summary(f1) == ("f1, zh-en bucc2018 sample", 90.0,
+                                   {"newstest cs de es fr ru": 60.0, "all 6 sets": 65.0})
     newstest = {x: v for x, v in f1.items() if x != "zh"}
-    assert bucc.summarise(newstest) == ("mean f1 over newstest cs de es fr ru", 60.0,
-                                        {"newstest cs de es fr ru": 60.0})
-    assert bucc.summarise({"fr": 50.0}) == ("f1, fr-en newstest", 50.0, {})
-    assert bucc.summarise({"zh": 90.0, "ru": 40.0}) == ("f1, zh-en bucc2018 sample", 90.0, {"2 sets: zh ru": 65.0})
-
-
-def test_best_threshold_is_the_f1_optimum_of_a_brute_force_sweep() -> None:
-    rng = np.random.default_rng(3)
-    scores, correct = rng.random(40), rng.random(40) < 0.4
-    best = bucc.best_threshold(scores, correct.tolist(), n_gold=25)
-    sweep = []
-    for t in scores:
-        kept = scores >= t
-        p, r = correct[kept].sum() / kept.sum(), correct[kept].sum() / 25
-        sweep.append(0.0 if p + r == 0 else 200 * p * r / (p + r))
-    assert best.f1 == pytest.approx(max(sweep))
+    assert bucc.f1_summary(newstest) == ("mean f1 over newstest cs de es fr ru", 60.0,
+                                         {"newstest cs de es fr ru": 60.0})
+    assert bucc.f1_summary({"fr": 50.0}) == ("f1, fr-en newstest", 50.0, {})
+    assert bucc.f1_summary({"zh": 90.0, "ru": 40.0}) == ("f1, zh-en bucc2018 sample", 90.0,
+                                                         {"2 sets: zh ru": 65.0})
 
 
 def _sts_root(tmp_path: Path, gold: list[float]) -> Path:
@@ -110,7 +100,9 @@ def test_sts_encoder_whose_cosine_follows_gold_scores_100(tmp_path: Path, monkey
     angle = {i: (5 - g) / 5 * math.pi / 2 for i, g in enumerate(gold)}
     follows = {f"a {i}": [1.0, 0.0] for i in angle} | {f"b {i}": [math.cos(t), math.sin(t)] for i, t in angle.items()}
     inverted = follows | {f"b {i}": [math.sin(t), math.cos(t)] for i, t in angle.items()}
-    assert sts.run(LookupEncoder(follows, name="f"), langs=["sts17-5"], root=root).main_score == pytest.approx(100.0)
-    assert sts.run(LookupEncoder(inverted, name="i"), langs=["sts17-5"], root=root).main_score == pytest.approx(-100.0)
+    assert run_task("sts", LookupEncoder(follows, name="f"), langs=["sts17-5"], root=root).main_score == \
+        pytest.approx(100.0)
+    assert run_task("sts", LookupEncoder(inverted, name="i"), langs=["sts17-5"], root=root).main_score == \
+        pytest.approx(-100.0)
     with pytest.raises(ValueError, match="unknown STS subset"):
-        sts.run(LookupEncoder(follows), langs=["sts17-9"], root=root)
+        run_task("sts", LookupEncoder(follows), langs=["sts17-9"], root=root)

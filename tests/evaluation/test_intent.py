@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +11,7 @@ from threadpoolctl import threadpool_limits
 
 from xlsent.evaluation import intent
 from xlsent.evaluation.intent import loo_nn_accuracy
+from xlsent.evaluation.runner import run_task
 from xlsent.testing import LookupEncoder
 
 INTENTS = ("alarm/set", "weather/find", "PlayMusic", "RateBook", "BookRestaurant", "AddToPlaylist")
@@ -49,10 +48,9 @@ def fake_xsid(per_intent: int = 5) -> dict[str, FakeIntentSet]:
 
 
 def install_fake_reader(monkeypatch: pytest.MonkeyPatch, sets: dict[str, FakeIntentSet]) -> None:
-    module = types.ModuleType("xlsent.data.xsid")
-    module.XSID_LANGS = LANGS  # type: ignore[attr-defined]
-    module.load_xsid = lambda lang, split="test", root=None: sets[lang]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "xlsent.data.xsid", module)
+    """Make the intent task read ``sets`` (languages :data:`LANGS`) instead of xSID."""
+    monkeypatch.setattr(intent, "XSID_LANGS", LANGS)
+    monkeypatch.setattr(intent, "load_xsid", lambda lang, split="test", root=None: sets[lang])
 
 
 def encoder_from(sets: dict[str, FakeIntentSet], vector: dict[str, np.ndarray], name: str) -> LookupEncoder:
@@ -77,7 +75,8 @@ def test_intent_encoder_is_perfect_and_random_is_near_chance(tmp_path: Path,
     sets = fake_xsid()
     install_fake_reader(monkeypatch, sets)
     one_hot = {label: np.eye(len(INTENTS))[i] for i, label in enumerate(INTENTS)}
-    perfect = intent.run(encoder_from(sets, one_hot, "intent-one-hot"), root=tmp_path, tsne_langs=("en", "de"))
+    perfect = run_task("intent", encoder_from(sets, one_hot, "intent-one-hot"), root=tmp_path,
+                       tsne_langs=("en", "de"))
     expected = {"en-en", "en-de", "en-zh", "en-ja", "de-en", "zh-en", "ja-en", "de-de", "zh-zh", "ja-ja"}
     assert set(perfect.scores) == expected
     assert all(s["acc@1"] == 100.0 for s in perfect.scores.values())
@@ -90,12 +89,13 @@ def test_intent_encoder_is_perfect_and_random_is_near_chance(tmp_path: Path,
 
     rng = np.random.default_rng(0)
     random_vectors = {u: rng.normal(size=16) for u in sets["en"].ids}
-    shuffled = intent.run(encoder_from(sets, random_vectors, "random"), langs=["de"], root=tmp_path, tsne=False)
+    shuffled = run_task("intent", encoder_from(sets, random_vectors, "random"), langs=["de"], root=tmp_path,
+                        tsne=False)
     # Translations share a vector, but they are removed from the pool: what is left is chance (1/6).
     assert shuffled.scores["en-de"]["acc@1"] < 40 and intent.TSNE_KEY not in shuffled.options
     assert set(shuffled.scores) == {"en-en", "en-de", "de-en", "de-de"}
     with pytest.raises(ValueError, match="unknown xSID language"):
-        intent.run(encoder_from(sets, one_hot, "x"), langs=["xx"], root=tmp_path)
+        run_task("intent", encoder_from(sets, one_hot, "x"), langs=["xx"], root=tmp_path)
 
 
 @pytest.mark.data
@@ -106,7 +106,8 @@ def test_real_xsid_with_intent_one_hot_encoder(shared_data: Path, tmp_path: Path
     sets = {lang: reader.load_xsid(lang, "test", shared_data) for lang in ("en", "de")}
     labels = sorted({i for s in sets.values() for i in s.intents})
     one_hot = {label: np.eye(len(labels))[i] for i, label in enumerate(labels)}
-    result = intent.run(encoder_from(sets, one_hot, "intent-one-hot"), langs=["de"], root=shared_data, tsne=False)
+    result = run_task("intent", encoder_from(sets, one_hot, "intent-one-hot"), langs=["de"], root=shared_data,
+                      tsne=False)
     assert result.scores["en-de"]["queries"] == 500
     assert result.main_score > 95
     assert "xsid/de.test.conll" in result.dataset_files

@@ -9,7 +9,7 @@ import pytest
 
 from xlsent.evaluation import retrieval_pk
 from xlsent.evaluation.retrieval_pk import gold_ranks, pair_scores, precision_at_k
-from xlsent.evaluation.runner import MODULES, evaluate_task
+from xlsent.evaluation.runner import REGISTRY, evaluate_task
 from xlsent.evaluation.task import EmbedFn
 from xlsent.testing import dataset_or_skip
 
@@ -70,7 +70,7 @@ def _position_embed(reverse_lang: str | None) -> EmbedFn:
 def test_evaluate_on_the_real_sets_with_known_answers() -> None:
     root = dataset_or_skip("tatoeba_v1")
     dataset_or_skip("parallel")
-    assert MODULES["retrieval_pk"] is retrieval_pk
+    assert REGISTRY["retrieval_pk"] is retrieval_pk.RetrievalPk
     result = evaluate_task("retrieval_pk", _position_embed(None), encoder_id="pos", root=root,
                            langs=["deu", "news-de", "deu-spa"])
     assert result.main_score == 100.0 and set(result.scores) == {"deu", "news-de", "deu-spa"}
@@ -78,19 +78,3 @@ def test_evaluate_on_the_real_sets_with_known_answers() -> None:
     assert result.scores["deu"]["csls mean p@5"] == 100.0
     wrong = retrieval_pk.evaluate(_position_embed("es"), encoder_id="pos", root=root, langs=["news-de-es"])
     assert wrong.scores["news-de-es"]["mean p@1"] == 0.0  # 490 rows: e_i never meets e_(489-i)
-
-
-@pytest.mark.data
-def test_zero_shot_set_is_a_translation_triple_set_held_out_of_training() -> None:
-    root = dataset_or_skip("parallel")
-    dataset_or_skip("tatoeba_v1")
-    test = retrieval_pk.load_set("deu-spa", root)
-    assert (test.x_lang, test.y_lang, len(test.x)) == ("deu", "spa", 490)
-    assert len(set(test.x)) == 490 and retrieval_pk.load_set("deu-spa", root).x == test.x  # seeded, distinct
-    reserved = retrieval_pk.reserved_sentences(root)
-    news = retrieval_pk.load_set("news-es", root)
-    assert set(test.x) | set(test.y) | set(news.x) | set(news.y) <= reserved
-    english = {e for d, _, e in retrieval_pk._challenge_triples(root) if d in set(test.x)}
-    assert len(english) == 490 and english <= reserved
-    with pytest.raises(ValueError, match="unknown retrieval_pk set"):
-        retrieval_pk.load_set("xx-yy", root)

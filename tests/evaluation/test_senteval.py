@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +10,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from xlsent.evaluation import senteval
+from xlsent.evaluation.runner import run_task
 from xlsent.evaluation.senteval import cv_accuracy, split_accuracy
 from xlsent.testing import LookupEncoder
 
@@ -69,22 +68,19 @@ def test_run_scores_every_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         sets[task] = FakeClassificationSet(
             task, texts(task, "train", x), y.tolist(), texts(task, "test", x_test) if split else None,
             y_test.tolist() if split else None, [str(c) for c in range(classes)])
-    module = types.ModuleType("xlsent.data.senteval")
-    module.SENTEVAL_TASKS = ("MR", "SUBJ", "TREC", "SST2", "CR", "MPQA")  # type: ignore[attr-defined]
-    module.load_senteval = lambda task, root=None: sets[task]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "xlsent.data.senteval", module)
+    monkeypatch.setattr(senteval, "load_senteval", lambda task, root=None: sets[task])
 
-    result = senteval.run(LookupEncoder(table, name="axes"), root=tmp_path, **FAST)
+    result = run_task("senteval", LookupEncoder(table, name="axes"), root=tmp_path, **FAST)
     assert list(result.scores) == ["MR", "SUBJ", "TREC", "SST2"]
     assert all(s["accuracy"] == 100.0 for s in result.scores.values())
     assert result.scores["MR"]["folds"] == 3 and result.scores["TREC"]["test"] == 24
     assert result.averages == {"all-4": 100.0} and result.main_score == 100.0
     assert result.task == "senteval" and result.options["c_grid"] == [1.0, 16.0]
 
-    one = senteval.run(LookupEncoder(table, name="axes"), langs=["TREC"], root=tmp_path, **FAST)
+    one = run_task("senteval", LookupEncoder(table, name="axes"), langs=["TREC"], root=tmp_path, **FAST)
     assert list(one.scores) == ["TREC"] and not one.averages and one.main_score == 100.0
     with pytest.raises(ValueError, match="unknown SentEval task"):
-        senteval.run(LookupEncoder(table), langs=["STS"], root=tmp_path)
+        run_task("senteval", LookupEncoder(table), langs=["STS"], root=tmp_path)
 
 
 @pytest.mark.data
@@ -97,7 +93,8 @@ def test_real_trec_with_label_one_hot_encoder(shared_data: Path, tmp_path: Path,
     eye = np.eye(len(data.label_names))
     texts, labels = [*data.texts, *data.test_texts], [*data.labels, *data.test_labels]
     table: dict[str, Any] = {t: eye[y] for t, y in zip(texts, labels, strict=True)}
-    result = senteval.run(LookupEncoder(table, name="label-one-hot"), langs=["TREC"], root=shared_data, **FAST)
+    result = run_task("senteval", LookupEncoder(table, name="label-one-hot"), langs=["TREC"], root=shared_data,
+                      **FAST)
     assert result.scores["TREC"]["train"] == 5452 and result.scores["TREC"]["test"] == 500
     assert result.main_score > 95
     assert set(result.dataset_files) == {"senteval/harvardnlp_raw/TREC.train", "senteval/harvardnlp_raw/TREC.test"}

@@ -1,17 +1,19 @@
-"""The task registry and every task's metadata."""
+"""The task template, the task registry and every task's metadata."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from xlsent.evaluation import bucc
-from xlsent.evaluation.runner import METADATA, MODULES, TASKS, evaluate_task
+from xlsent.evaluation.runner import METADATA, REGISTRY, TASKS, evaluate_task
+from xlsent.evaluation.task import SubsetScore, Summary, Task, TaskMetadata
 from xlsent.testing import dataset_or_skip
 
 PAPERS = Path(__file__).resolve().parents[3] / "shared" / "papers"
@@ -21,7 +23,7 @@ def test_registry_is_built_from_the_metadata() -> None:
     assert list(TASKS) == ["tatoeba", "bucc", "sts", "xnli", "intent", "senteval", "retrieval_pk"]
     assert TASKS["bucc"] == bucc.METADATA.description
     for name, meta in METADATA.items():
-        assert MODULES[name].__name__ == f"xlsent.evaluation.{name}" and meta.name == name
+        assert REGISTRY[name].__module__ == f"xlsent.evaluation.{name}" and meta.name == name
         assert meta.main_score and meta.reference and meta.data_files
         assert meta.languages or meta.languages_note
         for paper in meta.papers:
@@ -45,3 +47,42 @@ def test_the_registry_imports_no_heavy_library() -> None:
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'sklearn', 'scipy'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+class Halves(Task):
+    """A toy task: the subsets are the files ``a.txt`` and ``b.txt``; the score is the embeddings' mean."""
+
+    metadata = TaskMetadata("halves", "toy", ("xx",), ("*.txt",), "mean of the subsets' means", (), "none")
+    subset_kind = "toy file"
+    subset_metric = "mean"
+
+    def known_subsets(self) -> list[str]:
+        return ["a", "b"]
+
+    def score(self, subset: str) -> SubsetScore:
+        lines = (self.base / f"{subset}.txt").read_text(encoding="utf-8").splitlines()
+        return SubsetScore({"mean": float(self.embed(lines, subset).mean())}, note=f"{subset}: {len(lines)} lines")
+
+    def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
+        main = float(np.mean([s["mean"] for s in scores.values()]))
+        return Summary("toy", main, "mean", {}, {}, ["toy notes"], [self.base / f"{s}.txt" for s in scores])
+
+
+def test_the_template_checks_subsets_first_and_checksums_what_the_task_read(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("1\n2\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("4\n", encoding="utf-8")
+    calls: list[str | None] = []
+
+    def embed(sentences: Sequence[str], lang: str | None) -> np.ndarray:
+        calls.append(lang)
+        return np.array([[float(s)] for s in sentences])
+
+    with pytest.raises(ValueError, match=r"unknown toy file\(s\) \['c'\]; known: a b"):
+        Halves.evaluate(embed, encoder_id="toy", langs=["c", "a"], root=tmp_path)
+    assert calls == []
+    result = Halves.evaluate(embed, encoder_id="toy", langs=["b", "a", "b"], root=tmp_path)
+    assert calls == ["b", "a"] and list(result.scores) == ["b", "a"]
+    assert (result.task, result.encoder, result.main_score, result.subset_metric) == ("halves", "toy", 2.75, "mean")
+    assert result.notes == ["toy notes", "b: 1 lines", "a: 2 lines"]
+    assert list(result.dataset_files) == ["b.txt", "a.txt"] and result.seconds > 0
+    assert list(Halves.evaluate(embed, encoder_id="toy", root=tmp_path).scores) == ["a", "b"]

@@ -42,12 +42,12 @@ def test_one_hot_line_encoder_is_perfect_and_shuffled_is_not(tmp_path: Path,
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
     langs = {"deu": 30, "fra": 20}
     root = fake_tatoeba(tmp_path, langs)
-    perfect = tatoeba.run(one_hot_encoder(langs), root=root)
+    perfect = run_task("tatoeba", one_hot_encoder(langs), root=root)
     assert perfect.scores["deu"] == {"xx->en": 100.0, "en->xx": 100.0, "mean": 100.0, "pairs": 30.0}
-    shuffled = tatoeba.run(one_hot_encoder(langs, shuffle=True), root=root)
+    shuffled = run_task("tatoeba", one_hot_encoder(langs, shuffle=True), root=root)
     assert shuffled.main_score < 15
     with pytest.raises(ValueError, match="unknown Tatoeba language"):
-        tatoeba.run(one_hot_encoder(langs), root=root, langs=["xyz"])
+        run_task("tatoeba", one_hot_encoder(langs), root=root, langs=["xyz"])
 
 
 def test_any_embedding_function_is_scored_as_the_encoder_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -64,7 +64,7 @@ def test_any_embedding_function_is_scored_as_the_encoder_is(tmp_path: Path, monk
     assert result.scores["deu"] == pytest.approx({"xx->en": 1000 / 12, "en->xx": 1000 / 12, "mean": 1000 / 12,
                                                   "pairs": 12.0})
     assert result.encoder == "fn" and list(result.scores) == ["deu"]
-    assert result.scores == tatoeba.run(encoder, langs=["deu"], root=root).scores
+    assert result.scores == run_task("tatoeba", encoder, langs=["deu"], root=root).scores
     assert result.scores == evaluate_task("tatoeba", recording_embed(encoder), encoder_id="fn", langs=["deu"],
                                           root=root, margin_k=None).scores
     assert all(any(fnmatch.fnmatch(f, p) for p in tatoeba.METADATA.data_files) for f in result.dataset_files)

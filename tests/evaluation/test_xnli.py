@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import sys
-import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +10,7 @@ import torch
 from torch import nn
 
 from xlsent.evaluation import xnli
+from xlsent.evaluation.runner import run_task
 from xlsent.evaluation.xnli import NliConfig, build_classifier, nli_features, train_classifier
 from xlsent.testing import LookupEncoder
 
@@ -49,11 +48,10 @@ def synthetic_nli(n_per_set: dict[tuple[str, str], int], dim: int = 8, seed: int
 
 
 def install_fake_reader(monkeypatch: pytest.MonkeyPatch, sets: dict[tuple[str, str], FakeNliSet]) -> None:
-    module = types.ModuleType("xlsent.data.xnli")
-    module.XNLI_LANGS = LANGS  # type: ignore[attr-defined]
-    module.XNLI_LABELS = LABELS  # type: ignore[attr-defined]
-    module.load_xnli = lambda lang, split="dev", root=None: sets[lang, split]  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "xlsent.data.xnli", module)
+    """Make the XNLI task read ``sets`` (languages :data:`LANGS`, labels :data:`LABELS`) instead of XNLI."""
+    monkeypatch.setattr(xnli, "XNLI_LANGS", LANGS)
+    monkeypatch.setattr(xnli, "XNLI_LABELS", LABELS)
+    monkeypatch.setattr(xnli, "load_xnli", lambda lang, split="dev", root=None: sets[lang, split])
 
 
 def test_features_and_classifier_shape() -> None:
@@ -85,7 +83,7 @@ def test_english_classifier_transfers_to_other_languages(tmp_path: Path, monkeyp
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
     sets, table = synthetic_nli({("en", "dev"): 300, **{(lang, "test"): 45 for lang in LANGS}})
     install_fake_reader(monkeypatch, sets)
-    result = xnli.run(LookupEncoder(table, name="geometry"), root=tmp_path, **FAST)
+    result = run_task("xnli", LookupEncoder(table, name="geometry"), root=tmp_path, **FAST)
     assert set(result.scores) == set(LANGS)
     assert all(s["accuracy"] >= 90 and s["pairs"] == 45 for s in result.scores.values())
     assert set(result.averages) == {"all-15", "zero-shot-14"}
@@ -94,10 +92,10 @@ def test_english_classifier_transfers_to_other_languages(tmp_path: Path, monkeyp
     assert result.task == "xnli" and result.encoder == "geometry" and result.seconds > 0
     assert any("MultiNLI is not available" in note for note in result.notes)
 
-    subset = xnli.run(LookupEncoder(table, name="geometry"), langs=["de"], root=tmp_path, **FAST)
+    subset = run_task("xnli", LookupEncoder(table, name="geometry"), langs=["de"], root=tmp_path, **FAST)
     assert subset.scores["de"] == result.scores["de"] and not subset.averages
     with pytest.raises(ValueError, match="unknown XNLI language"):
-        xnli.run(LookupEncoder(table), langs=["xx"], root=tmp_path)
+        run_task("xnli", LookupEncoder(table), langs=["xx"], root=tmp_path)
 
 
 @pytest.mark.data
@@ -110,7 +108,7 @@ def test_real_xnli_pipeline_with_random_encoder(shared_data: Path, tmp_path: Pat
     for lang, split in (("en", "dev"), ("de", "test")):
         nli = reader.load_xnli(lang, split, shared_data)
         table.update({s: rng.normal(size=8) for s in [*nli.premises, *nli.hypotheses]})
-    result = xnli.run(LookupEncoder(table, name="random"), langs=["de"], root=shared_data, max_epochs=3)
+    result = run_task("xnli", LookupEncoder(table, name="random"), langs=["de"], root=shared_data, max_epochs=3)
     assert result.scores["de"]["pairs"] == 5010
     assert 20 < result.scores["de"]["accuracy"] < 50  # random vectors: chance level
     assert (result.options["train_pairs"], result.options["heldout_pairs"]) == (2241, 249)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from xlsent.methods.mapping.linear import PairData, split_rows
 from xlsent.data.bitext import Bitext
+from xlsent.methods.mapping.data import PairData, split_rows
 from xlsent.testing import dataset_or_skip
 from xlsent.training import loop
 

@@ -15,12 +15,12 @@ import torch
 from torch import nn
 
 from xlsent.cli import main as cli_main
+from xlsent.data.bitext import Bitext
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import retrieval_criterion
 from xlsent.methods.absent import model as absent
 from xlsent.methods.absent import study as absent_study
-from xlsent.methods.mapping import linear as linear_maps
 from xlsent.methods.absent.model import (
     METHOD,
     ABSentConfig,
@@ -34,8 +34,10 @@ from xlsent.methods.absent.model import (
     map_rows,
     real_loss,
 )
-from xlsent.methods.mapping.linear import PairData, PairVectors, split_rows
-from xlsent.data.bitext import Bitext
+from xlsent.methods.mapping.data import PairData, split_rows
+from xlsent.methods.mapping.inputs import PairVectors, fit_input_encoder
+from xlsent.studies.command import run_studies
+from xlsent.studies.study import StudyRun, study_result
 from xlsent.training.config import ConfigError
 from xlsent.training.losses import PairDiscriminatorLoss
 
@@ -175,11 +177,11 @@ def test_every_variant_learns_a_rotation_from_20_percent_of_the_pairs(mode: str,
     cfg = _config(mode, "steps=60", "eval_every=60", f"adversarial={str(adversarial).lower()}")
     result = fit(cfg, [pv], tmp_path, progress=False)
     assert retrieval_criterion(pv.x, pv.y) < 10
-    assert retrieval_criterion(map_rows(result.generators, pv.x), pv.y) > 80  # all 200 pairs, 30 seen as pairs
-    keys = set(result.history[0])
+    assert retrieval_criterion(map_rows(result.model, pv.x), pv.y) > 80  # all 200 pairs, 30 seen as pairs
+    keys = set(result.run.history[0])
     assert ({"critic/dom", "dom"} <= keys) == (mode == "absent" and adversarial)
     assert ({"critic/real", "adv"} <= keys) == adversarial and "dist" in keys
-    assert result.history[-1]["dist"] < result.history[0]["dist"] and result.best is not None
+    assert result.run.history[-1]["dist"] < result.run.history[0]["dist"] and result.best is not None
 
 
 def test_pools_of_the_conditional_gan_hold_only_parallel_rows() -> None:
@@ -196,8 +198,8 @@ def test_zero_shot_maps_two_languages_into_english_and_retrieves_between_them(tm
     es = _rotation_pair(200, seed=3, y=de.y, lang="es", marker=-1.0)  # the same English sentences, another rotation
     result = fit(_config("absent", "steps=120", "eval_every=120", "pairs=de-en,es-en"), [de, es], tmp_path,
                  progress=False)
-    assert sorted(result.generators.to_x) == ["de", "es"]
-    gens = result.generators
+    assert sorted(result.model.to_x) == ["de", "es"]
+    gens = result.model
     assert retrieval_criterion(de.x, es.x) < 10
     assert retrieval_criterion(map_rows(gens, de.x), map_rows(gens, es.x)) > 80  # no de-es pair was seen
 
@@ -209,7 +211,7 @@ def test_resume_after_a_kill_equals_the_uninterrupted_run(tmp_path: Path, killed
     with killed_run(5, "generators"):  # the 5th step dies; the last checkpoint is step 3's
         fit(cfg, [pv], tmp_path / "b", progress=False)
     resumed = fit(cfg, [pv], tmp_path / "b", resume=True, progress=False)
-    for (name, a), b in zip(straight.generators.state_dict().items(), resumed.generators.state_dict().values(),
+    for (name, a), b in zip(straight.model.state_dict().items(), resumed.model.state_dict().values(),
                             strict=True):
         assert torch.equal(a, b), name
 
@@ -227,7 +229,7 @@ def test_model_directory_round_trip_and_mining(tiny_encoder: TransformerEncoder,
     assert not (out / "checkpoints").exists() and (out / "train.jsonl").is_file()
     enc = load_encoder(out)
     assert isinstance(enc, ABSentEncoder) and enc.dim == 32
-    inputs, _ = linear_maps.fit_input_encoder(tiny_encoder, "average", [data])
+    inputs, _ = fit_input_encoder(tiny_encoder, "average", [data])
     x, y = inputs.encode(data.bitext.src), inputs.encode(data.bitext.tgt)
     reloaded = ABSentEncoder(out, backbone=tiny_encoder)
     expect = map_rows(reloaded.generators, x)
@@ -270,17 +272,26 @@ def _study_row(p1: float, p5: float | None = None, **columns: float) -> dict[str
     return {"mean p@1": p1, "mean p@5": p1 + 10 if p5 is None else p5, **columns}
 
 
-def test_main_claims_compare_absent_with_every_linear_map() -> None:
+class _Lab:
+    encoder = "me5@x"
+
+    def notes(self, run: StudyRun[absent_study.Settings]) -> list[str]:
+        return []
+
+
+def test_main_claims_compare_absent_with_every_linear_map(tmp_path: Path) -> None:
     linear = {label: _study_row(30 + i, **{"short de->en p@1": 30.0 + i}) for i, label in
               enumerate(absent_study.LINEAR_ROWS.values())}
     rows = {absent_study.NO_MAP: _study_row(50), **linear, "Conditional GAN (20%)": _study_row(20),
             "ABSent (20%)": _study_row(40, 30, **{"short de->en p@1": 40.0})}
-    verdicts = absent_study.claims_main(rows)
-    assert [v.split(" here:")[0] for v in verdicts] == ["HELD", "DID NOT HOLD", "HELD", "DID NOT HOLD"]
-    assert "40.0 vs best linear map Lample et al. 2018 (Procrustes + CSLS) 33.0" in verdicts[0]
-    result = absent_study.study_result("main", "encoder", rows, absent_study.StudySettings(), "me5@x", 1.0)
+    verdicts = absent_study.claims_main(rows, "mean p@1", "ABSent (20%)")
+    assert [v.held for v in verdicts] == [True, False, True, False]
+    assert "40.0 vs best linear map Lample et al. 2018 (Procrustes + CSLS) 33.0" in verdicts[0].evidence
+    assert [v.source for v in verdicts] == ["paper", "paper", "paper", "xlsent"]
+    run = StudyRun("main", absent_study.Settings(), tmp_path, "encoder", rows=rows)
+    result = study_result(absent_study, run, _Lab())
     assert result.main_score == 40 and "ABSent (20%)" in result.main_metric  # the method row, not the best (50)
-    assert result.variant == "main-encoder" and sum(n.startswith(("HELD", "DID NOT")) for n in result.notes) == 4
+    assert result.variant == "main-encoder" and len(result.verdicts) == 4 and result.options["inputs"] == "encoder"
 
 
 def test_ablation_ratio_and_zero_shot_claims() -> None:
@@ -289,29 +300,30 @@ def test_ablation_ratio_and_zero_shot_claims() -> None:
           absent_study.LD_ONLY: 16}
     rows = {k: _study_row(v, **{c: float(v) for c in cols}) for k, v in ab.items()}
     rows["A_s (swapped weighting)"]["long de->en p@1"] = 20.0
-    verdicts = absent_study.claims_ablations(rows)
-    assert [v.startswith("HELD") for v in verdicts] == [True, True, True, True, False, True, False]
+    verdicts = absent_study.claims_ablations(rows, "mean p@1", "A (ABSent)")
+    assert [v.held for v in verdicts] == [True, True, True, True, False, True, False]
     ratios = {f"{m} {p}%": _study_row(v + (5 if m == "ABSent" else 0)) for m in ("ABSent", "uni-Sent")
               for p, v in (("10", 10), ("20", 20), ("100", 15))}
-    grows, beats = absent_study.claims_ratios(ratios)
-    assert grows.startswith("DID NOT HOLD") and "10% 15.0, 20% 25.0, 100% 20.0" in grows and beats.startswith("HELD")
+    grows, beats = absent_study.claims_ratios(ratios, "mean p@1", "ABSent 20%")
+    assert grows.held is False and grows.evidence == "10% 15.0, 20% 25.0, 100% 20.0 mean p@1" and beats.held
     zero = {absent_study.NO_MAP: _study_row(5), "Smith et al. 2017 (Procrustes + ISF), de-es pairs": _study_row(20),
             "Procrustes + CSLS via en (zero-shot, extension)": _study_row(30), "ABSent zero-shot (20%)": _study_row(25)}
-    assert [v.startswith("HELD") for v in absent_study.claims_zeroshot(zero)] == [True, True, False]
+    assert [v.held for v in absent_study.claims_zeroshot(zero, "mean p@1", "ABSent zero-shot (20%)")] == [
+        True, True, False]
     low = {absent_study.NO_MAP: _study_row(30), absent_study.LINEAR_ROWS["lsq"]: _study_row(10),
            absent_study.LINEAR_ROWS["procrustes-csls"]: _study_row(20), "ABSent (100%)": _study_row(25)}
-    beats_linear, beats_input = absent_study.claims_lowres(low)
-    assert beats_linear.startswith("HELD") and "Procrustes + CSLS) 20.0" in beats_linear
-    assert beats_input.startswith("DID NOT HOLD")
+    beats_linear, beats_input = absent_study.claims_lowres(low, "mean p@1", "ABSent (100%)")
+    assert beats_linear.held and "Procrustes + CSLS) 20.0" in beats_linear.evidence
+    assert beats_input.held is False
 
 
 @pytest.mark.data
 @pytest.mark.usefixtures("xlsent_home")
 def test_study_runs_end_to_end_on_a_tiny_backbone(tiny_model_dir: Path, tmp_path: Path, parallel_data: Path) -> None:
-    settings = absent_study.StudySettings(inputs=("static",), datasets=("short de-en",), steps=2, max_pairs=60,
-                                          valid_pairs=4, models_dir=tmp_path / "models", data=str(parallel_data),
-                                          backbone=str(tiny_model_dir))
-    (path,) = absent_study.run_studies(["main"], settings, tmp_path / "results")
+    settings = absent_study.Settings(inputs=("static",), datasets=("short de-en",), steps=2, max_pairs=60,
+                                     valid_pairs=4, models_dir=tmp_path / "models", data=str(parallel_data),
+                                     backbone=str(tiny_model_dir))
+    (path,) = run_studies(absent_study, ["main"], settings, tmp_path / "results")
     assert path.name == "absent-main-static__tiny.json"
     main = json.loads(path.read_text(encoding="utf-8"))
     assert set(main["scores"]) == {absent_study.NO_MAP, *absent_study.LINEAR_ROWS.values(), "Conditional GAN (20%)",

@@ -8,13 +8,14 @@ import pytest
 import torch
 
 from xlsent.cli import main as cli_main
+from xlsent.data import bitext as pivot_data
+from xlsent.data.bitext import Bitext, Unpaired, pair_bitext, split_unpaired
 from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.layer_cache import LayerStates
 from xlsent.encoders.model_dir import ModelDirError
 from xlsent.encoders.transformer import TransformerEncoder
-from xlsent.data import bitext as pivot_data
-from xlsent.methods.dual_pivot.model import METHOD, DualPivotConfig, DualPivotEncoder, ExtractionModule, fit, train_on
-from xlsent.data.bitext import Bitext, Unpaired, pair_bitext, split_unpaired
+from xlsent.methods.dual_pivot.config import DualPivotConfig
+from xlsent.methods.dual_pivot.model import METHOD, DualPivotEncoder, ExtractionModule, fit, train_on
 from xlsent.testing import make_tiny_model_dir
 from xlsent.training import loop
 from xlsent.training.config import ConfigError, build_config, to_toml
@@ -91,10 +92,10 @@ def test_supervised_learns_the_known_answer(tmp_path: Path) -> None:
     cfg = _toy_config("supervised", 100)
     before = _accuracy(ExtractionModule(3, 16), src, tgt)
     result = fit(cfg, src, tgt, tmp_path, progress=False)
-    after = _accuracy(result.module, src, tgt)
-    assert result.history[-1]["sup"] < 0.5 * result.history[0]["sup"]
+    after = _accuracy(result.model, src, tgt)
+    assert result.run.history[-1]["sup"] < 0.5 * result.run.history[0]["sup"]
     assert before < 0.8 and after > 0.97
-    assert result.module.mix_weights()[1] > 0.6  # the content layer wins
+    assert result.model.mix_weights()[1] > 0.6  # the content layer wins
 
 
 def test_unsupervised_removes_the_language_signal(tmp_path: Path) -> None:
@@ -103,9 +104,9 @@ def test_unsupervised_removes_the_language_signal(tmp_path: Path) -> None:
     cfg = _toy_config("unsupervised", 80)
     start = ExtractionModule(3, 16)
     result = fit(cfg, src, tgt, tmp_path, progress=False)
-    assert _language_gap(result.module, src, tgt) < 0.4 * _language_gap(start, src, tgt)
-    assert result.history[-1]["cycle"] < 0.5 * result.history[0]["cycle"]
-    assert {"adv", "cycle", "critic/critic", "loss"} <= set(result.history[0])
+    assert _language_gap(result.model, src, tgt) < 0.4 * _language_gap(start, src, tgt)
+    assert result.run.history[-1]["cycle"] < 0.5 * result.run.history[0]["cycle"]
+    assert {"adv", "cycle", "critic/critic", "loss"} <= set(result.run.history[0])
 
 
 @pytest.mark.parametrize("mode", ["supervised", "unsupervised"])
@@ -128,7 +129,7 @@ def test_fit_resumes_to_the_same_module(mode: str, tmp_path: Path, monkeypatch: 
         fit(cfg, src, tgt, tmp_path / "b", progress=False)
     monkeypatch.setattr(loop.Trainer, "update", update)
     resumed = fit(cfg, src, tgt, tmp_path / "b", resume=True, progress=False)
-    for a, b in zip(straight.module.parameters(), resumed.module.parameters(), strict=True):
+    for a, b in zip(straight.model.parameters(), resumed.model.parameters(), strict=True):
         assert torch.equal(a, b)
 
 
@@ -138,14 +139,14 @@ def test_ablation_switches(tmp_path: Path) -> None:
     base = ("steps=2", "batch_size=8")
     cycle_only = fit(_config("unsupervised", *base, "adversarial=false", "train_mix=false"), src, tgt, tmp_path / "c",
                      progress=False)
-    assert "critic/critic" not in cycle_only.history[0] and "cycle" in cycle_only.history[0]
-    torch.testing.assert_close(cycle_only.module.mix_weights(), torch.full((3,), 1 / 3))
+    assert "critic/critic" not in cycle_only.run.history[0] and "cycle" in cycle_only.run.history[0]
+    torch.testing.assert_close(cycle_only.model.mix_weights(), torch.full((3,), 1 / 3))
     adv_only = fit(_config("unsupervised", *base, "cycle=false", "train_map=false"), src, tgt, tmp_path / "a",
                    progress=False)
-    assert "cycle" not in adv_only.history[0]
-    torch.testing.assert_close(adv_only.module.map, torch.eye(16))
+    assert "cycle" not in adv_only.run.history[0]
+    torch.testing.assert_close(adv_only.model.map, torch.eye(16))
     single = fit(_config("unsupervised", *base, "layer=1"), src, tgt, tmp_path / "s", progress=False)
-    torch.testing.assert_close(single.module.mix_weights(), torch.tensor([0.0, 1.0, 0.0]))
+    torch.testing.assert_close(single.model.mix_weights(), torch.tensor([0.0, 1.0, 0.0]))
     with pytest.raises(ConfigError, match="nothing to train"):
         DualPivotConfig(train_map=False, layer=1, selection="none").check()
     with pytest.raises(ConfigError, match="adversarial loss, the cycle loss"):
@@ -165,7 +166,7 @@ def test_selection_keeps_the_best_step_and_the_last_weights(tmp_path: Path) -> N
     scores = {x["step"]: x["validation"]["retrieval"] for x in log if "validation" in x}
     assert sorted(scores) == [10, 20, 30, 40] and result.best is not None
     assert result.best["score"] == max(scores.values()) and scores[result.best["step"]] == result.best["score"]
-    best_acc = _accuracy(result.module, *valid)
+    best_acc = _accuracy(result.model, *valid)
     assert best_acc * 100 == pytest.approx(result.best["score"], abs=1e-3)  # the kept weights are the best step's
 
 

@@ -20,11 +20,18 @@ from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.results import TaskResult
 from xlsent.evaluation.task import EmbedFn
 from xlsent.methods.dueam import study as dueam_study
+from xlsent.methods.dueam.config import DueamConfig
+from xlsent.methods.dueam.data import (
+    HeldOut,
+    SentencePairs,
+    build_pairs,
+    heldout_pairs,
+    unsupervised_pairs,
+    weakly_supervised_pairs,
+)
 from xlsent.methods.dueam.model import (
     METHOD,
-    DueamConfig,
     DueamLoss,
-    embed_sentences,
     fit,
     load_model,
     make_learner,
@@ -32,14 +39,7 @@ from xlsent.methods.dueam.model import (
     save_model,
     train_on,
 )
-from xlsent.methods.dueam.data import (
-    HeldOut,
-    PairData,
-    build_pairs,
-    heldout_pairs,
-    unsupervised_pairs,
-    weakly_supervised_pairs,
-)
+from xlsent.studies.command import rescore, run_studies
 from xlsent.testing import make_tiny_model_dir
 from xlsent.training.config import ConfigError, build_config, to_toml
 
@@ -141,8 +141,8 @@ TGT = ["der hund bellt", "the dog barks", "the dog", "hund bellt", "a cat", "der
 DIST = np.array([0.2, 0.2, 1.4, 1.2, 1.0, 0.3, 1.5, 0.4], dtype=np.float32)
 
 
-def _data() -> PairData:
-    return PairData(SRC, TGT, ["en"] * 8, ["de"] * 8, sorted(set(SRC + TGT)))
+def _data() -> SentencePairs:
+    return SentencePairs(SRC, TGT, ["en"] * 8, ["de"] * 8, sorted(set(SRC + TGT)))
 
 
 def _config(*sets: str) -> DueamConfig:
@@ -155,7 +155,7 @@ def _config(*sets: str) -> DueamConfig:
 def _gap(learner: TrainableTransformer) -> float:
     """Mean |exp(-d_euc) - exp(-d_wmd)| over the toy pairs: what L_A drives to zero."""
     learner.eval()
-    s, t = (torch.from_numpy(embed_sentences(learner, x)) for x in (SRC, TGT))
+    s, t = (torch.from_numpy(learner.vectors(x)) for x in (SRC, TGT))
     d = torch.linalg.vector_norm(torch.nn.functional.normalize(s) - torch.nn.functional.normalize(t), dim=1)
     return float((torch.exp(-d) - torch.exp(-torch.from_numpy(DIST))).abs().mean())
 
@@ -165,9 +165,9 @@ def test_the_learner_fits_the_anchor_distances(tiny_encoder: TransformerEncoder,
     learner = make_learner(tiny_encoder, cfg)
     before = _gap(learner)
     result = fit(cfg, learner, _data(), DIST, tmp_path, progress=False)
-    assert {"L_A", "L_B", "loss", "d_euc", "d_wmd"} <= set(result.history[0])
-    assert result.history[-1]["L_A"] < result.history[0]["L_A"]
-    assert _gap(result.learner) < 0.2 * before
+    assert {"L_A", "L_B", "loss", "d_euc", "d_wmd"} <= set(result.run.history[0])
+    assert result.run.history[-1]["L_A"] < result.run.history[0]["L_A"]
+    assert _gap(result.model) < 0.2 * before
 
 
 @pytest.mark.parametrize("finetune", ["lora", "full"])
@@ -181,8 +181,8 @@ def test_fit_resumes_to_the_same_learner(finetune: str, tiny_encoder: Transforme
         fit(cfg, make_learner(tiny_encoder, cfg), _data(), DIST, tmp_path / "b", progress=False)
     torch.manual_seed(0)
     resumed = fit(cfg, make_learner(tiny_encoder, cfg), _data(), DIST, tmp_path / "b", resume=True, progress=False)
-    assert resumed.history == straight.history
-    for a, b in zip(straight.learner.parameters(), resumed.learner.parameters(), strict=True):
+    assert resumed.run.history == straight.run.history
+    for a, b in zip(straight.model.parameters(), resumed.model.parameters(), strict=True):
         assert torch.equal(a, b)
 
 
@@ -191,10 +191,10 @@ def test_saved_model_reloads_with_the_learners_vectors(finetune: str, tiny_encod
                                                        tmp_path: Path) -> None:
     cfg = _config("steps=4", f"finetune={finetune}", "lr=0.01")
     result = fit(cfg, make_learner(tiny_encoder, cfg), _data(), DIST, tmp_path / "m", progress=False)
-    out = save_model(tmp_path / "m", result.learner, cfg, tiny_encoder, {"seconds": 1.0})
+    out = save_model(tmp_path / "m", result.model, cfg, tiny_encoder, {"seconds": 1.0})
     enc = xlsent.load(out)
     assert isinstance(enc, LoraEncoder) == (finetune == "lora") and isinstance(enc, TransformerEncoder)
-    expected = embed_sentences(result.learner, SRC)
+    expected = result.model.vectors(SRC)
     expected /= np.linalg.norm(expected, axis=1, keepdims=True)
     np.testing.assert_allclose(enc.encode(SRC), expected, atol=2e-5)
     assert not np.allclose(enc.encode(SRC), tiny_encoder.encode(SRC), atol=1e-3)  # training changed the vectors
@@ -276,32 +276,32 @@ def test_study_claims_follow_the_paper() -> None:
     rows = {"me5 (backbone)": {M: 70.0, "bucc mean f1": 80.0}, "DuEAM unsupervised": {M: 72.0, "bucc mean f1": 85.0},
             "DuEAM weakly-supervised": {M: 75.0, "bucc mean f1": 84.0}}
     main = dueam_study.claims_main(rows, M, "DuEAM weakly-supervised")
-    assert [v.split(" here")[0] for v in main] == ["DID NOT HOLD", "HELD", "HELD"]
-    assert "84.0 vs 85.0" in main[0] and "improves on its backbone on metric" in main[1]
+    assert [(v.held, v.source) for v in main] == [(False, "paper"), (True, "xlsent"), (True, "xlsent")]
+    assert main[0].evidence == "84.0 vs 85.0" and "improves on its backbone on metric" in main[1].claim
 
     objectives = {"L_A only": {M: 60.0}, "L_B only": {M: 80.0}, "both": {M: 75.0}}
-    assert [v.startswith("HELD") for v in dueam_study.claims_objectives(objectives, M, "both")] == [True, False]
+    assert [v.held for v in dueam_study.claims_objectives(objectives, M, "both")] == [True, False]
 
     scores = (70.0, 74.0, 72.0, 65.0)
     paper_like = {f"lambda = {lam}": {M: v} for lam, v in zip(dueam_study.LAMBDAS, scores, strict=True)}
-    assert all(v.startswith("HELD") for v in dueam_study.claims_lambda(paper_like, M, "lambda = 0.003"))
+    assert all(v.held for v in dueam_study.claims_lambda(paper_like, M, "lambda = 0.003"))
     paper_like["lambda = 0.3"] = {M: 73.0}
     best, falling = dueam_study.claims_lambda(paper_like, M, "lambda = 0.003")
-    assert best.startswith("HELD") and falling.startswith("DID NOT HOLD") and "0.3: 73.0" in falling
+    assert best.held and falling.held is False and "0.3: 73.0" in falling.evidence
 
     close = {f"lambda = {lam}": {M: v} for lam, v in zip(dueam_study.LAMBDAS, (73.04, 73.06, 73.14, 72.96),
                                                           strict=True)}
     _, close_falling = dueam_study.claims_lambda(close, M, "lambda = 0.003")
-    assert "0.003: 73.06, 0.03: 73.14" in close_falling  # one decimal printed 73.1 twice
+    assert "0.003: 73.06, 0.03: 73.14" in close_falling.evidence  # one decimal printed 73.1 twice
 
     zero = {"me5 (backbone)": {M: 60.0, "sts es-es": 70.0, "sts ar-ar": 50.0},
             "en-de": {M: 61.0, "sts es-es": 72.0, "sts ar-ar": 50.0}}
     (verdict,) = dueam_study.claims_zero_shot(zero, M, "en-de")
-    assert verdict.startswith("HELD") and "better on 1 of 2: es-es" in verdict
+    assert verdict.held and "better on 1 of 2: es-es" in verdict.evidence
 
     layers = {"layer 0": {M: 70.0}, "layer 1": {M: 80.0}}
-    assert dueam_study.claims_anchor(layers, M, "layer 1")[0].startswith("HELD")
-    assert dueam_study.claims_anchor(layers, M, "layer 0")[0].startswith("DID NOT HOLD")
+    assert dueam_study.claims_anchor(layers, M, "layer 1")[0].held
+    assert dueam_study.claims_anchor(layers, M, "layer 0")[0].held is False
 
 
 def _fake_sts(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | None = None,
@@ -319,32 +319,32 @@ def test_lambda_study_trains_reuses_and_refuses_stale_models(tmp_path: Path, sha
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dueam_study.sts, "evaluate", _fake_sts)
     model = make_tiny_model_dir(tmp_path / "tiny512", max_positions=512)
-    settings = dueam_study.StudySettings(steps=3, ablation_steps=2, max_pairs=24, models_dir=tmp_path / "models",
-                                         data=str(shared_data), sets=("eval_every=0", "batch_size=4", "langs=en,de"),
-                                         backbone=str(model))
-    (path,) = dueam_study.run_studies(["lambda"], settings, tmp_path / "results")
+    settings = dueam_study.Settings(steps=3, ablation_steps=2, max_pairs=24, models_dir=tmp_path / "models",
+                                    data=str(shared_data), sets=("eval_every=0", "batch_size=4", "langs=en,de"),
+                                    backbone=str(model))
+    (path,) = run_studies(dueam_study, ["lambda"], settings, tmp_path / "results")
     saved = json.loads(path.read_text())
     assert path.name == "dueam-lambda__tiny.json" and saved["options"]["method_row"] == "lambda = 0.003"
     assert list(saved["scores"]) == [f"lambda = {lam}" for lam in dueam_study.LAMBDAS]
     assert saved["main_score"] == saved["scores"]["lambda = 0.003"]["sts table-1 avg"]
-    assert sum(n.startswith(("HELD here", "DID NOT HOLD here")) for n in saved["notes"]) == 2
+    assert len(saved["verdicts"]) == 2
     models = saved["options"]["models"]
     assert models["lambda = 0.3"]["steps"] == 2 and models["lambda = 0.3"]["pairs"] == 24
     assert any("2 steps x 4 pairs over 24 pairs" in n for n in saved["notes"])
     manifest = tmp_path / "models" / "ablation-lambda-0.3" / "xlsent.json"
     stamp = manifest.stat().st_mtime_ns
-    dueam_study.run_studies(["lambda"], settings, tmp_path / "results")
+    run_studies(dueam_study, ["lambda"], settings, tmp_path / "results")
     assert manifest.stat().st_mtime_ns == stamp  # finished models are reused
-    longer = dueam_study.StudySettings(**{**vars(settings), "ablation_steps": 3})
-    with pytest.raises(ValueError, match="another configuration"):
-        dueam_study.run_studies(["lambda"], longer, tmp_path / "results")
+    longer = dueam_study.Settings(**{**vars(settings), "ablation_steps": 3})
+    with pytest.raises(ValueError, match="another configuration .*steps: 2 in the model, 3 wanted"):
+        run_studies(dueam_study, ["lambda"], longer, tmp_path / "results")
     assert any("2 steps per model (the Figure 2/3 ablations)" in n for n in saved["notes"])
-    (again,) = dueam_study.rescore_saved(["lambda"], tmp_path / "results", backbone=str(model))
+    (again,) = rescore(dueam_study, ["lambda"], tmp_path / "results")
     rescored = json.loads(again.read_text())
-    assert again == path and {k: rescored[k] for k in ("scores", "notes", "options", "main_score")} == {
-        k: saved[k] for k in ("scores", "notes", "options", "main_score")}
+    assert again == path and {k: rescored[k] for k in ("scores", "notes", "options", "main_score", "verdicts")} == {
+        k: saved[k] for k in ("scores", "notes", "options", "main_score", "verdicts")}
     with pytest.raises(FileNotFoundError, match="run the study first"):
-        dueam_study.rescore_saved(["objectives"], tmp_path / "results", backbone=str(model))
+        rescore(dueam_study, ["objectives"], tmp_path / "results")
 
 
 def _fake_task(task: str, metric: str, names: tuple[str, ...]) -> Callable[..., TaskResult]:
@@ -368,9 +368,9 @@ def test_main_study_records_every_task_in_the_models(tmp_path: Path, shared_data
     monkeypatch.setattr(dueam_study.bucc, "evaluate", _fake_task("bucc", "f1", ()))
     monkeypatch.setattr(dueam_study.senteval, "evaluate", _fake_task("senteval", "accuracy", ("MR", "TREC")))
     model = make_tiny_model_dir(tmp_path / "tiny512", max_positions=512)
-    settings = dueam_study.StudySettings(steps=2, max_pairs=16, models_dir=tmp_path / "models", data=str(shared_data),
-                                         sets=("eval_every=0", "batch_size=4", "langs=en,de"), backbone=str(model))
-    paths = dueam_study.run_studies(["main"], settings, tmp_path / "results")
+    settings = dueam_study.Settings(steps=2, max_pairs=16, models_dir=tmp_path / "models", data=str(shared_data),
+                                    sets=("eval_every=0", "batch_size=4", "langs=en,de"), backbone=str(model))
+    paths = run_studies(dueam_study, ["main"], settings, tmp_path / "results")
     assert paths[0].name == "dueam-main__tiny.json"
     tasks = ("tatoeba", "sts", "bucc", "senteval")
     assert sorted(p.name for p in paths[1:]) == sorted(f"{t}__dueam-{m}.json" for t in tasks for m in ("unsup", "weak"))
@@ -378,7 +378,7 @@ def test_main_study_records_every_task_in_the_models(tmp_path: Path, shared_data
     assert list(saved["scores"]) == ["tiny (backbone)", "DuEAM unsupervised", "DuEAM weakly-supervised"]
     weak = saved["scores"]["DuEAM weakly-supervised"]
     assert saved["main_score"] == weak["tatoeba 2 langs"] and {"sts table-1 avg", "bucc mean f1"} <= set(weak)
-    assert sum(n.startswith(("HELD here", "DID NOT HOLD here")) for n in saved["notes"]) == 5
+    assert len(saved["verdicts"]) == 5
     assert saved["options"]["models"]["DuEAM unsupervised"]["mode"] == "unsupervised"
     metrics = read_manifest(tmp_path / "models" / "dueam-weak")["metrics"]
     assert set(metrics) == {"tatoeba", "sts", "bucc", "senteval"}

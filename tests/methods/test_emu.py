@@ -16,23 +16,16 @@ import torch
 from safetensors.torch import load_file
 
 from xlsent.cli import main as cli_main
+from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.lora import LoraEncoder
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.intent import loo_nn_accuracy
+from xlsent.methods.emu import data as emu_data
 from xlsent.methods.emu import model as emu
-from xlsent.methods.emu.model import (
-    METHOD,
-    EmuConfig,
-    EmuData,
-    Sentences,
-    build_data,
-    encode,
-    fit,
-    held_out_ids,
-    load_model,
-    train_on,
-)
+from xlsent.methods.emu.config import EmuConfig
+from xlsent.methods.emu.data import EmuData, Sentences, build_data, held_out_ids
+from xlsent.methods.emu.model import METHOD, fit, load_model, train_on
 from xlsent.training import loop
 from xlsent.training.checkpoint import latest_checkpoint, read_tensors_json
 from xlsent.training.config import ConfigError, build_config, to_toml
@@ -154,7 +147,7 @@ def test_emu_step_is_algorithm_1(tiny_encoder: TransformerEncoder, tmp_path: Pat
     for texts, _ in spy.calls:
         assert len(texts) == 4 and (set(texts) <= set(EN) or set(texts) <= pool)
     assert [set(texts) <= pool for texts, _ in spy.calls[:6]] == [False, True, False, True, False, True]
-    for h in result.history:  # Eq. 2 and 4: L_C + ... = semantic + lambda center - gamma (D(v) - D(u))
+    for h in result.run.history:  # Eq. 2 and 4: L_C + ... = semantic + lambda center - gamma (D(v) - D(u))
         assert h["loss"] == pytest.approx(h["semantic"] + 0.5 * h["center"] - 2.0 * h["critic_gap"], rel=1e-5)
         assert {"critic", "u_norm"} <= set(h)
     ckpt = latest_checkpoint(tmp_path / loop.CHECKPOINT_DIR)
@@ -186,9 +179,9 @@ def test_ablations_and_baselines_drop_their_parts(mode: str, terms: set[str], ti
     spy = EmbedSpy(monkeypatch)
     result = fit(config(mode, "steps=2"), toy_data(), TrainableTransformer(tiny_encoder), tmp_path, progress=False)
     assert [grad for _, grad in spy.calls] == [True, True]  # no critic, no adversarial batch
-    assert set(result.history[0]) == terms | {"step", "loss", "u_norm"}
-    total = result.history[0]["semantic"] + 1e-4 * result.history[0].get("center", 0.0)
-    assert result.history[0]["loss"] == pytest.approx(total, rel=1e-6)
+    assert set(result.run.history[0]) == terms | {"step", "loss", "u_norm"}
+    total = result.run.history[0]["semantic"] + 1e-4 * result.run.history[0].get("center", 0.0)
+    assert result.run.history[0]["loss"] == pytest.approx(total, rel=1e-6)
     head = {"softmax": emu.SoftmaxLoss, "contrastive": emu.ContrastiveLoss, "npair": emu.NPairLoss}.get(
         mode, emu.L2ConstrainedSoftmaxLoss)
     assert isinstance(emu.semantic_loss(result.config, 32, 3), head)
@@ -199,7 +192,7 @@ CONFUSING = [f"{f} {w}" for f in FILLERS for w in ("dog", "cat")]  # nearest nei
 
 
 def _loo(model: TrainableTransformer) -> float:
-    vectors = encode(model, CONFUSING)
+    vectors = l2_normalize(model.vectors(CONFUSING))
     ids = [str(i) for i in range(len(CONFUSING))]
     return loo_nn_accuracy(vectors, ids, [0, 1] * 4, vectors, ids, [0, 1] * 4)
 
@@ -212,7 +205,7 @@ def test_the_semantic_classifier_clusters_intents(tiny_encoder: TransformerEncod
                    {}, {})
     cfg = config("emu-no-ld", "steps=40", "encoder_lr=0.01", "lr=0.05", "dropout=0.0")
     result = fit(cfg, data, model, tmp_path, progress=False)
-    assert result.history[-1]["semantic"] < 0.3 * result.history[0]["semantic"]
+    assert result.run.history[-1]["semantic"] < 0.3 * result.run.history[0]["semantic"]
     assert before <= 25 and _loo(result.model) == 100.0
 
 
@@ -224,7 +217,7 @@ def test_resume_after_a_kill_equals_the_uninterrupted_run(mode: str, tiny_encode
     with killed_run(3):
         fit(cfg, toy_data(), TrainableTransformer(tiny_encoder), tmp_path / "b", progress=False)
     resumed = fit(cfg, toy_data(), TrainableTransformer(tiny_encoder), tmp_path / "b", resume=True, progress=False)
-    assert resumed.history == straight.history
+    assert resumed.run.history == straight.run.history
     for a, b in zip(straight.model.parameters(), resumed.model.parameters(), strict=True):
         assert torch.equal(a, b)
 
@@ -233,11 +226,11 @@ def test_selection_restores_the_best_held_out_step(tiny_encoder: TransformerEnco
     cfg = config("emu-no-ld", "steps=12", "encoder_lr=0.01", "selection=loo", "eval_every=3", "valid_size=3")
     data = toy_data(valid=3)
     result = fit(cfg, data, TrainableTransformer(tiny_encoder), tmp_path, progress=False)
-    scores = {v["step"]: v["validation"]["loo"] for v in result.validations}
+    scores = {v["step"]: v["validation"]["loo"] for v in result.run.validations}
     assert sorted(scores) == [3, 6, 9, 12] and result.best is not None
     assert result.best["score"] == max(scores.values()) and scores[result.best["step"]] == result.best["score"]
     held, pool = data.valid["en"], data.train["en"]
-    q, p = encode(result.model, held.texts), encode(result.model, pool.texts)
+    q, p = l2_normalize(result.model.vectors(held.texts)), l2_normalize(result.model.vectors(pool.texts))
     again = loo_nn_accuracy(q, held.ids, held.labels, np.vstack([q, p]), held.ids + pool.ids,
                             held.labels + pool.labels)
     assert again == pytest.approx(result.best["score"])  # the restored weights are the best step's
@@ -268,7 +261,7 @@ def test_train_save_reload_identical(lora: bool, tiny_encoder: TransformerEncode
     else:
         reference = TrainableTransformer(TransformerEncoder(out))
     reference.eval()
-    np.testing.assert_allclose(enc.encode(EN), encode(reference, EN), atol=1e-5)
+    np.testing.assert_allclose(enc.encode(EN), l2_normalize(reference.vectors(EN)), atol=1e-5)
     assert not np.allclose(enc.encode(EN), tiny_encoder.encode(EN), atol=1e-3)  # training changed the encoder
     assert load_model(out).id == enc.id and not (out / "checkpoints").exists()
     with pytest.raises(FileExistsError):
@@ -301,7 +294,7 @@ def test_build_data_from_xsid_and_tatoeba_challenge(shared_data: Path) -> None:
     assert build_data(cfg, shared_data).adversarial["zh"] == data.adversarial["zh"]  # seeded
     parallel = build_data(METHOD.config(mode="emu-parallel", sets=["adversarial_langs=de"]), shared_data)
     assert set(parallel.adversarial["de"].ids) == set(parallel.train["en"].ids)  # translations of training items
-    assert data.summary["adversarial"]["source"] == emu.UNLABELLED_SOURCE
+    assert data.summary["adversarial"]["source"] == emu_data.UNLABELLED_SOURCE
 
 
 @pytest.mark.data
@@ -336,14 +329,16 @@ def test_main_claims_read_the_declared_rows() -> None:
             "N-pair loss": {"cross-lingual": 30.0}, "EMU": {"cross-lingual": 70.0, "tatoeba paper-14": 87.5},
             "EMU w/o LD": {"cross-lingual": 68.0}, "EMU w/o LD+CL": {"cross-lingual": 66.0},
             "EMU-PARALLEL": {"cross-lingual": 71.0}}
-    verdicts = claims_main(rows)
-    held = [v.startswith("HELD") for v in verdicts]
+    verdicts = claims_main(rows, "cross-lingual", "EMU")
+    held = [v.held for v in verdicts]
     # EMU beats softmax, contrastive, N-pair; beats the original; softmax / contrastive / N-pair below the original;
     # the discriminator helps; EMU-PARALLEL does not beat EMU; Tatoeba within 2 points
     assert held == [True, True, True, True, True, False, True, True, False, False]
-    assert "70.0 vs 65.0" in verdicts[1] and "71.0 vs 70.0" in verdicts[8] and "87.5 vs 90.0" in verdicts[9]
+    assert (verdicts[1].evidence, verdicts[8].evidence, verdicts[9].evidence) == ("70.0 vs 65.0", "71.0 vs 70.0",
+                                                                                   "87.5 vs 90.0")
+    assert verdicts[9].source == "xlsent" and {v.source for v in verdicts[:9]} == {"paper"}
     del rows["EMU"]["tatoeba paper-14"]
-    assert len(claims_main(rows)) == 9  # no Tatoeba check without its numbers
+    assert len(claims_main(rows, "cross-lingual", "EMU")) == 9  # no Tatoeba check without its numbers
 
 
 def test_ablation_contribution_and_claims() -> None:
@@ -360,11 +355,12 @@ def test_ablation_contribution_and_claims() -> None:
     assert (c["pairs better"], c["pairs worse"]) == (3.0, 1.0) and 0 < c["wilcoxon p"] <= 1
     assert contribution(with_ld, with_ld, pairs)["wilcoxon p"] == 1.0
     worse = dict(c, **{"mean pp drop": -0.4})
-    ld, cl = claims_ablation({"language discriminator": c, "center loss": worse})
-    assert ld.startswith("HELD") and "+1.60 pp" in ld and cl.startswith("DID NOT HOLD") and "-0.40 pp" in cl
-    assert "not significant at p < 0.05" in ld  # 5 pairs cannot reach it
+    ld, cl = claims_ablation({"language discriminator": c, "center loss": worse}, "mean pp drop", "")
+    assert ld.held and "+1.60 pp" in ld.evidence and cl.held is False and "-0.40 pp" in cl.evidence
+    assert "not significant at p < 0.05" in ld.evidence  # 5 pairs cannot reach it
     significant = dict(c, **{"wilcoxon p": 0.01})
-    assert "not significant" not in claims_ablation({"language discriminator": significant, "center loss": c})[0]
+    assert "not significant" not in claims_ablation({"language discriminator": significant, "center loss": c}, "",
+                                                    "")[0].evidence
 
 
 def test_table3_claims() -> None:
@@ -378,30 +374,31 @@ def test_table3_claims() -> None:
         return 10.0 * len(set(subset.split("+")) & set(pair.split("-"))) + len(subset.split("+"))
 
     rows = {s: {p: score(s, p) for p in pairs} for s in subsets}
-    assert [v.startswith("HELD") for v in claims_langs(rows, langs)] == [True, True, True]
+    assert [v.held for v in claims_langs(rows, "en-en", "en")] == [True, True, True]
     rows["de"]["en-en"] = 99.0
     rows["en+de+it"] = {p: 0.0 for p in pairs}
-    mono, two, every = claims_langs(rows, langs)
-    assert mono.startswith("DID NOT HOLD") and "2 of 3: de it" in mono
-    assert two.startswith("HELD") and every.startswith("DID NOT HOLD") and "0 of 9" in every
+    mono, two, every = claims_langs(rows, "en-en", "en")
+    assert mono.held is False and mono.evidence == "2 of 3: de it"
+    assert two.held and every.held is False and every.evidence == "0 of 9"
 
 
 @pytest.mark.data
 @pytest.mark.usefixtures("xlsent_home")
 def test_every_study_runs_end_to_end_on_the_tiny_backbone(tiny_model_dir: Path, tmp_path: Path,
                                                           shared_data: Path) -> None:
-    from xlsent.methods.emu.study import METHOD_ROWS, StudySettings, run_studies
+    from xlsent.methods.emu import study
+    from xlsent.studies.command import run_studies
 
-    settings = StudySettings(langs=("de",), tatoeba="none", table3_langs=("en", "de"), tsne=False,
+    settings = study.Settings(langs=("de",), tatoeba="none", table3_langs=("en", "de"), tsne=False,
                              models_dir=tmp_path / "models", data=str(shared_data), backbone=str(tiny_model_dir),
                              sets=("steps=1", "critic_steps=1", "critic_hidden=8", "adversarial_langs=de",
                                    "unlabelled_per_lang=20", "device=cpu", "eval_every=0"))
-    paths = run_studies(["main", "ablation", "langs"], settings, tmp_path / "results")
+    paths = run_studies(study, ["main", "ablation", "langs", "langs-acc"], settings, tmp_path / "results")
     assert [p.name for p in paths] == [f"emu-{v}__tiny.json" for v in ("main", "ablation", "langs", "langs-acc")]
     main = json.loads(paths[0].read_text())
     assert list(main["scores"]) == list(STUDY_ROWS)
-    assert main["main_score"] == main["scores"][METHOD_ROWS["main"]]["cross-lingual"]
-    assert sum(n.startswith(("HELD", "DID NOT HOLD")) for n in main["notes"]) == 9
+    assert main["main_score"] == main["scores"][study.STUDIES["main"].method_row]["cross-lingual"]
+    assert len(main["verdicts"]) == 9
     per_model = sorted(p.name for p in (tmp_path / "results").glob("intent-emu__*.json"))
     assert len(per_model) == 8 and "intent-emu__emu.json" in per_model
     intent_emu = json.loads((tmp_path / "results" / "intent-emu__emu.json").read_text())
@@ -414,11 +411,11 @@ def test_every_study_runs_end_to_end_on_the_tiny_backbone(tiny_model_dir: Path, 
          "emu-no-ld-en+de"])
     ablation = json.loads(paths[1].read_text())
     shutil.rmtree(tmp_path / "models")
-    again = run_studies(["ablation"], settings, tmp_path / "results")  # from the saved intent results
+    again = run_studies(study, ["ablation"], settings, tmp_path / "results")  # from the saved intent results
     assert json.loads(again[0].read_text())["scores"] == ablation["scores"]
     assert not (tmp_path / "models").exists()  # nothing was retrained
     stale = tmp_path / "results" / "intent-emu__emu.json"
     raw = json.loads(stale.read_text())
     stale.write_text(json.dumps({**raw, "main_score": raw["main_score"] + 1}))
-    run_studies(["ablation"], settings, tmp_path / "results")  # no longer Table 2's results: retrained, rescored
+    run_studies(study, ["ablation"], settings, tmp_path / "results")  # no longer Table 2's results: retrained
     assert (tmp_path / "models" / "emu").is_dir()

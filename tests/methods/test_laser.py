@@ -13,11 +13,12 @@ import torch
 from safetensors.torch import load_file
 
 import xlsent
+from xlsent.data.held_out import tatoeba_v1_sentences
 from xlsent.encoders.bilstm import BiLstmSentenceEncoder, LaserEncoder, pad_batch
 from xlsent.encoders.model_dir import ModelDirError
-from xlsent.methods.laser.model import METHOD, LaserConfig, LaserDecoder, tokenize_corpus, train_on
+from xlsent.methods.laser.config import LaserConfig
 from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts, write_corpus
-from xlsent.data.bitext import tatoeba_v1_sentences
+from xlsent.methods.laser.model import METHOD, LaserDecoder, tokenize_corpus, train_on
 from xlsent.training.config import ConfigError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "xlsent_home")
@@ -177,9 +178,9 @@ def test_depth_verdicts_and_paper_rows() -> None:
     from xlsent.methods.laser.study import claims_depth, paper_row, tatoeba_code, trained_tatoeba
 
     row = {"tatoeba trained": 50.0, "bucc mean": 60.0, "xnli xx": 40.0, "xnli en": 55.0}
-    verdicts = claims_depth({"3 layers": row, "1 layer": {**row, "bucc mean": 70.0, "xnli en": 50.0}})
-    assert [v.split(" here")[0] for v in verdicts] == ["DID NOT HOLD", "DID NOT HOLD", "DID NOT HOLD", "HELD"]
-    assert "(60.0 vs 70.0)" in verdicts[1] and "92.3 vs 90.0" in verdicts[1]  # ours, then the paper's Table 6
+    verdicts = claims_depth({"3 layers": row, "1 layer": {**row, "bucc mean": 70.0, "xnli en": 50.0}}, "", "")
+    assert [v.held for v in verdicts] == [False, False, False, True]
+    assert verdicts[1].evidence == "60.0 vs 70.0" and "92.3 vs 90.0" in verdicts[1].claim  # the paper's Table 6
     assert [tatoeba_code(x) for x in ("zh", "de", "fa", "es")] == ["cmn", "deu", "pes", "spa"]
     assert trained_tatoeba(tiny_config("languages=de,zh")) == ["deu", "cmn", "spa"]
     paper = paper_row(["deu", "spa", "xxx"])

@@ -13,22 +13,25 @@ import numpy as np
 import pytest
 
 from xlsent.cli import main as cli_main
+from xlsent.data.held_out import held_out_sentences
+from xlsent.data.retrieval_pk import load_set
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.static_average import StaticAverageEncoder, fit_idf
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation import retrieval_pk
+from xlsent.methods.mapping import data as mapping_data
 from xlsent.methods.mapping import linear as linear_maps
+from xlsent.methods.mapping.config import LinearMapConfig
+from xlsent.methods.mapping.data import PairData, split_rows
+from xlsent.methods.mapping.inputs import fit_input_encoder
 from xlsent.methods.mapping.linear import (
     METHOD,
-    LinearMapConfig,
     LinearMapEncoder,
-    PairData,
     fit_isf_beta,
     fit_least_squares,
     fit_procrustes,
     globally_corrected,
     inverted_softmax,
-    split_rows,
 )
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -115,7 +118,7 @@ def test_split_rows_partition_the_pairs() -> None:
 def test_pairs_without_english_are_joined_through_english() -> None:
     de_en = (["Hund", "Katze", "Haus"], ["dog", "cat", "house"])
     es_en = (["gato", "perro", "árbol", "perrito"], ["cat", "dog", "tree", "dog"])
-    assert linear_maps._joined_through_english(de_en, es_en) == (["Katze", "Hund"], ["gato", "perro"])
+    assert mapping_data._joined_through_english(de_en, es_en) == (["Katze", "Hund"], ["gato", "perro"])
 
 
 def test_config_checks_the_pairs() -> None:
@@ -126,17 +129,26 @@ def test_config_checks_the_pairs() -> None:
 
 @pytest.mark.data
 def test_training_bitexts_leave_out_every_test_sentence(parallel_data: Path) -> None:
-    held = linear_maps.held_out_sentences(parallel_data)
-    short = linear_maps.corpus_bitext("de-en", "short", parallel_data, banned=held)
-    long = linear_maps.corpus_bitext("es-en", "long", parallel_data, banned=held, max_pairs=500, seed=1)
+    held = held_out_sentences(parallel_data)
+    short = mapping_data.corpus_bitext("de-en", "short", parallel_data, banned=held)
+    long = mapping_data.corpus_bitext("es-en", "long", parallel_data, banned=held, max_pairs=500, seed=1)
     assert list(short.summary["sources"]) == ["tatoeba-challenge"] and len(short.src) > 15000
     assert sorted(long.summary["sources"]) == [f"newstest{y}" for y in (2008, 2009, 2010, 2011, 2013)]
     assert len(long.src) == 500
     for bitext in (short, long):
         assert not (set(bitext.src) | set(bitext.tgt)) & held
         assert len(set(zip(bitext.src, bitext.tgt, strict=True))) == len(bitext.src)
-    news = retrieval_pk.load_set("news-de", parallel_data)
-    assert set(news.x) <= held and set(retrieval_pk.load_set("deu", parallel_data).y) <= held
+    news = load_set("news-de", parallel_data)
+    assert set(news.x) <= held and set(load_set("deu", parallel_data).y) <= held
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("pair", ["ar-en", "zh-en", "de-en"])
+def test_ntrex_corpus_reads_the_ntrex_file_of_each_language(pair: str, parallel_data: Path) -> None:
+    # NTREX-128 names Arabic arb and Chinese zho_Hans (not their Tatoeba-Challenge codes ara and zho)
+    bitext = mapping_data.corpus_bitext(pair, "ntrex", parallel_data, banned=set())
+    assert list(bitext.summary["sources"]) == ["ntrex128"] and 1900 < len(bitext.src) <= 1997
+    assert (bitext.src_lang, bitext.tgt_lang) == tuple(pair.split("-"))
 
 
 # --- static subword averages -----------------------------------------------------------------------------------
@@ -176,7 +188,7 @@ def test_model_directory_round_trip(inputs: str, tiny_encoder: TransformerEncode
     out = linear_maps.train_on(config, [data], tiny_encoder, tmp_path / "lin", progress=False)
     enc = load_encoder(out)
     assert isinstance(enc, LinearMapEncoder) and enc.retrieval_rule == "nn"
-    inputs_enc, idf = linear_maps.fit_input_encoder(tiny_encoder, inputs, [data])
+    inputs_enc, idf = fit_input_encoder(tiny_encoder, inputs, [data])
     x, y = inputs_enc.encode(data.bitext.src), inputs_enc.encode(data.bitext.tgt)
     w = fit_procrustes(x[data.labelled], y[data.labelled])
     expect = (x @ w) / np.linalg.norm(x @ w, axis=1, keepdims=True)

@@ -85,7 +85,7 @@ def test_shipped_threshold_makes_auto_work_on_a_fresh_install(tmp_path: Path, ho
                                                               monkeypatch: pytest.MonkeyPatch,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     enc = toy_newstest(tmp_path / "data")
-    monkeypatch.setattr("xlsent.api.load", lambda model: enc)
+    monkeypatch.setattr("xlsent.api.load", lambda model, backend="auto": enc)
     monkeypatch.setitem(REGISTERED, "planted", ModelInfo("planted", DIM, "toy", "a toy encoder"))
     assert main(["calibrate", "--model", "planted", "--data", str(tmp_path / "data"), "--langs", "de", "--ship",
                  "-q"]) == 0

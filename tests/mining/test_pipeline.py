@@ -165,7 +165,7 @@ def test_unify_changes_nothing_without_repeated_sentences(tmp_path: Path, mode: 
 def test_cli_summary_says_how_many_pairs_at_which_threshold(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     src, tgt, enc, _ = planted_corpus(tmp_path)
-    monkeypatch.setattr("xlsent.api.load", lambda model: enc)
+    monkeypatch.setattr("xlsent.api.load", lambda model, backend="auto": enc)
     out = tmp_path / "pairs.tsv"
     assert main(["mine", str(src), str(tgt), "-o", str(out), "-q"]) == 0
     err = capsys.readouterr().err.strip().splitlines()
@@ -192,7 +192,7 @@ def test_mine_with_both_embeddings_does_not_load_the_encoder(tmp_path: Path, tin
     with_model = tmp_path / "with-model.tsv"
     assert main(["mine", str(src), str(tgt), "-o", str(with_model), "--model", str(tiny_model_dir), "-q"]) == 0
 
-    def no_loading(name: object) -> None:
+    def no_loading(name: object, backend: str = "auto") -> None:
         raise AssertionError(f"loaded the encoder {name}")
 
     monkeypatch.setattr(xlsent.api, "load", no_loading)

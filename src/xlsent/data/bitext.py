@@ -1,4 +1,6 @@
-"""Training data for dual-pivot transfer: the bitext of one (or a few) language pairs, or unpaired sets cut from it.
+"""The bitext catalogue: which corpora hold a language pair (:func:`bitext_sources`, read by LASER and the mapping
+methods too), and the filtered bitext of one or a few pairs, or unpaired sets cut from it (dual-pivot's training
+data, :func:`build_training_data`).
 
 Sources per pair, all from ``../shared/data/parallel`` through :mod:`xlsent.data.parallel`:
 
@@ -9,7 +11,8 @@ Sources per pair, all from ``../shared/data/parallel`` through :mod:`xlsent.data
   out: xlsent's BUCC-style mining evaluation is built from it.
 
 Every source is then filtered (:func:`filter_pairs`, shared with the mapping methods' bitexts): empty lines,
-exact duplicate pairs and pairs with either side (stripped) in *any* Tatoeba v1 test file are dropped. For the
+exact duplicate pairs and pairs with either side (stripped) in *any* Tatoeba v1 test file
+(:func:`xlsent.data.held_out.tatoeba_v1_sentences`) are dropped. For the
 unsupervised mode :func:`split_unpaired` cuts the bitext into two halves and keeps the source side of one and the
 target side of the other; lines sharing a sentence (on either side) always fall into the same half, so no sentence
 on one side has a corpus translation on the other.
@@ -31,17 +34,12 @@ from typing import Any
 
 import numpy as np
 
+from xlsent.data.held_out import tatoeba_v1_sentences
+from xlsent.languages import TATOEBA_CHALLENGE
 from xlsent.paths import data_root
 
 log = logging.getLogger(__name__)
 
-# 2-letter code -> the 3-letter code of its Tatoeba-Challenge eng-X test set
-TATOEBA_CHALLENGE = {
-    "ar": "ara", "bg": "bul", "cs": "ces", "da": "dan", "de": "deu", "el": "ell", "es": "spa", "fa": "fas",
-    "fi": "fin", "fr": "fra", "he": "heb", "hi": "hin", "hu": "hun", "id": "ind", "it": "ita", "ja": "jpn",
-    "ko": "kor", "ms": "msa", "nl": "nld", "pl": "pol", "pt": "por", "ro": "ron", "ru": "rus", "sv": "swe",
-    "sw": "swa", "th": "tha", "tr": "tur", "uk": "ukr", "ur": "urd", "vi": "vie", "zh": "zho",
-}
 MULTI30K = ("en", "de", "fr", "cs")
 # newstest years used for training and their languages (2014 has X-en sets only); 2012 is held out
 NEWSTEST = {
@@ -130,14 +128,6 @@ def _newstest(year: int, a: str, b: str, root: Path) -> Loader:
 
 def _lists(sides: tuple[Sequence[str], Sequence[str]]) -> tuple[list[str], list[str]]:
     return list(sides[0]), list(sides[1])
-
-
-def tatoeba_v1_sentences(root: Path) -> set[str]:
-    """Every sentence (stripped) of every Tatoeba v1 test file, both sides."""
-    files = sorted((root / "tatoeba_v1").glob("tatoeba.*-eng.*"))
-    if not files:
-        raise FileNotFoundError(f"{root / 'tatoeba_v1'}: Tatoeba v1 test files not found (needed to filter them out)")
-    return {line.strip() for f in files for line in f.read_text(encoding="utf-8").splitlines()}
 
 
 def pair_bitext(pair: str, root: str | Path | None = None, *, max_pairs: int | None = None, seed: int = 0,

@@ -10,19 +10,11 @@ from pathlib import Path
 
 from xlsent.data._files import check_choice, check_same_length, dataset_path, read_lines
 from xlsent.data.tatoeba import load_tatoeba
+from xlsent.languages import TATOEBA_CHALLENGE_TO_V1
 
 logger = logging.getLogger(__name__)
 
 TATOEBA_CHALLENGE_VERSION = "v2021-08-07"
-
-TATOEBA_CHALLENGE_TO_V1: dict[str, tuple[str, ...]] = {
-    "ara": ("ara", "arq", "arz"),
-    "fas": ("pes",),
-    "msa": ("ind", "zsm", "max"),
-    "swa": ("swh",),
-    "zho": ("cmn", "yue", "wuu"),
-}
-"""Tatoeba-Challenge macro-language code -> the Tatoeba v1 languages it covers (others use the same code)."""
 
 
 def _read_pair(path1: Path, path2: Path) -> tuple[list[str], list[str]]:
@@ -103,8 +95,8 @@ def load_tatoeba_challenge(lang: str, root: str | Path | None = None,
 
     ``lang`` is the folder's code; macro-languages mix several Tatoeba languages (``zho``: cmn, yue, wuu, ...).
     With ``exclude_tatoeba_v1``, every pair whose ``lang`` side occurs in the Tatoeba v1 test of the matching
-    languages (:data:`TATOEBA_CHALLENGE_TO_V1`), or whose English side occurs in their English side, is dropped,
-    so the rest can train a model evaluated on Tatoeba v1.
+    languages (:data:`xlsent.languages.TATOEBA_CHALLENGE_TO_V1`), or whose English side occurs in their English
+    side, is dropped, so the rest can train a model evaluated on Tatoeba v1.
     """
     check_choice(lang, tatoeba_challenge_languages(root), "Tatoeba-Challenge language")
     base = dataset_path(root, "parallel", "tatoeba_challenge_test")

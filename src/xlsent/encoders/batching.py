@@ -1,9 +1,11 @@
-"""Token-budget batching over length-sorted windows, and the window split for over-long inputs."""
+"""Token-budget batching over length-sorted windows, padding, and the window split for over-long inputs."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+import torch
 
 
 @dataclass(frozen=True)
@@ -53,3 +55,19 @@ def token_budget_batches(lengths: Sequence[int], batch_tokens: int) -> Iterator[
         longest = longest_if_added
     if batch:
         yield batch
+
+
+def pad_batch(seqs: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-pad token id lists to the longest: ``ids`` and attention ``mask``, both ``(n, longest)`` int64.
+
+    >>> ids, mask = pad_batch([[0, 7, 2], [0, 2]], pad=1)
+    >>> ids.tolist(), mask.tolist()
+    ([[0, 7, 2], [0, 2, 1]], [[1, 1, 1], [1, 1, 0]])
+    """
+    width = max((len(s) for s in seqs), default=0)
+    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(seqs), width), dtype=torch.long)
+    for row, seq in enumerate(seqs):
+        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask[row, : len(seq)] = 1
+    return ids, mask

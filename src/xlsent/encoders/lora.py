@@ -90,4 +90,5 @@ class LoraEncoder(TransformerEncoder):
         self.model.eval()
         self.model_dir, self.manifest = directory, manifest
         self.name = name or manifest.get("name", directory.name)
-        self.id = f"{self.name}@{model_checksum(manifest)}"
+        self.checksum = model_checksum(manifest)
+        self.id = f"{self.name}@{self.checksum}"

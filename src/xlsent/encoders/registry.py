@@ -79,8 +79,25 @@ def encoder_reference(encoder: Encoder) -> str:
     return str(Path(model_dir).resolve())
 
 
-def load_encoder(name_or_path: str | Path) -> Encoder:
-    """Build an encoder from a registered name, a model directory, or ``module:function``."""
+def load_encoder(name_or_path: str | Path, backend: str = "torch") -> Encoder:
+    """Build an encoder from a registered name, a model directory, or ``module:function``, running on ``backend``
+    (``torch``, ``onnx``, ``onnx-int8``, ``openvino``, ``openvino-int8`` or ``auto``; see ``encoders.backends``).
+
+    Only transformer models have other backends than their own: ``auto`` leaves the others as they are.
+    """
+    encoder = _build(name_or_path)
+    if backend in ("torch", "auto") and not hasattr(encoder, "use_backend"):
+        return encoder
+    if not hasattr(encoder, "use_backend"):
+        raise ValueError(f"{name_or_path}: backend {backend!r} runs transformer models only; this model runs on "
+                         "its own (use --backend auto or torch)")
+    from xlsent.encoders.backends import auto_backend
+
+    encoder.use_backend(auto_backend() if backend == "auto" else backend)
+    return encoder
+
+
+def _build(name_or_path: str | Path) -> Encoder:
     key = str(name_or_path)
     if key in REGISTERED:
         return _load_named(key)

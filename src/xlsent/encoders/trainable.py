@@ -21,18 +21,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 from safetensors.torch import save_file
 from torch import nn
 
 from xlsent.atomic import atomic_path
+from xlsent.encoders.batching import pad_batch
 from xlsent.encoders.lora import ADAPTER_FILE, LORA_TYPE
 from xlsent.encoders.model_dir import write_manifest
 from xlsent.encoders.registry import REGISTERED
-from xlsent.encoders.transformer import TransformerEncoder, pad_batch
+from xlsent.encoders.transformer import TransformerEncoder
 
 log = logging.getLogger(__name__)
 
+EMBED_BATCH = 64
 _COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json")
 _RESERVED = ("type", "name", "encoder", "backbone", "lora", "files", "format_version")
 
@@ -102,6 +105,17 @@ class TrainableTransformer(nn.Module):
     def embed(self, sentences: Sequence[str]) -> torch.Tensor:
         """``forward(*batch(sentences))``."""
         return self(*self.batch(sentences))
+
+    def vectors(self, sentences: Sequence[str], batch: int = EMBED_BATCH) -> np.ndarray:
+        """Mean-pooled vectors ``(n, dim)`` float32 (not normalised) without gradients, in the module's current
+        mode, ``batch`` sentences of similar length at a time (for validation during training)."""
+        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
+        order = np.argsort([len(s) for s in sentences], kind="stable")
+        with torch.no_grad():
+            for start in range(0, len(order), batch):
+                rows = order[start : start + batch]
+                out[rows] = self.embed([sentences[i] for i in rows]).float().cpu().numpy()
+        return out
 
     def token_states(self, ids: torch.Tensor, mask: torch.Tensor, layer: int) -> torch.Tensor:
         """States ``(n, tokens, dim)`` of ``layer`` (0 = embeddings) for every position, with gradients."""

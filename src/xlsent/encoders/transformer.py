@@ -13,30 +13,15 @@ from safetensors.torch import load_file
 from tokenizers import Tokenizer
 from tqdm.auto import tqdm
 
+from xlsent.encoders.backends import BACKENDS, Runner, build_runner
 from xlsent.encoders.base import l2_normalize
-from xlsent.encoders.batching import Window, split_windows, token_budget_batches
+from xlsent.encoders.batching import Window, pad_batch, split_windows, token_budget_batches
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
 from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH_TOKENS = 2048
-
-
-def pad_batch(seqs: Sequence[Sequence[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-pad token id lists to the longest: ``ids`` and attention ``mask``, both ``(n, longest)`` int64.
-
-    >>> ids, mask = pad_batch([[0, 7, 2], [0, 2]], pad=1)
-    >>> ids.tolist(), mask.tolist()
-    ([[0, 7, 2], [0, 2, 1]], [[1, 1, 1], [1, 1, 0]])
-    """
-    width = max((len(s) for s in seqs), default=0)
-    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-    mask = torch.zeros((len(seqs), width), dtype=torch.long)
-    for row, seq in enumerate(seqs):
-        ids[row, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-        mask[row, : len(seq)] = 1
-    return ids, mask
 
 
 class TransformerEncoder:
@@ -53,6 +38,8 @@ class TransformerEncoder:
     """
 
     def __init__(self, model_dir: str | Path, *, name: str | None = None, verify: str = "cached") -> None:
+        self._runner: Runner | None = None
+        self.backend = "torch"
         self.model_dir = Path(model_dir)
         self.files_dir = self.model_dir  # where config.json and the tokenizer files live
         self.manifest: dict[str, Any] = read_manifest(self.model_dir, verify=verify)
@@ -83,7 +70,23 @@ class TransformerEncoder:
         self.name: str = name or self.manifest.get("name", self.model_dir.name)
         self.dim: int = self.config.hidden_size
         self.num_layers: int = self.config.num_hidden_layers
-        self.id: str = f"{self.name}@{model_checksum(self.manifest)}"
+        self.checksum = model_checksum(self.manifest)
+        self.id: str = f"{self.name}@{self.checksum}"
+
+    def use_backend(self, backend: str, *, threads: int | None = None) -> None:
+        """Run ``encode`` on ``backend`` (one of ``backends.BACKENDS``), exporting its graph once if needed.
+
+        Layer-wise and token-level outputs stay on PyTorch. An int8 backend changes the vectors, so it becomes
+        part of the encoder id (embedding files of two backends are not mixed by mistake).
+        """
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+        self._runner = None if backend == "torch" else build_runner(
+            backend, self.model, self.checksum, pad=self.pad, threads=threads,
+            tokenize=lambda texts: [[self.bos, *ids, self.eos] for ids in self.content_ids(texts)])
+        self.backend = backend
+        lossy = backend.endswith("-int8")
+        self.id = f"{self.name}@{self.checksum}" + (f"+{backend}" if lossy else "")
 
     def content_ids(self, sentences: Sequence[str]) -> list[list[int]]:
         """Token ids of ``prefix + sentence`` without the special tokens."""
@@ -120,10 +123,12 @@ class TransformerEncoder:
         with torch.inference_mode():
             for batch in token_budget_batches(lengths, batch_tokens):
                 ids, mask = pad_batch([[self.bos, *windows[i].ids, self.eos] for i in batch], self.pad)
-                states = self.model(ids, mask, all_layers=all_layers)
-                m = mask.unsqueeze(-1).to(states[0].dtype)
-                pooled = torch.stack([(s * m).sum(dim=1) for s in states], dim=1)
-                sums[batch] = pooled.numpy()
+                if self._runner is not None and not all_layers:
+                    sums[batch, 0] = self._runner(ids.numpy(), mask.numpy())
+                else:
+                    states = self.model(ids, mask, all_layers=all_layers)
+                    m = mask.unsqueeze(-1).to(states[0].dtype)
+                    sums[batch] = torch.stack([(s * m).sum(dim=1) for s in states], dim=1).numpy()
                 counts[batch] = mask.sum(dim=1).numpy()
                 bar.update(len(batch) * total / max(len(windows), 1))
         bar.close()

@@ -8,7 +8,6 @@ share of queries labelled correctly.
 from __future__ import annotations
 
 import logging
-import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,14 +16,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from tqdm.auto import tqdm
 
-from xlsent.data.xsid import XSID_LANGS
-from xlsent.encoders.base import Encoder, l2_normalize
-from xlsent.encoders.cache import encoder_id
-from xlsent.evaluation.results import TaskResult, file_checksums
-from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
-from xlsent.paths import data_root
+from xlsent.data.xsid import XSID_LANGS, load_xsid
+from xlsent.encoders.base import l2_normalize
+from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
 log = logging.getLogger(__name__)
 
@@ -122,63 +117,77 @@ def tsne_map(sets: dict[str, EncodedSet], *, n_intents: int = 10, per_intent: in
                       f"{len(top)} most frequent intents, at most {per_intent} utterances each"}
 
 
-def evaluate(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | Path | None = None,
-             progress: bool = False, tsne_langs: Sequence[str] = ("en", "de", "zh"), tsne: bool = True,
-             seed: int = 0) -> TaskResult:
+class Intent(Task):
     """Acc@1 for en->xx, xx->en and xx->xx on xSID test, for every xSID language xx (or those in ``langs``).
 
-    The main score is the mean over all cross-lingual pairs (en->xx and xx->en); ``en-en`` is kept as its own
-    score. With ``tsne``, a 2-D t-SNE map of ``tsne_langs`` is stored in ``options["tsne"]`` for the report.
+    The subsets are the (query, pool) language pairs, English with itself first. The main score is the mean over all
+    cross-lingual pairs (en->xx and xx->en); ``en-en`` is kept as its own score. With ``tsne``, a 2-D t-SNE map of
+    ``tsne_langs`` is stored in ``options["tsne"]`` for the report.
     """
-    from xlsent.data.xsid import XSID_LANGS, load_xsid
 
-    start = time.perf_counter()
-    base = data_root(root)
-    langs = [PIVOT] + [lang for lang in (langs or XSID_LANGS) if lang != PIVOT]
-    unknown = sorted(set(langs) - set(XSID_LANGS))
-    if unknown:
-        raise ValueError(f"unknown xSID language(s) {unknown}; known: {' '.join(XSID_LANGS)}")
-    sets: dict[str, EncodedSet] = {}
-    for lang in tqdm(langs, disable=not progress, desc="intent", unit="lang"):
-        data = load_xsid(lang, "test", base)
-        sets[lang] = EncodedSet(np.asarray(data.ids, dtype=str), np.asarray(data.intents, dtype=str),
-                                embed(data.texts, lang))
-    pairs = direction_pairs(langs)
-    scores = {f"{PIVOT}-{PIVOT}": pair_accuracy(sets[PIVOT], sets[PIVOT])}
-    for direction in DIRECTIONS:
-        scores.update({f"{s}-{t}": pair_accuracy(sets[s], sets[t]) for s, t in pairs[direction]})
-    averages = {d: float(np.mean([scores[f"{s}-{t}"]["acc@1"] for s, t in pairs[d]])) for d in DIRECTIONS
-                if pairs[d]}
-    if pairs["en->xx"]:
-        averages["cross-lingual"] = (averages["en->xx"] + averages["xx->en"]) / 2
-    main_name = "cross-lingual" if "cross-lingual" in averages else f"{PIVOT}-{PIVOT}"
-    main = averages.get(main_name, scores[f"{PIVOT}-{PIVOT}"]["acc@1"])
-    options: dict[str, Any] = {"split": "test", "similarity": "cosine", "main": main_name, "seed": seed}
-    plot_langs = [lang for lang in tsne_langs if lang in sets]
-    if tsne and plot_langs:
-        options[TSNE_KEY] = tsne_map({lang: sets[lang] for lang in plot_langs}, seed=seed)
-    notes = [
-        "leave-one-out nearest neighbour (EMU): the query's own translation (same id) is removed from the pool; "
-        "in xx->xx the query itself is removed",
-        "each pair uses the utterances present in both languages (Japanese has 250 of the 500)",
-        "main score: mean Acc@1 over all cross-lingual pairs (= mean of the en->xx and xx->en averages); "
-        "xx->xx averages the monolingual non-English pairs, en-en is reported on its own",
-        "pool labels are each language's own gold intents (for Arabic 26 of 500 differ from English, a quirk of "
-        "the source that caps its accuracy)",
-        "EMU's datasets (HotelQA, ATIS, Quora) are not available; xSID 0.7 test is used instead",
-    ]
-    files = [base / "xsid" / f"{lang}.test.conll" for lang in langs]
-    return TaskResult(
-        task="intent", encoder=encoder_id, dataset="xSID 0.7 test (van der Goot et al. 2021)",
-        main_score=main, main_metric="acc@1", subset_metric="acc@1", scores=scores, averages=averages, options=options,
-        dataset_files=file_checksums([p for p in files if p.is_file()], base), seconds=time.perf_counter() - start,
-        notes=notes,
-    )
+    metadata = METADATA
+    subset_kind = "xSID language"
+    subset_metric = "acc@1"
+    unit = "pair"
+
+    def __init__(self, embed: EmbedFn, base: Path, *, tsne_langs: Sequence[str] = ("en", "de", "zh"),
+                 tsne: bool = True, seed: int = 0) -> None:
+        super().__init__(embed, base)
+        self.tsne_langs, self.tsne, self.seed = tsne_langs, tsne, seed
+        self.langs: list[str] = []
+        self.directions: dict[str, list[tuple[str, str]]] = {}
+        self.pairs: dict[str, tuple[str, str]] = {}
+        self.sets: dict[str, EncodedSet] = {}
+
+    def known_subsets(self) -> list[str]:
+        return list(XSID_LANGS)
+
+    def select(self, langs: Sequence[str] | None) -> list[str]:
+        """The pairs of English and the languages in ``langs`` (default all): ``en-en``, then each direction's."""
+        self.langs = [PIVOT] + [lang for lang in super().select(langs) if lang != PIVOT]
+        self.directions = direction_pairs(self.langs)
+        pairs = [(PIVOT, PIVOT)] + [pair for d in DIRECTIONS for pair in self.directions[d]]
+        self.pairs = {f"{s}-{t}": (s, t) for s, t in pairs}
+        return list(self.pairs)
+
+    def encoded(self, lang: str) -> EncodedSet:
+        """The xSID test utterances of ``lang``, embedded once per run."""
+        if lang not in self.sets:
+            data = load_xsid(lang, "test", self.base)
+            self.sets[lang] = EncodedSet(np.asarray(data.ids, dtype=str), np.asarray(data.intents, dtype=str),
+                                         self.embed(data.texts, lang))
+        return self.sets[lang]
+
+    def score(self, subset: str) -> SubsetScore:
+        query, pool = self.pairs[subset]
+        return SubsetScore(pair_accuracy(self.encoded(query), self.encoded(pool)))
+
+    def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
+        averages = {d: float(np.mean([scores[f"{s}-{t}"]["acc@1"] for s, t in pairs]))
+                    for d, pairs in self.directions.items() if pairs}
+        if self.directions["en->xx"]:
+            averages["cross-lingual"] = (averages["en->xx"] + averages["xx->en"]) / 2
+        main_name = "cross-lingual" if "cross-lingual" in averages else f"{PIVOT}-{PIVOT}"
+        options: dict[str, Any] = {"split": "test", "similarity": "cosine", "main": main_name, "seed": self.seed}
+        plot_langs = [lang for lang in self.tsne_langs if lang in self.sets]
+        if self.tsne and plot_langs:
+            options[TSNE_KEY] = tsne_map({lang: self.sets[lang] for lang in plot_langs}, seed=self.seed)
+        return Summary(
+            dataset="xSID 0.7 test (van der Goot et al. 2021)",
+            main_score=averages.get(main_name, scores[f"{PIVOT}-{PIVOT}"]["acc@1"]), main_metric="acc@1",
+            averages=averages, options=options,
+            notes=[
+                "leave-one-out nearest neighbour (EMU): the query's own translation (same id) is removed from the "
+                "pool; in xx->xx the query itself is removed",
+                "each pair uses the utterances present in both languages (Japanese has 250 of the 500)",
+                "main score: mean Acc@1 over all cross-lingual pairs (= mean of the en->xx and xx->en averages); "
+                "xx->xx averages the monolingual non-English pairs, en-en is reported on its own",
+                "pool labels are each language's own gold intents (for Arabic 26 of 500 differ from English, a quirk "
+                "of the source that caps its accuracy)",
+                "EMU's datasets (HotelQA, ATIS, Quora) are not available; xSID 0.7 test is used instead",
+            ],
+            files=[self.base / "xsid" / f"{lang}.test.conll" for lang in self.langs],
+        )
 
 
-def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
-        progress: bool = False, tsne_langs: Sequence[str] = ("en", "de", "zh"), tsne: bool = True,
-        seed: int = 0) -> TaskResult:
-    """:func:`evaluate` ``encoder`` (encodings cached on disk)."""
-    return evaluate(encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root,
-                    progress=progress, tsne_langs=tsne_langs, tsne=tsne, seed=seed)
+evaluate = Intent.evaluate

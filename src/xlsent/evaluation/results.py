@@ -31,7 +31,8 @@ class TaskResult:
     ``scores`` maps a sub-set name (usually a language or language pair) to a dict of metrics, of which
     ``subset_metric`` is the one tables show (empty in older files: then ``main_metric``); ``averages`` holds
     averages named by what they average; ``main_score`` is the headline number (percent, higher is better) and
-    ``main_metric`` says what it is.
+    ``main_metric`` says what it is. A study's result also holds ``verdicts``: each claim it checked on its rows,
+    as ``claim``, ``held`` (true, false or null: undecided), ``evidence`` and ``source`` (``paper`` or ``xlsent``).
     """
 
     task: str
@@ -44,6 +45,7 @@ class TaskResult:
     options: dict[str, Any] = field(default_factory=dict)
     dataset_files: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     variant: str = ""
     subset_metric: str = ""

@@ -5,16 +5,9 @@ whose translation is among the k best-scored targets (Mikolov, Le & Sutskever 20
 y->x), k = 1 and 5, scored by cosine nearest neighbour (``nn``, the paper's f_d) and by CSLS (Lample et al.
 2018, k = 10); :func:`evaluate` also takes further retrieval rules (e.g. Dinu's globally corrected ranks).
 
-Test sets (``langs`` picks them by code; :func:`reserved_sentences` lists the sentences training data must leave
-out):
-
-- ``deu``, ``spa`` (short sentences, the paper's Tatoeba): Tatoeba v1 deu-eng / spa-eng, 1000 pairs each; any
-  other Tatoeba v1 code (``kaz``, ...) is a set of the same kind;
-- ``news-de``, ``news-es`` (long sentences, the paper's Europarl role; no Europarl here): the first 1600 de-en /
-  1300 es-en lines of newstest2012 (the paper's test sizes), pairs repeating an earlier sentence dropped;
-- ``deu-spa`` (zero-shot de<->es, short): 490 German-Spanish pairs (the paper's number) joined through identical
-  English sentences of Tatoeba-Challenge deu-eng and eng-spa (Tatoeba v1 overlaps removed), a seeded sample;
-- ``news-de-es`` (zero-shot, long): the first 490 de-es lines of newstest2012.
+The test sets (``deu``, ``spa``, any other Tatoeba v1 code; ``news-de``, ``news-es``; the zero-shot ``deu-spa`` and
+``news-de-es``) are built by :mod:`xlsent.data.retrieval_pk`, which also lists the sentences training data must leave
+out; ``langs`` picks them by code.
 
 >>> import numpy as np
 >>> cos = np.array([[0.9, 0.1, 0.0], [0.8, 0.7, 0.0], [0.0, 0.2, 0.1]])
@@ -26,34 +19,22 @@ out):
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from xlsent.data.parallel import load_newstest, load_tatoeba_challenge
-from xlsent.data.tatoeba import FOLDER, load_tatoeba, tatoeba_languages
-from xlsent.encoders.base import Encoder, l2_normalize
-from xlsent.encoders.cache import encoder_id
-from xlsent.evaluation.results import TaskResult, file_checksums
+from xlsent.data.retrieval_pk import CHALLENGE_FOLDER, DEFAULT_SETS, NEWSTEST_FOLDER, load_set
+from xlsent.data.tatoeba import FOLDER, tatoeba_languages
+from xlsent.encoders.base import l2_normalize
 from xlsent.evaluation.selection import csls
-from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
-from xlsent.paths import data_root
+from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
 ScoreRule = Callable[[np.ndarray], np.ndarray]
 """A retrieval rule: the cosine matrix (queries x targets) -> scores whose row maxima are the retrieved targets."""
 
-NEWSTEST_SIZES = {"news-de": ("de", "en", 1600), "news-es": ("es", "en", 1300), "news-de-es": ("de", "es", 490)}
-ZERO_SHOT_SHORT = "deu-spa"
-ZERO_SHOT_PAIRS = 490
-DEFAULT_SETS = ("deu", "spa", "news-de", "news-es", ZERO_SHOT_SHORT, "news-de-es")
 KS = (1, 5)
 CSLS_K = 10
-NEWSTEST_FOLDER = "parallel/wmt_newstest/2012"
-CHALLENGE_FOLDER = "parallel/tatoeba_challenge_test"
 
 METADATA = TaskMetadata(
     name="retrieval_pk",
@@ -69,19 +50,6 @@ METADATA = TaskMetadata(
               "AAAI (protocol); data: Tatoeba v1 (Artetxe & Schwenk 2019), WMT newstest2012, Tatoeba-Challenge "
               "test v2021-08-07 (Tiedemann 2020)",
 )
-
-
-@dataclass(frozen=True)
-class TestSet:
-    """Row-aligned test pairs: ``x[i]`` translates ``y[i]``; the languages as passed to ``embed``."""
-
-    code: str
-    x_lang: str
-    y_lang: str
-    x: list[str]
-    y: list[str]
-    files: tuple[Path, ...]
-    description: str
 
 
 # --- scoring ---------------------------------------------------------------------------------------------------
@@ -138,118 +106,48 @@ def csls_rule(cos: np.ndarray) -> np.ndarray:
 RULES: dict[str, ScoreRule] = {"nn": nn_rule, "csls": csls_rule}
 
 
-# --- test sets -------------------------------------------------------------------------------------------------
-
-
-def _first_unique(x: Sequence[str], y: Sequence[str], size: int) -> tuple[list[str], list[str]]:
-    """The first ``size`` pairs (stripped, non-empty) whose sentences occur in no earlier kept pair."""
-    seen: set[str] = set()
-    xs: list[str] = []
-    ys: list[str] = []
-    for a, b in zip(x, y, strict=True):
-        a, b = a.strip(), b.strip()
-        if a and b and a not in seen and b not in seen:
-            seen.update((a, b))
-            xs.append(a)
-            ys.append(b)
-            if len(xs) == size:
-                break
-    return xs, ys
-
-
-def _challenge_triples(base: Path) -> list[tuple[str, str, str]]:
-    """(German, Spanish, English) of English sentences with a German and a Spanish Tatoeba-Challenge translation
-    (the first of each), Tatoeba v1 overlaps removed, sorted, no German or Spanish sentence twice."""
-    firsts: list[dict[str, str]] = []
-    for code in ("deu", "spa"):
-        xx, en = load_tatoeba_challenge(code, base, exclude_tatoeba_v1=True)
-        first: dict[str, str] = {}
-        for x, e in zip(xx, en, strict=True):
-            if x.strip() and e.strip():
-                first.setdefault(e.strip(), x.strip())
-        firsts.append(first)
-    de, es = firsts
-    out: list[tuple[str, str, str]] = []
-    seen: set[str] = set()
-    for triple in sorted((de[e], es[e], e) for e in de.keys() & es.keys()):
-        if triple[0] not in seen and triple[1] not in seen:
-            seen.update(triple[:2])
-            out.append(triple)
-    return out
-
-
-def load_set(code: str, root: str | Path | None = None) -> TestSet:
-    """The test set named ``code`` (see the module docstring)."""
-    base = data_root(root)
-    if code in NEWSTEST_SIZES:
-        a, b, size = NEWSTEST_SIZES[code]
-        x, y = _first_unique(*load_newstest(2012, a, b, root=base), size)
-        files = tuple(base / NEWSTEST_FOLDER / f"newstest2012.{lang}" for lang in (a, b))
-        return TestSet(code, a, b, x, y, files, f"newstest2012 {a}-{b}, first {len(x)} lines")
-    if code == ZERO_SHOT_SHORT:
-        triples = _challenge_triples(base)
-        rows = np.sort(np.random.default_rng(0).choice(len(triples), min(ZERO_SHOT_PAIRS, len(triples)),
-                                                       replace=False))
-        folder = base / CHALLENGE_FOLDER
-        files = tuple(sorted([*(folder / "deu-eng").glob("*.deu"), *(folder / "deu-eng").glob("*.eng"),
-                              *(folder / "eng-spa").glob("*.spa"), *(folder / "eng-spa").glob("*.eng")]))
-        return TestSet(code, "deu", "spa", [triples[i][0] for i in rows], [triples[i][1] for i in rows], files,
-                       f"Tatoeba-Challenge deu-spa through English, {len(rows)} of {len(triples)} pairs")
-    if code in tatoeba_languages(base):
-        x, y = load_tatoeba(code, base)
-        files = (base / FOLDER / f"tatoeba.{code}-eng.{code}", base / FOLDER / f"tatoeba.{code}-eng.eng")
-        return TestSet(code, code, "eng", x, y, files, f"Tatoeba v1 {code}-eng, {len(x)} pairs")
-    raise ValueError(f"unknown retrieval_pk set {code!r}: use {', '.join(DEFAULT_SETS)} or a Tatoeba v1 language")
-
-
-def reserved_sentences(root: str | Path | None = None) -> set[str]:
-    """Every sentence (stripped) of the :data:`DEFAULT_SETS`, and the English sentences joining the ``deu-spa``
-    pairs: training data must leave them out (mapping methods also leave out all of Tatoeba v1)."""
-    base = data_root(root)
-    out: set[str] = set()
-    for code in DEFAULT_SETS:
-        test = load_set(code, base)
-        out.update(s.strip() for s in (*test.x, *test.y))
-    zero_shot = set(load_set(ZERO_SHOT_SHORT, base).x)
-    out.update(e for d, _, e in _challenge_triples(base) if d in zero_shot)
-    return out
-
-
 # --- the task --------------------------------------------------------------------------------------------------
 
 
-def evaluate(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | Path | None = None,
-             progress: bool = False, rules: Mapping[str, ScoreRule] | None = None) -> TaskResult:
+class RetrievalPk(Task):
     """P@1 and P@5 of both directions per test set (``langs``: set codes, default :data:`DEFAULT_SETS`).
 
     ``rules`` adds retrieval rules to ``nn`` and ``csls`` (their metrics are prefixed with the rule's name).
     Every pair of sentences is embedded with the set's languages (``embed(x, x_lang)``, ``embed(y, y_lang)``).
     """
-    start = time.perf_counter()
-    base = data_root(root)
-    codes = list(langs or DEFAULT_SETS)
-    every_rule = {**RULES, **(rules or {})}
-    scores: dict[str, dict[str, float]] = {}
-    files: list[Path] = []
-    notes = []
-    for code in tqdm(codes, disable=not progress, desc="retrieval_pk", unit="set"):
-        test = load_set(code, base)
-        files += list(test.files)
-        scores[code] = pair_scores(embed(test.x, test.x_lang), embed(test.y, test.y_lang), every_rule)
-        notes.append(f"{code}: x = {test.x_lang}, y = {test.y_lang}; {test.description}")
-    main = float(np.mean([s["mean p@1"] for s in scores.values()]))
-    return TaskResult(
-        task="retrieval_pk", encoder=encoder_id, dataset="Tatoeba v1, newstest2012, Tatoeba-Challenge (ABSent P@k)",
-        main_score=main, main_metric="mean p@1", subset_metric="mean p@1", scores=scores,
-        options={"sets": codes, "ks": list(KS), "rules": list(every_rule), "csls_k": CSLS_K},
-        dataset_files=file_checksums(sorted(set(files)), base), seconds=time.perf_counter() - start,
-        notes=["P@k: share of queries whose translation is among the k best of all the set's targets (percent); "
-               "rows without a rule prefix are cosine nearest neighbour", *notes],
-    )
+
+    metadata = METADATA
+    subset_kind = "retrieval_pk set"
+    subset_metric = "mean p@1"
+    unit = "set"
+
+    def __init__(self, embed: EmbedFn, base: Path, *, rules: Mapping[str, ScoreRule] | None = None) -> None:
+        super().__init__(embed, base)
+        self.rules = {**RULES, **(rules or {})}
+        self.files: list[Path] = []
+
+    def known_subsets(self) -> list[str]:
+        tatoeba = tatoeba_languages(self.base) if (self.base / FOLDER).is_dir() else []
+        return list(dict.fromkeys([*DEFAULT_SETS, *tatoeba]))
+
+    def default_subsets(self) -> list[str]:
+        return list(DEFAULT_SETS)
+
+    def score(self, subset: str) -> SubsetScore:
+        test = load_set(subset, self.base)
+        self.files += test.files
+        return SubsetScore(pair_scores(self.embed(test.x, test.x_lang), self.embed(test.y, test.y_lang), self.rules),
+                           f"{subset}: x = {test.x_lang}, y = {test.y_lang}; {test.description}")
+
+    def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
+        return Summary(
+            dataset="Tatoeba v1, newstest2012, Tatoeba-Challenge (ABSent P@k)",
+            main_score=float(np.mean([s["mean p@1"] for s in scores.values()])), main_metric="mean p@1", averages={},
+            options={"sets": list(scores), "ks": list(KS), "rules": list(self.rules), "csls_k": CSLS_K},
+            notes=["P@k: share of queries whose translation is among the k best of all the set's targets (percent); "
+                   "rows without a rule prefix are cosine nearest neighbour"],
+            files=sorted(set(self.files)),
+        )
 
 
-def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
-        progress: bool = False) -> TaskResult:
-    """:func:`evaluate` ``encoder`` (encodings cached on disk)."""
-    return evaluate(encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root,
-                    progress=progress)
+evaluate = RetrievalPk.evaluate

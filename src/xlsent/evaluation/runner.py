@@ -1,4 +1,4 @@
-"""Task registry: task name -> its module (``METADATA``, ``evaluate(embed, ...)`` and ``run(encoder, ...)``).
+"""Task registry: task name -> its :class:`~xlsent.evaluation.task.Task` class; evaluation of a task by name.
 
 The CLI builds its help from :data:`TASKS`, so importing this module imports every task module: they import
 torch, scikit-learn and scipy only inside the functions that use them, keeping every ``xlsent`` command fast.
@@ -8,20 +8,25 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
-from xlsent.evaluation import bucc, intent, retrieval_pk, senteval, sts, tatoeba, xnli
+from xlsent.evaluation.bucc import Bucc
+from xlsent.evaluation.intent import Intent
 from xlsent.evaluation.results import TaskResult
-from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
+from xlsent.evaluation.retrieval_pk import RetrievalPk
+from xlsent.evaluation.senteval import SentEval
+from xlsent.evaluation.sts import Sts
+from xlsent.evaluation.task import EmbedFn, Task, TaskMetadata, encoder_embed
+from xlsent.evaluation.tatoeba import Tatoeba
+from xlsent.evaluation.xnli import Xnli
 
 log = logging.getLogger(__name__)
 
-MODULES: dict[str, ModuleType] = {m.METADATA.name: m for m in (tatoeba, bucc, sts, xnli, intent, senteval,
-                                                                   retrieval_pk)}
-METADATA: dict[str, TaskMetadata] = {name: m.METADATA for name, m in MODULES.items()}
+REGISTRY: dict[str, type[Task]] = {t.metadata.name: t for t in (Tatoeba, Bucc, Sts, Xnli, Intent, SentEval,
+                                                                 RetrievalPk)}
+METADATA: dict[str, TaskMetadata] = {name: t.metadata for name, t in REGISTRY.items()}
 TASKS: dict[str, str] = {name: meta.description for name, meta in METADATA.items()}
 """Task name -> one-line description (the CLI's help)."""
 
@@ -32,11 +37,11 @@ def evaluate_task(task: str, embed: EmbedFn, *, encoder_id: str, langs: list[str
 
     ``options`` are the task's own keyword arguments; those set to ``None`` are left at the task's default.
     """
-    if task not in MODULES:
+    if task not in REGISTRY:
         raise ValueError(f"unknown task {task!r}; tasks: {', '.join(TASKS)}")
     kwargs = {k: v for k, v in options.items() if v is not None}
-    result: TaskResult = MODULES[task].evaluate(embed, encoder_id=encoder_id, langs=langs, root=root,
-                                                progress=progress, **kwargs)
+    result = REGISTRY[task].evaluate(embed, encoder_id=encoder_id, langs=langs, root=root, progress=progress,
+                                     **kwargs)
     log.info("%s on %s: %s %.2f (%.0fs)", task, result.encoder, result.main_metric, result.main_score,
              result.seconds)
     return result

@@ -8,19 +8,14 @@ training part only.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from xlsent.encoders.base import Encoder
-from xlsent.encoders.cache import encoder_id
-from xlsent.evaluation.results import TaskResult, file_checksums
-from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
-from xlsent.paths import data_root
+from xlsent.data.senteval import SENTEVAL_TASKS, load_senteval
+from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
 if TYPE_CHECKING:
     from sklearn.model_selection import GridSearchCV
@@ -84,56 +79,64 @@ def split_accuracy(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np.
     return float(model.score(x_test, y_test)) * 100, float(model.best_params_["C"])
 
 
-def evaluate(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | Path | None = None,
-             progress: bool = False, folds: int = 10, inner_folds: int = 5, c_grid: Sequence[float] = C_GRID,
-             seed: int = 0) -> TaskResult:
-    """Accuracy on MR, SUBJ, TREC and SST-2 (or the tasks in ``langs``, e.g. ``["MR", "CR"]``) and their average."""
-    from xlsent.data.senteval import SENTEVAL_TASKS, load_senteval
+class SentEval(Task):
+    """Accuracy on MR, SUBJ, TREC and SST-2 (or the tasks in ``langs``, e.g. ``["MR", "CR"]``) and their average.
 
-    start = time.perf_counter()
-    base = data_root(root)
-    tasks = langs or list(PAPER_TASKS)
-    unknown = sorted(set(tasks) - set(SENTEVAL_TASKS))
-    if unknown:
-        raise ValueError(f"unknown SentEval task(s) {unknown}; known: {' '.join(SENTEVAL_TASKS)}")
-    scores: dict[str, dict[str, float]] = {}
-    for name in tqdm(tasks, disable=not progress, desc="senteval", unit="task"):
-        data = load_senteval(name, base)
-        x, y = embed(data.texts, "en"), np.asarray(data.labels)
+    ``folds``-fold CV where a task has no test split; C from ``c_grid`` by ``inner_folds``-fold CV; ``seed`` for
+    every split.
+    """
+
+    metadata = METADATA
+    subset_kind = "SentEval task"
+    subset_metric = "accuracy"
+    unit = "task"
+
+    def __init__(self, embed: EmbedFn, base: Path, *, folds: int = 10, inner_folds: int = 5,
+                 c_grid: Sequence[float] = C_GRID, seed: int = 0) -> None:
+        super().__init__(embed, base)
+        self.folds, self.inner_folds, self.c_grid, self.seed = folds, inner_folds, c_grid, seed
+
+    def known_subsets(self) -> list[str]:
+        return list(SENTEVAL_TASKS)
+
+    def default_subsets(self) -> list[str]:
+        return list(PAPER_TASKS)
+
+    def score(self, subset: str) -> SubsetScore:
+        data = load_senteval(subset, self.base)
+        x, y = self.embed(data.texts, "en"), np.asarray(data.labels)
+        c_grid, inner_folds, seed = self.c_grid, self.inner_folds, self.seed
         if data.test_texts is None or data.test_labels is None:
-            acc = cv_accuracy(x, y, folds=folds, c_grid=c_grid, inner_folds=inner_folds, seed=seed)
-            scores[name] = {"accuracy": acc, "examples": float(len(y)), "folds": float(folds)}
+            acc = cv_accuracy(x, y, folds=self.folds, c_grid=c_grid, inner_folds=inner_folds, seed=seed)
+            metrics = {"accuracy": acc, "examples": float(len(y)), "folds": float(self.folds)}
         else:
-            x_test, y_test = embed(data.test_texts, "en"), np.asarray(data.test_labels)
+            x_test, y_test = self.embed(data.test_texts, "en"), np.asarray(data.test_labels)
             acc, c = split_accuracy(x, y, x_test, y_test, c_grid=c_grid, inner_folds=inner_folds, seed=seed)
-            scores[name] = {"accuracy": acc, "train": float(len(y)), "test": float(len(y_test)), "C": c}
-        log.info("senteval %s: %.2f", name, scores[name]["accuracy"])
-    averages = {"all-4": float(np.mean([scores[t]["accuracy"] for t in PAPER_TASKS]))} \
-        if all(t in scores for t in PAPER_TASKS) else {}
-    main = averages.get("all-4", float(np.mean([s["accuracy"] for s in scores.values()])))
-    files = [base / "senteval" / rel for name in tasks for rel in TASK_FILES.get(name, ())]
-    grid = ", ".join(f"{c:g}" for c in c_grid)
-    return TaskResult(
-        task="senteval", encoder=encoder_id, dataset="SentEval " + ", ".join(tasks) + " (English)",
-        main_score=main, main_metric="accuracy", subset_metric="accuracy", scores=scores, averages=averages,
-        options={"classifier": "sklearn LogisticRegression (L2, lbfgs)", "c_grid": list(c_grid),
-                 "inner_folds": inner_folds, "folds": folds, "seed": seed,
-                 "main": "all-4" if averages else "tasks"},
-        dataset_files=file_checksums([p for p in files if p.is_file()], base), seconds=time.perf_counter() - start,
-        notes=[
-            f"logistic regression on frozen embeddings; C chosen from {{{grid}}} by stratified {inner_folds}-fold "
-            "CV on the training part only, then refit on the whole training part",
-            f"tasks without a test split (MR, SUBJ, CR, MPQA): stratified {folds}-fold CV (shuffled, seed {seed}), "
-            "mean fold accuracy; TREC and SST-2: official train/test split (SST-2 dev unused)",
-            "SentEval (whose numbers DuEAM reports) tunes MR, SUBJ and TREC the same way but selects the SST-2 "
-            "model on the dev split, and by default trains its classifier in PyTorch: close, not identical",
-        ],
-    )
+            metrics = {"accuracy": acc, "train": float(len(y)), "test": float(len(y_test)), "C": c}
+        log.info("senteval %s: %.2f", subset, acc)
+        return SubsetScore(metrics)
+
+    def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
+        averages = {"all-4": float(np.mean([scores[t]["accuracy"] for t in PAPER_TASKS]))} \
+            if all(t in scores for t in PAPER_TASKS) else {}
+        grid = ", ".join(f"{c:g}" for c in self.c_grid)
+        folds, inner, seed = self.folds, self.inner_folds, self.seed
+        return Summary(
+            dataset="SentEval " + ", ".join(scores) + " (English)",
+            main_score=averages.get("all-4", float(np.mean([s["accuracy"] for s in scores.values()]))),
+            main_metric="accuracy", averages=averages,
+            options={"classifier": "sklearn LogisticRegression (L2, lbfgs)", "c_grid": list(self.c_grid),
+                     "inner_folds": inner, "folds": folds, "seed": seed, "main": "all-4" if averages else "tasks"},
+            notes=[
+                f"logistic regression on frozen embeddings; C chosen from {{{grid}}} by stratified {inner}-fold "
+                "CV on the training part only, then refit on the whole training part",
+                f"tasks without a test split (MR, SUBJ, CR, MPQA): stratified {folds}-fold CV (shuffled, seed "
+                f"{seed}), mean fold accuracy; TREC and SST-2: official train/test split (SST-2 dev unused)",
+                "SentEval (whose numbers DuEAM reports) tunes MR, SUBJ and TREC the same way but selects the SST-2 "
+                "model on the dev split, and by default trains its classifier in PyTorch: close, not identical",
+            ],
+            files=[self.base / "senteval" / rel for name in scores for rel in TASK_FILES.get(name, ())],
+        )
 
 
-def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
-        progress: bool = False, folds: int = 10, inner_folds: int = 5, c_grid: Sequence[float] = C_GRID,
-        seed: int = 0) -> TaskResult:
-    """:func:`evaluate` ``encoder`` (encodings cached on disk)."""
-    return evaluate(encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root,
-                    progress=progress, folds=folds, inner_folds=inner_folds, c_grid=c_grid, seed=seed)
+evaluate = SentEval.evaluate

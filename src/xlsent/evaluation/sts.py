@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from xlsent.data.sts import STS17_TRACKS, STSB_LANGS, StsPairs, load_sts17, load_stsb_crosslingual
-from xlsent.encoders.base import Encoder
-from xlsent.encoders.cache import encoder_id
-from xlsent.evaluation.results import TaskResult, file_checksums
-from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
-from xlsent.paths import data_root
+from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
 EXCLUDED_FROM_AVERAGE = ("4b",)
 
@@ -47,49 +41,51 @@ def cosine_spearman(a: np.ndarray, b: np.ndarray, gold: Sequence[float]) -> floa
     return float(spearmanr(cos, np.asarray(gold)).statistic) * 100
 
 
-def evaluate(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | Path | None = None,
-             progress: bool = False) -> TaskResult:
+class Sts(Task):
     """STS17 tracks 1-6 and cross-lingual en-xx pairs built from ``stsb_multi_mt`` test.
 
-    ``langs`` filters the subsets by name (e.g. ``sts17-5``, ``stsb-en-de``); default all.
+    ``langs`` picks the subsets by name (e.g. ``sts17-5``, ``stsb-en-de``); default all.
     """
-    start = time.perf_counter()
-    base = data_root(root)
-    subsets: dict[str, Callable[[], StsPairs]] = {
-        **{f"sts17-{t}": partial(load_sts17, t, base) for t in STS17_TRACKS},
-        **{f"stsb-en-{x}": partial(load_stsb_crosslingual, "en", x, "test", base) for x in STSB_LANGS if x != "en"},
-    }
-    chosen = langs or list(subsets)
-    unknown = sorted(set(chosen) - set(subsets))
-    if unknown:
-        raise ValueError(f"unknown STS subset(s) {unknown}; known: {' '.join(subsets)}")
-    scores: dict[str, dict[str, float]] = {}
-    for name in tqdm(chosen, disable=not progress, desc="sts", unit="subset"):
-        pairs = subsets[name]()
-        a, b = embed(pairs.sent1, pairs.lang1), embed(pairs.sent2, pairs.lang2)
-        scores[name] = {"spearman": cosine_spearman(a, b, pairs.scores), "pairs": float(len(pairs.scores))}
-    sts17 = [s["spearman"] for n, s in scores.items()
-             if n.startswith("sts17-") and n.removeprefix("sts17-") not in EXCLUDED_FROM_AVERAGE]
-    cross = [s["spearman"] for n, s in scores.items() if n.startswith("stsb-")]
-    averages = {}
-    if sts17:
-        averages["sts17 (without 4b)"] = float(np.mean(sts17))
-    if cross:
-        averages["stsb en-xx"] = float(np.mean(cross))
-    main = next(iter(averages.values()), float("nan"))
-    files = sorted(p for p in (base / "sts2017").rglob("*.txt")) + sorted((base / "stsb_multi_mt").rglob("*test*"))
-    return TaskResult(
-        task="sts", encoder=encoder_id, dataset="SemEval-2017 STS + stsb_multi_mt test",
-        main_score=main, main_metric="spearman", subset_metric="spearman", scores=scores, averages=averages,
-        options={"similarity": "cosine", "correlation": "spearman x 100"},
-        dataset_files=file_checksums([p for p in files if p.is_file()], base), seconds=time.perf_counter() - start,
-        notes=["track 6 uses the first 250 input lines (as MTEB and SBERT)",
-               "track 4b's gold holds only the integers 2-5; reported but left out of the average",
-               "cross-lingual pairs: sent1 from stsb_multi_mt English test, sent2 from the other language"],
-    )
+
+    metadata = METADATA
+    subset_kind = "STS subset"
+    subset_metric = "spearman"
+    unit = "subset"
+
+    def __init__(self, embed: EmbedFn, base: Path) -> None:
+        super().__init__(embed, base)
+        self.loaders: dict[str, Callable[[], StsPairs]] = {
+            **{f"sts17-{t}": partial(load_sts17, t, base) for t in STS17_TRACKS},
+            **{f"stsb-en-{x}": partial(load_stsb_crosslingual, "en", x, "test", base) for x in STSB_LANGS if x != "en"},
+        }
+
+    def known_subsets(self) -> list[str]:
+        return list(self.loaders)
+
+    def score(self, subset: str) -> SubsetScore:
+        pairs = self.loaders[subset]()
+        a, b = self.embed(pairs.sent1, pairs.lang1), self.embed(pairs.sent2, pairs.lang2)
+        return SubsetScore({"spearman": cosine_spearman(a, b, pairs.scores), "pairs": float(len(pairs.scores))})
+
+    def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
+        sts17 = [s["spearman"] for n, s in scores.items()
+                 if n.startswith("sts17-") and n.removeprefix("sts17-") not in EXCLUDED_FROM_AVERAGE]
+        cross = [s["spearman"] for n, s in scores.items() if n.startswith("stsb-")]
+        averages = {}
+        if sts17:
+            averages["sts17 (without 4b)"] = float(np.mean(sts17))
+        if cross:
+            averages["stsb en-xx"] = float(np.mean(cross))
+        return Summary(
+            dataset="SemEval-2017 STS + stsb_multi_mt test", main_score=next(iter(averages.values()), float("nan")),
+            main_metric="spearman", averages=averages,
+            options={"similarity": "cosine", "correlation": "spearman x 100"},
+            notes=["track 6 uses the first 250 input lines (as MTEB and SBERT)",
+                   "track 4b's gold holds only the integers 2-5; reported but left out of the average",
+                   "cross-lingual pairs: sent1 from stsb_multi_mt English test, sent2 from the other language"],
+            files=[*sorted((self.base / "sts2017").rglob("*.txt")),
+                   *sorted((self.base / "stsb_multi_mt").rglob("*test*"))],
+        )
 
 
-def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
-        progress: bool = False) -> TaskResult:
-    """:func:`evaluate` ``encoder`` (encodings cached on disk)."""
-    return evaluate(encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root, progress=progress)
+evaluate = Sts.evaluate

@@ -1,21 +1,29 @@
-"""What every evaluation task shares (after MTEB): its metadata, and the embedding function it scores.
+"""What every evaluation task shares (after MTEB): its metadata, and the run that scores an embedding function.
 
-A task module declares ``METADATA`` (what it measures, on which data, for which papers) and
-``evaluate(embed, *, encoder_id, ...)``, which loads its data, embeds every sentence list through ``embed``
-and scores the embeddings with pure functions. Anything that turns sentences into unit rows can be scored: an
-:class:`~xlsent.encoders.base.Encoder` (through :func:`encoder_embed`), a model being trained, or a study's
-projection of cached states.
+A task module declares ``METADATA`` (what it measures, on which data, for which papers) and a :class:`Task`
+subclass that lists the subsets its data offer, scores one subset from the embeddings of an :data:`EmbedFn`, and
+sums the subsets up; :meth:`Task.evaluate` does the rest, the same way for every task (timer, data root, subset
+check, progress bar, data checksums, the :class:`~xlsent.evaluation.results.TaskResult`). Anything that turns
+sentences into unit rows can be scored: an :class:`~xlsent.encoders.base.Encoder` (through :func:`encoder_embed`),
+a model being trained, or a study's projection of cached states.
 """
 
 from __future__ import annotations
 
+import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode
+from xlsent.evaluation.results import TaskResult, file_checksums
+from xlsent.paths import data_root
 
 EmbedFn = Callable[[Sequence[str], str | None], np.ndarray]
 """``embed(sentences, lang) -> (len(sentences), dim)`` array of unit rows, row i <-> ``sentences[i]``."""
@@ -45,3 +53,100 @@ class TaskMetadata:
     papers: tuple[str, ...]
     reference: str
     languages_note: str = ""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a task makes of its subsets' scores: the :class:`~xlsent.evaluation.results.TaskResult` fields that
+    depend on the task, and the data files the run read (``files``, checksummed into the result)."""
+
+    dataset: str
+    main_score: float
+    main_metric: str
+    averages: dict[str, float]
+    options: dict[str, Any]
+    notes: list[str]
+    files: list[Path]
+    variant: str = ""
+
+
+@dataclass(frozen=True)
+class SubsetScore:
+    """The metrics of one subset, and a note on the subset's data for the result's notes (none when empty)."""
+
+    metrics: dict[str, float]
+    note: str = ""
+
+
+class Task(ABC):
+    """One run of an evaluation task on one embedding function (MTEB's ``AbsTask``, reduced to what xlsent uses).
+
+    A subclass declares :attr:`metadata`, what its subsets are called (:attr:`subset_kind` in errors, :attr:`unit`
+    on the progress bar), the metric tables show for a subset (:attr:`subset_metric`), takes its options as keyword
+    arguments after ``embed`` and ``base``, and fills in :meth:`known_subsets`, :meth:`score` (one subset) and
+    :meth:`summarise` (all of them); :meth:`default_subsets`, :meth:`select` and :meth:`row` have defaults.
+    """
+
+    metadata: ClassVar[TaskMetadata]
+    subset_kind: ClassVar[str]
+    subset_metric: ClassVar[str]
+    unit: ClassVar[str] = "lang"
+
+    def __init__(self, embed: EmbedFn, base: Path) -> None:
+        self.embed = embed
+        self.base = base
+
+    @classmethod
+    def evaluate(cls, embed: EmbedFn, *, encoder_id: str, langs: Sequence[str] | None = None,
+                 root: str | Path | None = None, progress: bool = False, **options: Any) -> TaskResult:
+        """Score ``embed`` on the subsets named in ``langs`` (default: the task's usual ones) of the data under
+        ``root`` (default :func:`xlsent.paths.data_root`) and return the result (not yet saved).
+
+        ``options`` are the task's own keyword arguments (its class says which). ``ValueError`` names any subset
+        the data lack before anything is embedded.
+        """
+        start = time.perf_counter()
+        task = cls(embed, data_root(root), **options)
+        subsets = task.select(langs)
+        scored = {subset: task.score(subset)
+                  for subset in tqdm(subsets, disable=not progress, desc=cls.metadata.name, unit=cls.unit)}
+        scores = {task.row(subset): s.metrics for subset, s in scored.items()}
+        summary = task.summarise(scores)
+        files = [p for p in dict.fromkeys(summary.files) if p.is_file()]
+        return TaskResult(
+            task=cls.metadata.name, encoder=encoder_id, dataset=summary.dataset, main_score=summary.main_score,
+            main_metric=summary.main_metric, subset_metric=cls.subset_metric, scores=scores,
+            averages=summary.averages, options=summary.options, dataset_files=file_checksums(files, task.base),
+            seconds=time.perf_counter() - start, variant=summary.variant,
+            notes=summary.notes + [s.note for s in scored.values() if s.note],
+        )
+
+    @abstractmethod
+    def known_subsets(self) -> list[str]:
+        """Every subset the data under ``self.base`` offer, as ``langs`` names them."""
+
+    def default_subsets(self) -> list[str]:
+        """The subsets a run scores when ``langs`` names none: all of them."""
+        return self.known_subsets()
+
+    def select(self, langs: Sequence[str] | None) -> list[str]:
+        """The subsets a run on ``langs`` scores, in order; ``ValueError`` naming those the data lack."""
+        known = self.known_subsets()
+        chosen = list(dict.fromkeys(langs)) if langs else self.default_subsets()
+        unknown = sorted(set(chosen) - set(known))
+        if unknown:
+            raise ValueError(f"unknown {self.subset_kind}(s) {unknown}; known: {' '.join(known)}")
+        return chosen
+
+    def row(self, subset: str) -> str:
+        """The name of ``subset``'s row in the result's scores: the subset itself, unless a task says otherwise."""
+        return subset
+
+    @abstractmethod
+    def score(self, subset: str) -> SubsetScore:
+        """The metrics of one subset, from the embeddings of ``self.embed``."""
+
+    @abstractmethod
+    def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
+        """Main score, averages, options, notes and data files of a run, from every subset's metrics (by row)."""
+

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from xlsent.data.tatoeba import FOLDER, PAPER14, XTREME36, load_tatoeba, tatoeba_languages
-from xlsent.encoders.base import Encoder
-from xlsent.encoders.cache import encoder_id
-from xlsent.evaluation.results import TaskResult, file_checksums
 from xlsent.evaluation.retrieval import retrieval_accuracy
-from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
-from xlsent.paths import data_root
+from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
 AVERAGES = ("all-112", "xtreme-36", "paper-14")
 """The averages reported when all their languages ran, in the order that picks the main score."""
@@ -56,40 +50,39 @@ def language_averages(scores: dict[str, dict[str, float]], all_langs: Sequence[s
             for name, group in groups.items() if all(lang in scores for lang in group)}
 
 
-def evaluate(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | Path | None = None,
-             progress: bool = False, margin_k: int | None = None) -> TaskResult:
+class Tatoeba(Task):
     """Accuracy xx->en, en->xx and their mean for every language (or those in ``langs``); standard averages.
 
     ``margin_k`` switches from cosine to ratio-margin retrieval (reported as variant ``margin``).
     """
-    start = time.perf_counter()
-    base = data_root(root)
-    all_langs = tatoeba_languages(base)
-    langs = langs or all_langs
-    unknown = sorted(set(langs) - set(all_langs))
-    if unknown:
-        raise ValueError(f"unknown Tatoeba language(s) {unknown}; known: {' '.join(all_langs)}")
-    scores: dict[str, dict[str, float]] = {}
-    files: list[Path] = []
-    for lang in tqdm(langs, disable=not progress, desc="tatoeba", unit="lang"):
-        xx, en = load_tatoeba(lang, base)
-        files += [base / FOLDER / f"tatoeba.{lang}-eng.{lang}", base / FOLDER / f"tatoeba.{lang}-eng.eng"]
-        scores[lang] = pair_scores(embed(xx, lang), embed(en, "eng"), margin_k=margin_k)
-    averages = language_averages(scores, all_langs)
-    main_name = next((name for name in AVERAGES if name in averages), None)
-    main = averages[main_name] if main_name else float(np.mean([s["mean"] for s in scores.values()]))
-    return TaskResult(
-        task="tatoeba", encoder=encoder_id, dataset="tatoeba_v1 (Artetxe & Schwenk 2019)",
-        main_score=main, main_metric="mean", subset_metric="mean", scores=scores, averages=averages,
-        options={"retrieval": f"ratio margin k={margin_k}" if margin_k else "cosine", "main": main_name or "langs"},
-        dataset_files=file_checksums(files, base), seconds=time.perf_counter() - start,
-        variant="margin" if margin_k else "",
-        notes=["accuracy = 100 - error rate; nearest neighbour over the whole set of each language"],
-    )
+
+    metadata = METADATA
+    subset_kind = "Tatoeba language"
+    subset_metric = "mean"
+
+    def __init__(self, embed: EmbedFn, base: Path, *, margin_k: int | None = None) -> None:
+        super().__init__(embed, base)
+        self.margin_k = margin_k
+
+    def known_subsets(self) -> list[str]:
+        return tatoeba_languages(self.base)
+
+    def score(self, subset: str) -> SubsetScore:
+        xx, en = load_tatoeba(subset, self.base)
+        return SubsetScore(pair_scores(self.embed(xx, subset), self.embed(en, "eng"), margin_k=self.margin_k))
+
+    def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
+        averages = language_averages(scores, self.known_subsets())
+        main_name = next((name for name in AVERAGES if name in averages), None)
+        main = averages[main_name] if main_name else float(np.mean([s["mean"] for s in scores.values()]))
+        retrieval = f"ratio margin k={self.margin_k}" if self.margin_k else "cosine"
+        return Summary(
+            dataset="tatoeba_v1 (Artetxe & Schwenk 2019)", main_score=main, main_metric="mean", averages=averages,
+            options={"retrieval": retrieval, "main": main_name or "langs"},
+            notes=["accuracy = 100 - error rate; nearest neighbour over the whole set of each language"],
+            files=[self.base / FOLDER / f"tatoeba.{lang}-eng.{side}" for lang in scores for side in (lang, "eng")],
+            variant="margin" if self.margin_k else "",
+        )
 
 
-def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
-        progress: bool = False, margin_k: int | None = None) -> TaskResult:
-    """:func:`evaluate` ``encoder`` (encodings cached on disk)."""
-    return evaluate(encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root,
-                    progress=progress, margin_k=margin_k)
+evaluate = Tatoeba.evaluate

@@ -10,21 +10,16 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
-from xlsent.data.xnli import XNLI_LANGS
-from xlsent.encoders.base import Encoder
-from xlsent.encoders.cache import encoder_id
-from xlsent.evaluation.results import TaskResult, file_checksums
-from xlsent.evaluation.task import EmbedFn, TaskMetadata, encoder_embed
-from xlsent.paths import data_root
+from xlsent.data.xnli import XNLI_LABELS, XNLI_LANGS, load_xnli
+from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
 if TYPE_CHECKING:
     from torch import nn
@@ -197,66 +192,69 @@ def label_indices(labels: Sequence[str], names: Sequence[str]) -> np.ndarray:
     return np.array([index[label] for label in labels], dtype=np.int64)
 
 
-def evaluate(embed: EmbedFn, *, encoder_id: str, langs: list[str] | None = None, root: str | Path | None = None,
-             progress: bool = False, **options: Any) -> TaskResult:
+class Xnli(Task):
     """Train on English XNLI dev (held-out split for model selection), test on every language's XNLI test.
 
-    ``options`` are :class:`NliConfig` fields (e.g. ``seed=1``, ``activation="relu"``).
+    The options are :class:`NliConfig` fields (e.g. ``seed=1``, ``activation="relu"``).
     """
-    from xlsent.data.xnli import XNLI_LABELS, XNLI_LANGS, load_xnli
 
-    start = time.perf_counter()
-    config = NliConfig(**options)
-    base = data_root(root)
-    langs = langs or list(XNLI_LANGS)
-    unknown = sorted(set(langs) - set(XNLI_LANGS))
-    if unknown:
-        raise ValueError(f"unknown XNLI language(s) {unknown}; known: {' '.join(XNLI_LANGS)}")
+    metadata = METADATA
+    subset_kind = "XNLI language"
+    subset_metric = "accuracy"
 
-    def features(lang: str, split: str) -> tuple[np.ndarray, np.ndarray]:
-        nli = load_xnli(lang, split, base)
-        x = nli_features(embed(nli.premises, lang), embed(nli.hypotheses, lang))
+    def __init__(self, embed: EmbedFn, base: Path, **config: Any) -> None:
+        super().__init__(embed, base)
+        self.config = NliConfig(**config)
+
+    def known_subsets(self) -> list[str]:
+        return list(XNLI_LANGS)
+
+    def features(self, lang: str, split: str) -> tuple[np.ndarray, np.ndarray]:
+        """The pair features and gold label indices of one language's ``split``."""
+        nli = load_xnli(lang, split, self.base)
+        x = nli_features(self.embed(nli.premises, lang), self.embed(nli.hypotheses, lang))
         return x, label_indices(nli.labels, XNLI_LABELS)
 
-    clf = train_classifier(*features("en", "dev"), len(XNLI_LABELS), config)
-    scores: dict[str, dict[str, float]] = {}
-    for lang in tqdm(langs, disable=not progress, desc="xnli", unit="lang"):
-        x, y = features(lang, "test")
-        scores[lang] = {"accuracy": accuracy(clf.predict(x), y), "pairs": float(len(y))}
-    groups = {"all-15": list(XNLI_LANGS), "zero-shot-14": [lang for lang in XNLI_LANGS if lang != "en"]}
-    averages = {name: float(np.mean([scores[lang]["accuracy"] for lang in group]))
-                for name, group in groups.items() if all(lang in scores for lang in group)}
-    main = averages.get("all-15", float(np.mean([s["accuracy"] for s in scores.values()])))
-    xtreme = base / "xnli" / "xtreme"
-    label_files = [p for x in LABEL_LANGS for p in (base / "xnli" / "labels_en_sw_ur" / "output" / x /
-                                                    f"{x}.genre.test.tsv", xtreme / f"test-{x}.tsv")]
-    files = list(dict.fromkeys([xtreme / "dev-en.tsv", *(xtreme / f"test-{lang}.tsv" for lang in langs),
-                                *label_files]))
-    return TaskResult(
-        task="xnli", encoder=encoder_id, dataset="XNLI 1.0 (XTREME copy), test labels joined by row",
-        main_score=main, main_metric="accuracy", subset_metric="accuracy", scores=scores, averages=averages,
-        options={**asdict(config), "train_pairs": clf.train_size, "heldout_pairs": clf.heldout_size,
-                 "heldout_accuracy": clf.heldout_accuracy, "best_epoch": clf.best_epoch,
-                 "epochs_run": clf.epochs_run, "main": "all-15" if "all-15" in averages else "langs"},
-        dataset_files=file_checksums([p for p in files if p.is_file()], base), seconds=time.perf_counter() - start,
-        notes=[
-            "zero-shot transfer: one classifier trained on English only and applied unchanged to every language",
-            f"MultiNLI is not available here: the classifier is trained on {clf.train_size} pairs of the English "
-            f"XNLI dev set and the best epoch is chosen on the other {clf.heldout_size} (stratified split, seed "
-            f"{config.seed}); the paper trains on MultiNLI and tunes on the whole English dev set, so expect "
-            "lower absolute accuracy than published",
-            "features (p, h, p*h, |p-h|) of frozen embeddings; MLP hidden sizes and Adam as in the paper; "
-            f"{config.activation}, dropout {config.dropout}, lr {config.lr}, batch {config.batch_size} from LASER's "
-            f"released xnli.sh; at most {config.max_epochs} epochs, early stop after {config.patience} epochs "
-            "without held-out improvement",
-            "test labels: XNLI rows are in the same order in every language; labels come from the labelled sw/ur "
-            "test copies (checked row by row against test-sw/test-ur)",
-        ],
-    )
+    @cached_property
+    def classifier(self) -> TrainedClassifier:
+        """The classifier trained on English dev (trained when first needed)."""
+        return train_classifier(*self.features("en", "dev"), len(XNLI_LABELS), self.config)
+
+    def score(self, subset: str) -> SubsetScore:
+        clf = self.classifier
+        x, y = self.features(subset, "test")
+        return SubsetScore({"accuracy": accuracy(clf.predict(x), y), "pairs": float(len(y))})
+
+    def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
+        config, clf = self.config, self.classifier
+        groups = {"all-15": list(XNLI_LANGS), "zero-shot-14": [lang for lang in XNLI_LANGS if lang != "en"]}
+        averages = {name: float(np.mean([scores[lang]["accuracy"] for lang in group]))
+                    for name, group in groups.items() if all(lang in scores for lang in group)}
+        xtreme = self.base / "xnli" / "xtreme"
+        label_files = [p for x in LABEL_LANGS for p in (self.base / "xnli" / "labels_en_sw_ur" / "output" / x /
+                                                        f"{x}.genre.test.tsv", xtreme / f"test-{x}.tsv")]
+        return Summary(
+            dataset="XNLI 1.0 (XTREME copy), test labels joined by row",
+            main_score=averages.get("all-15", float(np.mean([s["accuracy"] for s in scores.values()]))),
+            main_metric="accuracy", averages=averages,
+            options={**asdict(config), "train_pairs": clf.train_size, "heldout_pairs": clf.heldout_size,
+                     "heldout_accuracy": clf.heldout_accuracy, "best_epoch": clf.best_epoch,
+                     "epochs_run": clf.epochs_run, "main": "all-15" if "all-15" in averages else "langs"},
+            notes=[
+                "zero-shot transfer: one classifier trained on English only and applied unchanged to every language",
+                f"MultiNLI is not available here: the classifier is trained on {clf.train_size} pairs of the English "
+                f"XNLI dev set and the best epoch is chosen on the other {clf.heldout_size} (stratified split, seed "
+                f"{config.seed}); the paper trains on MultiNLI and tunes on the whole English dev set, so expect "
+                "lower absolute accuracy than published",
+                "features (p, h, p*h, |p-h|) of frozen embeddings; MLP hidden sizes and Adam as in the paper; "
+                f"{config.activation}, dropout {config.dropout}, lr {config.lr}, batch {config.batch_size} from "
+                f"LASER's released xnli.sh; at most {config.max_epochs} epochs, early stop after {config.patience} "
+                "epochs without held-out improvement",
+                "test labels: XNLI rows are in the same order in every language; labels come from the labelled sw/ur "
+                "test copies (checked row by row against test-sw/test-ur)",
+            ],
+            files=[xtreme / "dev-en.tsv", *(xtreme / f"test-{lang}.tsv" for lang in scores), *label_files],
+        )
 
 
-def run(encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
-        progress: bool = False, **options: Any) -> TaskResult:
-    """:func:`evaluate` ``encoder`` (encodings cached on disk)."""
-    return evaluate(encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root,
-                    progress=progress, **options)
+evaluate = Xnli.evaluate

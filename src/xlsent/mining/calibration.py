@@ -23,10 +23,12 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from xlsent.atomic import write_json
+from xlsent.data.bucc import newstest_bucc
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import MANIFEST
 from xlsent.mining.shipped import read_table, write_table
+from xlsent.mining.threshold_search import score_set
 from xlsent.paths import data_root, xlsent_home
 from xlsent.version import __version__
 
@@ -49,9 +51,6 @@ def calibrate(encoder: Encoder, *, langs: Sequence[str] = CALIBRATION_SETS, root
     ``xlsent eval bucc``), so a second calibration of the same encoder re-encodes nothing. ``progress`` shows one
     bar over the sets and the encoding of each side (on standard error).
     """
-    from xlsent.data.bucc import newstest_bucc
-    from xlsent.evaluation.bucc import score_set
-
     base = data_root(root)
     per_set: dict[str, dict[str, Any]] = {}
     with tqdm(list(langs), desc="calibrate", unit="set", disable=not progress) as bar:

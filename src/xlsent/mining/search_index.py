@@ -7,6 +7,7 @@ An index is a folder: ``index.faiss`` (a FAISS inner-product index over L2-norma
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,6 +78,14 @@ class SentenceIndex:
                 raise ValueError(f"{d / name}: missing or corrupt (checksum differs from {MANIFEST}); rebuild it")
         texts = (d / TEXTS_FILE).read_text(encoding="utf-8").split("\n")[: meta["rows"]]
         return cls(d, meta["model"], meta["encoder"], texts, faiss.read_index(str(d / INDEX_FILE)))
+
+    def search_sentences(self, sentences: Sequence[str], encoder: Encoder, k: int = 5) -> list[list[Hit]]:
+        """The ``k`` best rows for each of ``sentences``, embedded by ``encoder``, which must be the encoder the
+        index was built with (``ValueError`` otherwise: its vectors would not be comparable)."""
+        if encoder_id(encoder) != self.encoder:
+            raise ValueError(f"{self.directory} was built with {self.encoder}, but {self.model} is now "
+                             f"{encoder_id(encoder)}; rebuild the index")
+        return self.search(encoder.encode(sentences), k)
 
     def search(self, queries: np.ndarray, k: int = 5) -> list[list[Hit]]:
         """The ``k`` best rows for each query vector."""

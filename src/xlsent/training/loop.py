@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import torch
 from tqdm.auto import tqdm
@@ -55,6 +55,9 @@ from xlsent.training.config import TrainConfig
 from xlsent.training.schedule import apply_schedule, lr_factor, remember_base_lrs
 
 log = logging.getLogger(__name__)
+
+H = TypeVar("H")
+M = TypeVar("M")
 
 LOG_FILE = "train.jsonl"
 CHECKPOINT_DIR = "checkpoints"
@@ -80,6 +83,20 @@ class Validation:
     higher_is_better: bool = True
 
 
+def held_out_validation(config: TrainConfig, held_out: H | None, evaluate: Callable[[H], dict[str, float]],
+                        criterion: str, *, higher_is_better: bool = True) -> Validation | None:
+    """``evaluate(held_out)`` every ``config.eval_every`` steps, ``criterion`` picking the best step; None (no
+    validation) without held-out data or with ``eval_every < 1``.
+
+    >>> v = held_out_validation(TrainConfig(eval_every=5), [1, 2], lambda h: {"n": float(len(h))}, "n")
+    >>> v.every, v.evaluate(), held_out_validation(TrainConfig(eval_every=5), None, len, "n")
+    (5, {'n': 2.0}, None)
+    """
+    if held_out is None or config.eval_every < 1:
+        return None
+    return Validation(lambda: evaluate(held_out), criterion, config.eval_every, higher_is_better)
+
+
 @dataclass
 class TrainResult:
     """What a run did: logged means per interval, where it started, and the best validation (if any)."""
@@ -90,6 +107,21 @@ class TrainResult:
     seconds: float
     best: dict[str, Any] | None = None
     validations: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def final(self) -> dict[str, float]:
+        """The last logged means (empty when no step was logged)."""
+        return self.history[-1] if self.history else {}
+
+
+@dataclass
+class FitResult(Generic[M]):
+    """What a method's ``fit`` returns: the trained ``model`` (its best validated weights when they were restored),
+    the ``run`` and the restored best validation (``best``, None when none was restored)."""
+
+    model: M
+    run: TrainResult
+    best: dict[str, Any] | None
 
 
 class Trainer:

@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from xlsent.training.networks import mlp
+
 __all__ = [
     "CenterLoss",
     "ContrastiveLoss",
@@ -327,15 +329,8 @@ class PairDiscriminator(nn.Module):
     def __init__(self, dim_x: int, dim_y: int, hidden: Sequence[int] = (1024, 512),
                  negative_slope: float = 0.2) -> None:
         super().__init__()
-        if any(h < 1 for h in hidden):
-            raise ValueError(f"hidden layer sizes must be >= 1, got {tuple(hidden)}")
         self.dim_x, self.dim_y = dim_x, dim_y
-        sizes = [dim_x + dim_y, *hidden]
-        layers: list[nn.Module] = []
-        for n_in, n_out in zip(sizes[:-1], sizes[1:], strict=True):
-            layers += [nn.Linear(n_in, n_out), nn.LeakyReLU(negative_slope)]
-        layers.append(nn.Linear(sizes[-1], 1))
-        self.net = nn.Sequential(*layers)
+        self.net = mlp(dim_x + dim_y, hidden, 1, activation=lambda: nn.LeakyReLU(negative_slope))
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Logits ``(batch,)`` of the pairs ``(x_i, y_i)``."""

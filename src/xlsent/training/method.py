@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.model_dir import MANIFEST
@@ -33,6 +33,7 @@ from xlsent.training.config import TrainConfig, build_config, read_layers
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "xlsent.methods"
+C = TypeVar("C", bound=TrainConfig)
 
 
 class TrainFn(Protocol):
@@ -111,6 +112,23 @@ def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = N
             return True
         raise FileExistsError(f"{path} already holds a model; choose another --out")
     return False
+
+
+def checked_train(config_class: type[C], body: Callable[..., Path]) -> TrainFn:
+    """A method's ``train`` (what ``xlsent train`` calls): check that the config is a ``config_class`` and the output
+    folder (:func:`prepare_output`: a finished model is returned as it is when resuming), then return
+    ``body(config, out, resume=..., data=..., progress=...)``, which builds the data and trains."""
+
+    def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
+              progress: bool = True) -> Path:
+        if not isinstance(config, config_class):
+            raise TypeError(f"expected a config of type {config_class.__name__}, got {type(config).__name__}")
+        if prepare_output(out, resume, config):
+            return Path(out)
+        return body(config, Path(out), resume=resume, data=data, progress=progress)
+
+    train.__doc__ = body.__doc__
+    return train
 
 
 def model_manifest(method: str, config: TrainConfig, **fields: Any) -> dict[str, Any]:

@@ -39,7 +39,7 @@ which is constant within such a batch, so G_X sees both languages in each forwar
 retrieves de<->es with no de-es data.
 
 The model directory wraps the input encoder and G_X: ``encode(sentences, lang)`` maps sentences of a source
-language with G_X and leaves the target language as it is (routing: :mod:`xlsent.methods.mapping.linear`).
+language with G_X and leaves the target language as it is (routing: :mod:`xlsent.methods.mapping.encoder`).
 
 >>> from xlsent.methods.absent.model import METHOD
 >>> cfg = METHOD.config(mode="uni-sent", sets=["steps=10"])
@@ -54,7 +54,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -66,76 +67,23 @@ from torch import nn
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.model_dir import ModelDirError
 from xlsent.evaluation.selection import retrieval_criterion
-from xlsent.methods.mapping.linear import (
-    FittedMapping,
-    MappedEncoder,
-    MappingConfig,
-    PairData,
-    PairVectors,
-    mapping_train,
-    train_mapping_on,
-)
+from xlsent.methods.absent.config import DEFAULTS, MODES, NAME, ABSentConfig
+from xlsent.methods.mapping.data import PairData
+from xlsent.methods.mapping.encoder import MappedEncoder
+from xlsent.methods.mapping.inputs import PairVectors
+from xlsent.methods.mapping.training import FittedMapping, mapping_train, train_mapping_on
 from xlsent.training.adversarial import CriticGroup
 from xlsent.training.batching import batch_indices, derived_seed
 from xlsent.training.checkpoint import TrainState
-from xlsent.training.loop import Trainer, Validation
+from xlsent.training.loop import FitResult, Trainer, held_out_validation
 from xlsent.training.losses import CosineDistanceLoss, PairDiscriminator, PairDiscriminatorLoss
 from xlsent.training.method import Method
 
 log = logging.getLogger(__name__)
 
-NAME = "absent"
-MODES = ("absent", "uni-sent", "conditional-gan")
-SELECTIONS = ("none", "retrieval")
 GEN_FILE = "generators.safetensors"
 CHUNK_ROWS = 8192
 LABELLED, X_POOL, Y_POOL, MISMATCH = range(4)  # the batch streams of one pair
-
-# --- configuration ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class ABSentConfig(MappingConfig):
-    """Hyper-parameters and variant switches; ``src/xlsent/configs/absent.toml`` documents each one."""
-
-    steps: int = 1000
-    lr: float = 0.002
-    eval_every: int = 250
-    parallel_ratio: float = 0.2
-    valid_pairs: int = 300
-    mode: str = "absent"
-    bidirectional: bool = True
-    mismatch: bool = True
-    unlabelled: bool = True
-    lambda_d: float = 100.0
-    adversarial: bool = True
-    batch_size: int = 128
-    disc_steps: int = 1
-    gen_hidden: list[int] = field(default_factory=lambda: [512, 1024, 512])
-    disc_hidden: list[int] = field(default_factory=lambda: [512, 1024, 512])
-    selection: str = "retrieval"
-
-    def problems(self) -> list[str]:
-        out = super().problems()
-        if self.mode not in MODES:
-            out.append(f"mode must be one of {MODES}, not {self.mode!r}")
-        elif self.bidirectional != (self.mode == "absent"):
-            out.append(f"mode {self.mode} is {'' if self.mode == 'absent' else 'not '}bidirectional: set "
-                       f"bidirectional = {str(self.mode == 'absent').lower()} or pick the mode that fits")
-        elif self.mode == "conditional-gan" and (self.mismatch or self.unlabelled):
-            out.append("conditional-gan uses neither mismatch pairs nor unlabelled sentences")
-        if self.selection not in SELECTIONS:
-            out.append(f"selection must be one of {SELECTIONS}, not {self.selection!r}")
-        elif self.selection == "retrieval" and (self.valid_pairs < 2 or self.eval_every < 1):
-            out.append("selection \"retrieval\" needs valid_pairs >= 2 and eval_every >= 1 (or selection = \"none\")")
-        if self.batch_size < 2 or self.disc_steps < 1 or self.lambda_d < 0:
-            out.append("batch_size must be >= 2, disc_steps >= 1 and lambda_d >= 0")
-        if not self.adversarial and self.lambda_d == 0:
-            out.append("nothing to train: adversarial = false needs lambda_d > 0")
-        if not self.gen_hidden or not self.disc_hidden or min(self.gen_hidden + self.disc_hidden) < 1:
-            out.append("gen_hidden and disc_hidden need at least one layer, every size >= 1")
-        return out
-
 
 # --- the generators --------------------------------------------------------------------------------------------
 
@@ -285,31 +233,15 @@ def _pair_tensors(config: ABSentConfig, vectors: Sequence[PairVectors]) -> list[
     return out
 
 
-def _validation(config: ABSentConfig, generators: Generators, vectors: Sequence[PairVectors]) -> Validation | None:
-    """Model selection: mean retrieval accuracy (both directions, %) of G_X on each pair's held-out pairs."""
-    if config.selection == "none":
-        return None
-    held = [(pv.x[pv.data.valid], pv.y[pv.data.valid]) for pv in vectors]
-
-    def evaluate() -> dict[str, float]:
-        return {"retrieval": float(np.mean([retrieval_criterion(map_rows(generators, x), y) for x, y in held]))}
-
-    return Validation(evaluate, "retrieval", config.eval_every)
-
-
-@dataclass
-class FitResult:
-    """The trained generators (best validated weights when selection ran), the log and the best validation."""
-
-    generators: Generators
-    history: list[dict[str, float]]
-    best: dict[str, Any] | None
-    seconds: float
+def held_out_retrieval(generators: Generators, held: Sequence[tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
+    """Mean retrieval accuracy (both directions, %) of G_X on each pair's held-out ``(x, y)`` rows."""
+    return {"retrieval": float(np.mean([retrieval_criterion(map_rows(generators, x), y) for x, y in held]))}
 
 
 def fit(config: ABSentConfig, vectors: Sequence[PairVectors], out: Path, *, resume: bool = False,
-        progress: bool = True, meta: dict[str, Any] | None = None) -> FitResult:
-    """Train the generators on the input vectors of every pair of ``config.pairs`` (checkpoints in ``out``)."""
+        progress: bool = True, meta: dict[str, Any] | None = None) -> FitResult[Generators]:
+    """Train the generators on the input vectors of every pair of ``config.pairs`` (checkpoints in ``out``); the
+    result holds the best validated weights when selection ran."""
     config.check()
     if len(vectors) != len(config.pairs):
         raise ValueError(f"{len(config.pairs)} pairs configured, {len(vectors)} given")
@@ -325,8 +257,10 @@ def fit(config: ABSentConfig, vectors: Sequence[PairVectors], out: Path, *, resu
     modules: dict[str, nn.Module] = {"generators": generators, **critics}
     optimizers: dict[str, torch.optim.Optimizer] = {
         name: torch.optim.Adam(m.parameters(), lr=config.lr) for name, m in modules.items()}
-    trainer = Trainer(out, config, TrainState(modules, optimizers), meta=meta,
-                      validation=_validation(config, generators, vectors), scheduled=["generators"],
+    held = [(pv.x[pv.data.valid], pv.y[pv.data.valid]) for pv in vectors] if config.selection != "none" else None
+    trainer = Trainer(out, config, TrainState(modules, optimizers), meta=meta, scheduled=["generators"],
+                      validation=held_out_validation(config, held, partial(held_out_retrieval, generators),
+                                                     "retrieval"),
                       progress=progress, desc=f"absent {config.mode}")
     group = CriticGroup(critics, {n: optimizers[n] for n in critics}, config.disc_steps)
     real, dom = (PairDiscriminatorLoss(critics[n]) if n in critics else None for n in ("real", "dom"))
@@ -380,7 +314,7 @@ def fit(config: ABSentConfig, vectors: Sequence[PairVectors], out: Path, *, resu
     result = trainer.run(step, resume=resume)
     best = trainer.restore_best(["generators"])
     generators.cpu().eval()
-    return FitResult(generators, result.history, best, result.seconds)
+    return FitResult(generators, result, best)
 
 
 def train_on(config: ABSentConfig, data: Sequence[PairData], backbone: Encoder, out_dir: str | Path, *,
@@ -389,12 +323,12 @@ def train_on(config: ABSentConfig, data: Sequence[PairData], backbone: Encoder, 
 
     def fit_generators(vectors: Sequence[PairVectors], out: Path, meta: dict[str, Any]) -> FittedMapping:
         fitted = fit(config, vectors, out, resume=resume, progress=progress, meta=meta)
-        return FittedMapping(dict(fitted.generators.state_dict()), GEN_FILE,
+        return FittedMapping(dict(fitted.model.state_dict()), GEN_FILE,
                              {"dim_x": vectors[0].x.shape[1], "dim_y": vectors[0].y.shape[1],
                               "formula": "normalize(tanh(MLP_GX(x))) for source languages"},
                              {"validation": {"pairs": sum(len(d.valid) for d in data), "selection": config.selection,
                                              "best": fitted.best},
-                              "final": fitted.history[-1] if fitted.history else {}})
+                              "final": fitted.run.final})
 
     return train_mapping_on(NAME, config, data, backbone, out_dir, fit_generators, resume=resume, progress=progress)
 
@@ -437,7 +371,7 @@ METHOD = Method(
     name=NAME,
     summary="ABSent (paper 003): adversarial bidirectional maps between sentence-embedding spaces (GAN, few pairs)",
     config_class=ABSentConfig,
-    defaults="absent.toml",
+    defaults=DEFAULTS,
     train=train,
     encoder=ABSentEncoder,
     modes=MODES,

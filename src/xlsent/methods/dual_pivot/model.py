@@ -35,7 +35,8 @@ import logging
 import shutil
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,83 +47,31 @@ from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_open, atomic_path
+from xlsent.data.bitext import Bitext, Unpaired, build_training_data
 from xlsent.encoders.base import HiddenStateEncoder, l2_normalize
 from xlsent.encoders.cache import encoder_id, sentences_key
 from xlsent.encoders.layer_cache import CHUNK_SENTENCES, LayerStates, cached_layer_means
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, write_manifest
-from xlsent.encoders.registry import encoder_reference
+from xlsent.encoders.registry import encoder_reference, load_encoder
 from xlsent.encoders.transformer import DEFAULT_BATCH_TOKENS
 from xlsent.evaluation.selection import csls_mean_cosine, retrieval_criterion
-from xlsent.data.bitext import Bitext, Unpaired, build_training_data
+from xlsent.methods.dual_pivot.config import DEFAULTS, MODES, NAME, DualPivotConfig
 from xlsent.training.adversarial import CriticGroup
 from xlsent.training.batching import batch_indices, step_generator
 from xlsent.training.checkpoint import TrainState
-from xlsent.training.config import TrainConfig, build_config, to_toml
-from xlsent.training.loop import CHECKPOINT_DIR, Trainer, Validation
+from xlsent.training.config import build_config, to_toml
+from xlsent.training.loop import CHECKPOINT_DIR, FitResult, Trainer, held_out_validation
 from xlsent.training.losses import TripletRankingLoss, WassersteinCritic
-from xlsent.training.method import Method, model_manifest, prepare_output
+from xlsent.training.method import Method, checked_train, model_manifest, prepare_output
+from xlsent.training.networks import mlp
 
 log = logging.getLogger(__name__)
 
-NAME = "dual-pivot"
 MODULE_FILE = "module.safetensors"
 LAST_FILE = "module-last.safetensors"
 CONFIG_FILE = "config.toml"
-MODES = ("unsupervised", "supervised")
-MIX_INITS = ("uniform", "last")
-SELECTIONS = ("none", "csls", "retrieval")
 LAST_LAYER_LOGIT = 5.0  # "last" init: softmax puts ~0.93 of the weight on the last layer of a 13-layer backbone
-
-# --- configuration -------------------------------------------------------------------------------------------
-
-
-@dataclass
-class DualPivotConfig(TrainConfig):
-    """Hyper-parameters and ablation switches; ``src/xlsent/configs/dual_pivot.toml`` documents each one."""
-
-    steps: int = 6000
-    mode: str = "unsupervised"
-    backbone: str = "me5-small"
-    pairs: list[str] = field(default_factory=lambda: ["de-en"])
-    max_pairs: int | None = None
-    valid_pairs: int = 1000
-    selection: str = "csls"
-    n_neg: int = 2
-    alpha: float = 0.2
-    lambda_cycle: float = 10.0
-    kappa: int = 2
-    batch_size: int = 128
-    adversarial: bool = True
-    cycle: bool = True
-    train_mix: bool = True
-    train_map: bool = True
-    layer: int | None = None
-    mix_init: str = "uniform"
-    critic_hidden: int = 0
-    critic_gp: float = 10.0
-    critic_clip: float = 0.0
-
-    def problems(self) -> list[str]:
-        out = super().problems()
-        if self.mode not in MODES:
-            out.append(f"mode must be one of {MODES}, not {self.mode!r}")
-        if not self.pairs:
-            out.append("pairs is empty")
-        if self.n_neg < 1 or self.kappa < 1 or self.batch_size < 2:
-            out.append("n_neg and kappa must be >= 1, batch_size >= 2")
-        if not (self.train_map or (self.train_mix and self.layer is None)):
-            out.append("nothing to train: enable train_map, or train_mix without a fixed layer")
-        if self.mix_init not in MIX_INITS:
-            out.append(f"mix_init must be one of {MIX_INITS}, not {self.mix_init!r}")
-        if self.mode == "unsupervised" and not (self.adversarial or self.cycle):
-            out.append("the unsupervised mode needs the adversarial loss, the cycle loss or both")
-        if self.selection not in SELECTIONS:
-            out.append(f"selection must be one of {SELECTIONS}, not {self.selection!r}")
-        if self.selection != "none" and (self.valid_pairs < 2 or self.eval_every < 1):
-            out.append("selection needs valid_pairs >= 2 and eval_every >= 1 (or selection = \"none\")")
-        return out
-
 
 # --- the module ----------------------------------------------------------------------------------------------
 
@@ -163,11 +112,9 @@ def _identity_linear(dim: int) -> torch.nn.Linear:
     return lin
 
 
-def make_critic(dim: int, hidden: int) -> torch.nn.Module:
-    """Language critic: linear ``dim -> 1`` (``hidden == 0``) or one hidden LeakyReLU layer."""
-    if hidden <= 0:
-        return torch.nn.Linear(dim, 1)
-    return torch.nn.Sequential(torch.nn.Linear(dim, hidden), torch.nn.LeakyReLU(0.2), torch.nn.Linear(hidden, 1))
+def language_critic(dim: int, hidden: int) -> torch.nn.Module:
+    """The language critic d: linear ``dim -> 1`` (``hidden == 0``) or one hidden LeakyReLU(0.2) layer."""
+    return mlp(dim, [hidden] if hidden > 0 else [], 1, activation=lambda: torch.nn.LeakyReLU(0.2))
 
 
 def project(module: ExtractionModule, sums: np.ndarray) -> np.ndarray:
@@ -207,34 +154,23 @@ def _rows_with_tokens(*states: LayerStates) -> tuple[LayerStates, ...]:
     return tuple(s.subset(keep) for s in states)
 
 
-def _validation(config: DualPivotConfig, module: ExtractionModule, valid: tuple[LayerStates, LayerStates] | None
-                ) -> Validation | None:
-    """The model-selection hook: the configured criterion on held-out pairs' cached states."""
-    if config.selection == "none" or valid is None:
-        return None
-    src, tgt = (s.sums() for s in _rows_with_tokens(*valid))
-
-    def evaluate() -> dict[str, float]:
-        ys, yt = project(module, src), project(module, tgt)
-        return {"csls": csls_mean_cosine(ys, yt), "retrieval": retrieval_criterion(ys, yt)}
-
-    return Validation(evaluate, config.selection, config.eval_every)
+def held_out_criteria(module: ExtractionModule, held: tuple[np.ndarray, np.ndarray]) -> dict[str, float]:
+    """Both selection criteria of ``module`` on held-out pairs (their sum-pooled layer states): ``csls`` (mean
+    cosine of CSLS translations) and ``retrieval`` (accuracy, %)."""
+    ys, yt = project(module, held[0]), project(module, held[1])
+    return {"csls": csls_mean_cosine(ys, yt), "retrieval": retrieval_criterion(ys, yt)}
 
 
 @dataclass
-class FitResult:
-    """The trained module (best validated weights when selection ran), its last-step weights and the log."""
+class DualPivotFit(FitResult[ExtractionModule]):
+    """The fit's result, and the module's weights at the last step (``last``; the model holds the selected ones)."""
 
-    module: ExtractionModule
     last: dict[str, torch.Tensor]
-    history: list[dict[str, float]]
-    best: dict[str, Any] | None
-    seconds: float
 
 
 def fit(config: DualPivotConfig, src: LayerStates, tgt: LayerStates, out: Path, *,
         valid: tuple[LayerStates, LayerStates] | None = None, resume: bool = False, progress: bool = True,
-        meta: dict[str, Any] | None = None) -> FitResult:
+        meta: dict[str, Any] | None = None) -> DualPivotFit:
     """Train the extraction module from cached layer states (paired rows in the supervised mode) in ``out``."""
     config.check()
     paired = config.mode == "supervised"
@@ -259,13 +195,16 @@ def fit(config: DualPivotConfig, src: LayerStates, tgt: LayerStates, out: Path, 
         modules["cycle"] = cycle_maps
         params += list(cycle_maps.parameters())
     optimizers: dict[str, torch.optim.Optimizer] = {"module": torch.optim.Adam(params, lr=config.lr)}
-    critic = WassersteinCritic(make_critic(dim, config.critic_hidden), config.critic_clip, config.critic_gp)
+    critic = WassersteinCritic(language_critic(dim, config.critic_hidden), config.critic_clip, config.critic_gp)
     if use_adv:
         modules["critic"] = critic
         optimizers["critic"] = torch.optim.Adam(critic.parameters(), lr=config.lr)
+    held = (tuple(s.sums() for s in _rows_with_tokens(*valid)) if valid is not None and config.selection != "none"
+            else None)
     trainer = Trainer(out, config, TrainState(modules, optimizers), meta=meta, progress=progress,
-                      validation=_validation(config, module, valid), scheduled=["module"],
-                      desc=f"dual-pivot {config.mode}")
+                      validation=held_out_validation(config, held, partial(held_out_criteria, module),
+                                                     config.selection),
+                      scheduled=["module"], desc=f"dual-pivot {config.mode}")
     critics = CriticGroup({"critic": critic}, {"critic": optimizers["critic"]}, config.kappa) if use_adv else None
     rows_s, rows_t = _Rows(src, trainer.device), _Rows(tgt, trainer.device)
     h = TripletRankingLoss(config.n_neg, config.alpha)
@@ -317,7 +256,7 @@ def fit(config: DualPivotConfig, src: LayerStates, tgt: LayerStates, out: Path, 
     last = {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
     best = trainer.restore_best(["module"])
     module.cpu().eval()
-    return FitResult(module, last, result.history, best, result.seconds)
+    return DualPivotFit(module, result, best, last)
 
 
 def _states(backbone: HiddenStateEncoder, data: Bitext | Unpaired, progress: bool) -> tuple[LayerStates, LayerStates]:
@@ -357,22 +296,16 @@ def train_on(config: DualPivotConfig, data: Bitext | Unpaired, backbone: HiddenS
                          "summary": data.summary},
                 "validation": {"pairs": len(valid.src) if valid else 0, "selection": config.selection,
                                "best": fitted.best},
-                "final": fitted.history[-1] if fitted.history else {},
+                "final": fitted.run.final,
                 "seconds": round(time.perf_counter() - start, 1)}
     save_model(out, fitted, config, backbone, training)
     log.info("dual-pivot model written to %s", out)
     return out
 
 
-def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
-          progress: bool = True) -> Path:
+def _train(config: DualPivotConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,
+           progress: bool = True) -> Path:
     """``xlsent train dual-pivot``: build the training (and held-out) data, load the backbone, train, save."""
-    from xlsent.encoders.registry import load_encoder
-
-    if not isinstance(config, DualPivotConfig):
-        raise TypeError(f"expected a DualPivotConfig, got {type(config).__name__}")
-    if prepare_output(out, resume):
-        return Path(out)
     held_out = config.valid_pairs if config.selection != "none" else 0
     training = build_training_data(config.mode, config.pairs, root=data, max_pairs=config.max_pairs,
                                    seed=config.seed, valid_pairs=held_out)
@@ -382,27 +315,30 @@ def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: s
     return train_on(config, training, backbone, out, resume=resume, progress=progress)
 
 
+train = checked_train(DualPivotConfig, _train)
+
+
 # --- model directory and encoder -----------------------------------------------------------------------------
 
 
-def save_model(directory: str | Path, fitted: FitResult, config: DualPivotConfig, backbone: HiddenStateEncoder,
+def save_model(directory: str | Path, fitted: DualPivotFit, config: DualPivotConfig, backbone: HiddenStateEncoder,
                training: dict[str, Any], *, name: str | None = None) -> Path:
     """Write ``module.safetensors`` (+ the last-step weights when selection chose another step), ``config.toml``
     and the ``xlsent.json`` manifest (type dual-pivot); the training log ``train.jsonl`` is already there."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / MODULE_FILE) as tmp:
-        save_file({k: v.detach().contiguous() for k, v in fitted.module.state_dict().items()}, str(tmp))
+        save_file({k: v.detach().contiguous() for k, v in fitted.model.state_dict().items()}, str(tmp))
     if fitted.best is not None and fitted.best["step"] != config.steps:
         with atomic_path(out / LAST_FILE) as tmp:
             save_file({k: v.contiguous() for k, v in fitted.last.items()}, str(tmp))
     with atomic_open(out / CONFIG_FILE) as fh:
         fh.write(to_toml(config))
-    weights = fitted.module.mix_weights().detach().tolist()
+    weights = fitted.model.mix_weights().detach().tolist()
     write_manifest(out, model_manifest(
         NAME, config, name=name or out.name,
         backbone={"name": backbone.name, "id": encoder_id(backbone), "ref": encoder_reference(backbone)},
-        module={"layers": len(weights), "dim": fitted.module.map.shape[0], "mix_weights": weights,
+        module={"layers": len(weights), "dim": fitted.model.map.shape[0], "mix_weights": weights,
                 "formula": "normalize(map @ sum_l softmax(mix_logits)_l * sum_tokens h_l)"},
         training=training, metrics={}))
     write_card(out)
@@ -423,8 +359,6 @@ class DualPivotEncoder:
 
     def __init__(self, model_dir: str | Path, *, backbone: HiddenStateEncoder | None = None,
                  verify: str = "cached", weights: str = "selected") -> None:
-        from xlsent.encoders.registry import load_encoder
-
         self.model_dir = Path(model_dir)
         self.manifest: dict[str, Any] = read_manifest(self.model_dir, verify=verify)
         if self.manifest["type"] != NAME:
@@ -481,7 +415,7 @@ METHOD = Method(
     name=NAME,
     summary="dual-pivot transfer (paper 004): frozen LM + layer mix + linear map, trained on one language pair",
     config_class=DualPivotConfig,
-    defaults="dual_pivot.toml",
+    defaults=DEFAULTS,
     train=train,
     encoder=DualPivotEncoder,
     modes=MODES,

@@ -35,22 +35,18 @@ import numpy as np
 
 from xlsent.data.parallel import load_ntrex
 from xlsent.data.xnli import XNLI_LANGS, NliSet, load_xnli
+from xlsent.languages import ntrex_code
+from xlsent.methods.dueam.config import MODES
 
 log = logging.getLogger(__name__)
 
-MODES = ("unsupervised", "weakly-supervised")
-PAPER_LANGS = ("en", "bg", "de", "el", "es", "fr", "hi", "ru", "th", "tr", "ur", "vi", "zh")
-"""The 13 XNLI languages DuEAM trains on (paper footnote 1): all of XNLI's but ar and sw."""
-NTREX_CODES = {"ar": "arb", "bg": "bul", "de": "deu", "el": "ell", "en": "eng", "es": "spa", "fr": "fra",
-               "hi": "hin", "ru": "rus", "sw": "swa", "th": "tha", "tr": "tur", "ur": "urd", "vi": "vie",
-               "zh": "zho_Hans"}
-"""XNLI language -> its NTREX-128 file code."""
 SPLIT = "dev"
 
 
 @dataclass(frozen=True)
-class PairData:
-    """Sentence pairs ``(src[i], tgt[i])`` with their languages, and the corpus they were drawn from."""
+class SentencePairs:
+    """Sentence pairs ``(src[i], tgt[i])`` (not translations) with their languages, and the corpus they were drawn
+    from."""
 
     src: list[str]
     tgt: list[str]
@@ -65,10 +61,10 @@ class PairData:
     def pairs(self) -> list[tuple[str, str]]:
         return list(zip(self.src, self.tgt, strict=True))
 
-    def subset(self, rows: Sequence[int] | np.ndarray) -> PairData:
+    def subset(self, rows: Sequence[int] | np.ndarray) -> SentencePairs:
         """The pairs at ``rows`` (same corpus and summary)."""
         idx = [int(r) for r in rows]
-        return PairData([self.src[i] for i in idx], [self.tgt[i] for i in idx], [self.src_lang[i] for i in idx],
+        return SentencePairs([self.src[i] for i in idx], [self.tgt[i] for i in idx], [self.src_lang[i] for i in idx],
                         [self.tgt_lang[i] for i in idx], self.corpus, self.summary)
 
 
@@ -101,7 +97,7 @@ def _sample(total: int, max_pairs: int | None, seed: int) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(total, size=max_pairs, replace=False))
 
 
-def weakly_supervised_pairs(nli: Mapping[str, NliSet], *, max_pairs: int | None = None, seed: int = 0) -> PairData:
+def weakly_supervised_pairs(nli: Mapping[str, NliSet], *, max_pairs: int | None = None, seed: int = 0) -> SentencePairs:
     """(premise of item i in A, hypothesis of item i in B) for every item and ordered language pair (A, B)."""
     langs = list(nli)
     items = len(next(iter(nli.values())).premises)
@@ -121,10 +117,10 @@ def weakly_supervised_pairs(nli: Mapping[str, NliSet], *, max_pairs: int | None 
     summary = {"mode": "weakly-supervised", "source": f"XNLI {SPLIT}", "langs": langs, "items": items,
                "pairs": len(src), "monolingual": mono, "cross_lingual": len(src) - mono,
                "sampled_from": items * k * k}
-    return PairData(src, tgt, src_lang, tgt_lang, _corpus(nli), summary)
+    return SentencePairs(src, tgt, src_lang, tgt_lang, _corpus(nli), summary)
 
 
-def unsupervised_pairs(nli: Mapping[str, NliSet], *, n_pairs: int | None = None, seed: int = 0) -> PairData:
+def unsupervised_pairs(nli: Mapping[str, NliSet], *, n_pairs: int | None = None, seed: int = 0) -> SentencePairs:
     """``n_pairs`` random pairs of distinct sentences from the premises and hypotheses of every language.
 
     Default size: that of the weakly supervised set of the same languages (items x languages^2).
@@ -142,12 +138,12 @@ def unsupervised_pairs(nli: Mapping[str, NliSet], *, n_pairs: int | None = None,
     tgt = [pool[i][0] for i in second[keep]]
     summary = {"mode": "unsupervised", "source": f"XNLI {SPLIT} premises and hypotheses, random pairs",
                "langs": langs, "pool": len(pool), "pairs": len(src)}
-    return PairData(src, tgt, [pool[i][1] for i in first[keep]], [pool[i][1] for i in second[keep]],
+    return SentencePairs(src, tgt, [pool[i][1] for i in first[keep]], [pool[i][1] for i in second[keep]],
                     [s for s, _ in pool], summary)
 
 
 def build_pairs(mode: str, langs: Sequence[str], *, max_pairs: int | None = None, seed: int = 0,
-                root: str | Path | None = None) -> PairData:
+                root: str | Path | None = None) -> SentencePairs:
     """The training pairs of ``mode`` (see :data:`MODES`) from XNLI dev in ``langs``."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -166,7 +162,7 @@ def validation_langs(train_langs: Sequence[str]) -> list[str]:
     >>> validation_langs(["en", "de", "zh"])
     ['deu', 'zho_Hans']
     """
-    out = [NTREX_CODES[x] for x in train_langs if x != "en"]
+    out = [ntrex_code(x) for x in train_langs if x != "en"]
     if not out:
         raise ValueError("no non-English training language to validate on; set valid_langs")
     return out

@@ -30,7 +30,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,91 +44,16 @@ from xlsent.encoders.cache import encoder_id, sentences_key
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import retrieval_criterion
-from xlsent.methods.dueam.data import (
-    MODES,
-    PAPER_LANGS,
-    HeldOut,
-    PairData,
-    build_pairs,
-    heldout_pairs,
-    validation_langs,
-)
-from xlsent.methods.dueam.wmd import SOLVERS, WEIGHTINGS, Idf, TokenAnchor, WmdSettings, content_ids, pair_distances
+from xlsent.methods.dueam.config import DEFAULTS, MODES, NAME, OBJECTIVES, DueamConfig
+from xlsent.methods.dueam.data import HeldOut, SentencePairs, build_pairs, heldout_pairs, validation_langs
+from xlsent.methods.dueam.wmd import Idf, TokenAnchor, WmdSettings, content_ids, pair_distances
 from xlsent.training.batching import batch_indices
 from xlsent.training.checkpoint import TrainState
-from xlsent.training.config import TrainConfig
 from xlsent.training.finetuned import TrainedPart, load_finetuned, save_finetuned, transformer_backbone
-from xlsent.training.loop import Trainer, Validation
-from xlsent.training.method import Method, prepare_output
+from xlsent.training.loop import FitResult, Trainer, held_out_validation
+from xlsent.training.method import Method, checked_train, prepare_output
 
 log = logging.getLogger(__name__)
-
-NAME = "dueam"
-OBJECTIVES = ("both", "LA", "LB")
-FINETUNES = ("lora", "full")
-EMBED_BATCH = 64
-
-
-# --- configuration -------------------------------------------------------------------------------------------
-
-
-@dataclass
-class DueamConfig(TrainConfig):
-    """Hyper-parameters and ablation switches; ``src/xlsent/configs/dueam.toml`` documents each one."""
-
-    steps: int = 1500
-    lr: float = 2e-4
-    warmup_steps: int = 500
-    schedule: str = "linear"
-    grad_clip: float = 1.0
-    eval_every: int = 250
-    mode: str = "weakly-supervised"
-    backbone: str = "me5-small"
-    anchor: str = "me5-small"
-    anchor_layer: int = -1
-    weighting: str = "uniform"
-    solver: str = "emd"
-    sinkhorn_reg: float = 0.05
-    langs: list[str] = field(default_factory=lambda: list(PAPER_LANGS))
-    max_pairs: int = 20000
-    batch_size: int = 64
-    lambda_b: float = 0.003
-    objective: str = "both"
-    normalize: bool = True
-    finetune: str = "lora"
-    lora_r: int = 8
-    lora_alpha: int = 16
-    lora_dropout: float = 0.1
-    dropout: float = 0.1
-    valid_pairs: int = 1000
-    valid_langs: list[str] = field(default_factory=list)
-
-    def problems(self) -> list[str]:
-        out = super().problems()
-        if self.mode not in MODES:
-            out.append(f"mode must be one of {MODES}, not {self.mode!r}")
-        if self.objective not in OBJECTIVES:
-            out.append(f"objective must be one of {OBJECTIVES}, not {self.objective!r}")
-        if self.finetune not in FINETUNES:
-            out.append(f"finetune must be one of {FINETUNES}, not {self.finetune!r}")
-        if self.weighting not in WEIGHTINGS:
-            out.append(f"weighting must be one of {WEIGHTINGS}, not {self.weighting!r}")
-        if self.solver not in SOLVERS:
-            out.append(f"solver must be one of {SOLVERS}, not {self.solver!r}")
-        if self.solver == "sinkhorn" and self.sinkhorn_reg <= 0:
-            out.append("sinkhorn_reg must be > 0")
-        if not self.langs:
-            out.append("langs is empty")
-        if self.batch_size < 2 or self.max_pairs == 1 or self.max_pairs < 0:
-            out.append("batch_size must be >= 2, max_pairs >= 2 (or 0 for all pairs)")
-        if self.lambda_b < 0:
-            out.append("lambda_b must be >= 0")
-        if self.lora_r < 1 or not 0 <= self.lora_dropout < 1 or not 0 <= self.dropout < 1:
-            out.append("lora_r must be >= 1, lora_dropout and dropout in [0, 1)")
-        if self.eval_every > 0 and self.valid_pairs < 2:
-            out.append("validation (eval_every > 0) needs valid_pairs >= 2")
-        return out
-
 
 # --- the loss ------------------------------------------------------------------------------------------------
 
@@ -182,17 +108,6 @@ def make_learner(backbone: TransformerEncoder, config: DueamConfig) -> Trainable
     return learner
 
 
-def embed_sentences(learner: TrainableTransformer, sentences: Sequence[str], batch: int = EMBED_BATCH) -> np.ndarray:
-    """Mean-pooled learner vectors ``(n, dim)`` float32 (not normalised), batched by length, without gradients."""
-    out = np.zeros((len(sentences), learner.dim), dtype=np.float32)
-    order = np.argsort([len(s) for s in sentences], kind="stable")
-    with torch.no_grad():
-        for start in range(0, len(order), batch):
-            rows = order[start : start + batch]
-            out[rows] = learner.embed([sentences[i] for i in rows]).float().cpu().numpy()
-    return out
-
-
 def parameter_groups(learner: nn.Module, lr: float, weight_decay: float = 0.01) -> list[dict[str, Any]]:
     """AdamW groups of the trainable parameters as sentence-transformers' ``fit`` builds them: weight decay 0.01,
     none on biases and LayerNorm weights (empty groups are left out).
@@ -232,7 +147,7 @@ def _too_long(sentences: Sequence[str], anchor: TokenAnchor, learner: TrainableT
             if a > anchor.max_tokens - 2 or b > learner.max_tokens - 2}
 
 
-def usable_pairs(data: PairData, anchor: TokenAnchor, learner: TrainableTransformer) -> PairData:
+def usable_pairs(data: SentencePairs, anchor: TokenAnchor, learner: TrainableTransformer) -> SentencePairs:
     """``data`` without the pairs that hold a sentence too long for the anchor or the learner."""
     long = _too_long(sorted(set(data.src) | set(data.tgt)), anchor, learner)
     if not long:
@@ -257,7 +172,7 @@ def wmd_settings(config: DueamConfig, anchor: TokenAnchor, idf: Idf | None) -> W
                        idf=idf.checksum() if idf is not None else "")
 
 
-def anchor_distances(config: DueamConfig, data: PairData, anchor: TokenAnchor, *, root: Path | None = None,
+def anchor_distances(config: DueamConfig, data: SentencePairs, anchor: TokenAnchor, *, root: Path | None = None,
                      progress: bool = True) -> tuple[np.ndarray, WmdSettings]:
     """``d_wmd`` of every training pair (cached on disk) and the settings they were computed with.
 
@@ -271,33 +186,16 @@ def anchor_distances(config: DueamConfig, data: PairData, anchor: TokenAnchor, *
 # --- training ------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class FitResult:
-    """The trained learner (best validated weights when validation ran), the training log and the best step."""
-
-    learner: TrainableTransformer
-    history: list[dict[str, float]]
-    best: dict[str, Any] | None
-    validations: list[dict[str, Any]]
-    seconds: float
-
-
-def _validation(config: DueamConfig, learner: TrainableTransformer, valid: HeldOut | None) -> Validation | None:
+def held_out_retrieval(learner: TrainableTransformer, valid: HeldOut) -> dict[str, float]:
     """Retrieval accuracy (both directions, %) of the learner on the held-out pairs (paper section 5)."""
-    if config.eval_every <= 0 or valid is None:
-        return None
-
-    def evaluate() -> dict[str, float]:
-        return {"retrieval": retrieval_criterion(embed_sentences(learner, valid.src),
-                                                 embed_sentences(learner, valid.tgt))}
-
-    return Validation(evaluate, "retrieval", config.eval_every)
+    return {"retrieval": retrieval_criterion(learner.vectors(valid.src), learner.vectors(valid.tgt))}
 
 
-def fit(config: DueamConfig, learner: TrainableTransformer, data: PairData, distances: np.ndarray, out: Path, *,
+def fit(config: DueamConfig, learner: TrainableTransformer, data: SentencePairs, distances: np.ndarray, out: Path, *,
         valid: HeldOut | None = None, resume: bool = False, progress: bool = True,
-        meta: dict[str, Any] | None = None) -> FitResult:
-    """Train ``learner`` on ``data`` with the anchor ``distances`` (row i belongs to pair i) in ``out``."""
+        meta: dict[str, Any] | None = None) -> FitResult[TrainableTransformer]:
+    """Train ``learner`` on ``data`` with the anchor ``distances`` (row i belongs to pair i) in ``out``; the result
+    holds the best validated weights when validation ran."""
     config.check()
     if len(distances) != len(data):
         raise ValueError(f"{len(distances)} distances for {len(data)} pairs")
@@ -307,7 +205,9 @@ def fit(config: DueamConfig, learner: TrainableTransformer, data: PairData, dist
     part = TrainedPart(learner)
     optimizer = torch.optim.AdamW(parameter_groups(learner, config.lr), lr=config.lr)
     trainer = Trainer(out, config, TrainState({"learner": part}, {"learner": optimizer}), meta=meta,
-                      validation=_validation(config, learner, valid), progress=progress,
+                      validation=held_out_validation(config, valid, partial(held_out_retrieval, learner),
+                                                     "retrieval"),
+                      progress=progress,
                       desc=f"dueam {config.mode}")
     criterion = DueamLoss(config.lambda_b, config.objective, config.normalize)
     dist = torch.from_numpy(np.ascontiguousarray(distances, dtype=np.float32))
@@ -323,10 +223,10 @@ def fit(config: DueamConfig, learner: TrainableTransformer, data: PairData, dist
     result = trainer.run(step, resume=resume)
     best = trainer.restore_best(["learner"])
     learner.eval()
-    return FitResult(learner, result.history, best, result.validations, result.seconds)
+    return FitResult(learner, result, best)
 
 
-def train_on(config: DueamConfig, data: PairData, anchor: TransformerEncoder, backbone: TransformerEncoder,
+def train_on(config: DueamConfig, data: SentencePairs, anchor: TransformerEncoder, backbone: TransformerEncoder,
              out_dir: str | Path, *, valid: HeldOut | None = None, resume: bool = False, progress: bool = True,
              wmd_root: Path | None = None) -> Path:
     """Anchor distances of ``data`` (cached), train the learner from ``backbone``, write the model directory.
@@ -364,22 +264,18 @@ def train_on(config: DueamConfig, data: PairData, anchor: TransformerEncoder, ba
         "epochs": round(config.steps * config.batch_size / len(data), 3),
         "validation": {"pairs": len(valid.src) if valid else 0, "langs": sorted(set(valid.langs)) if valid else [],
                        "selection": "retrieval" if valid else "none", "best": fitted.best,
-                       "last": fitted.validations[-1]["validation"] if fitted.validations else {}},
-        "final": fitted.history[-1] if fitted.history else {},
-        "fit_seconds": round(fitted.seconds, 1),
+                       "last": fitted.run.validations[-1]["validation"] if fitted.run.validations else {}},
+        "final": fitted.run.final,
+        "fit_seconds": round(fitted.run.seconds, 1),
         "seconds": round(time.perf_counter() - start, 1),
-        "device": str(fitted.learner.device),
+        "device": str(fitted.model.device),
     }
-    return save_model(out, fitted.learner, config, anchor, training)
+    return save_model(out, fitted.model, config, anchor, training)
 
 
-def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
-          progress: bool = True) -> Path:
+def _train(config: DueamConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,
+           progress: bool = True) -> Path:
     """``xlsent train dueam``: build the XNLI pairs and held-out pairs, load anchor and backbone, train, save."""
-    if not isinstance(config, DueamConfig):
-        raise TypeError(f"expected a DueamConfig, got {type(config).__name__}")
-    if prepare_output(out, resume):
-        return Path(out)
     pairs = build_pairs(config.mode, config.langs, max_pairs=config.max_pairs or None, seed=config.seed, root=data)
     valid = None
     if config.eval_every > 0:
@@ -388,6 +284,9 @@ def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: s
     backbone = transformer_backbone(config.backbone)
     anchor = backbone if config.anchor == config.backbone else transformer_backbone(config.anchor, "anchor")
     return train_on(config, pairs, anchor, backbone, out, valid=valid, resume=resume, progress=progress)
+
+
+train = checked_train(DueamConfig, _train)
 
 
 # --- model directory and encoder -----------------------------------------------------------------------------
@@ -411,7 +310,7 @@ METHOD = Method(
     name=NAME,
     summary="DuEAM (paper 000): learner fine-tuned to match a frozen anchor's WMD, plus cosine; XNLI, no bitext",
     config_class=DueamConfig,
-    defaults="dueam.toml",
+    defaults=DEFAULTS,
     train=train,
     encoder=load_model,
     modes=MODES,

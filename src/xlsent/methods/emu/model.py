@@ -39,11 +39,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import time
-from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -52,19 +50,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from xlsent.data.parallel import load_tatoeba_challenge
-from xlsent.data.xsid import XSID_LANGS, load_xsid
 from xlsent.encoders.base import l2_normalize
-from xlsent.encoders.cache import sentences_key
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.intent import loo_nn_accuracy
+from xlsent.methods.emu.config import DEFAULTS, MODES, NAME, EmuConfig, with_steps
+from xlsent.methods.emu.data import EmuData, Sentences, build_data
 from xlsent.training.adversarial import CriticGroup
 from xlsent.training.batching import batch_indices, step_generator
 from xlsent.training.checkpoint import TrainState
-from xlsent.training.config import TrainConfig
 from xlsent.training.finetuned import TrainedPart, load_finetuned, save_finetuned, transformer_backbone
-from xlsent.training.loop import Trainer, Validation, resolve_device
+from xlsent.training.loop import FitResult, Trainer, held_out_validation, resolve_device
 from xlsent.training.losses import (
     CenterLoss,
     ContrastiveLoss,
@@ -72,214 +68,13 @@ from xlsent.training.losses import (
     NPairLoss,
     WassersteinCritic,
 )
-from xlsent.training.method import Method, prepare_output
+from xlsent.training.method import Method, checked_train, prepare_output
+from xlsent.training.networks import mlp
 
 log = logging.getLogger(__name__)
 
-NAME = "emu"
-MODES = ("emu", "emu-no-ld", "emu-no-ld-cl", "emu-parallel", "softmax", "contrastive", "npair")
-LOSSES = ("l2-softmax", "softmax", "contrastive", "npair")
-ADVERSARIAL = ("random", "parallel")
-SELECTIONS = ("none", "loo")
-TATOEBA_CHALLENGE_CODES = {"ar": "ara", "da": "dan", "de": "deu", "id": "ind", "it": "ita", "ja": "jpn",
-                           "nl": "nld", "tr": "tur", "zh": "zho"}
-"""xSID language -> its Tatoeba-Challenge folder code: the languages with unrelated unlabelled sentences here."""
-UNLABELLED_SOURCE = "Tatoeba-Challenge test v2021-08-07, non-English side"
-ENCODE_ROWS = 64  # sentences per forward pass when embedding without gradients
 # batch_indices streams: labelled encoder batches use the training language's index, then these offsets
 CRITIC_STREAM, ADVERSARIAL_STREAM = 100, 200
-
-# --- configuration -------------------------------------------------------------------------------------------
-
-
-@dataclass
-class EmuConfig(TrainConfig):
-    """Hyper-parameters, data and ablation switches; ``src/xlsent/configs/emu.toml`` documents each one."""
-
-    steps: int = 0
-    mode: str = "emu"
-    backbone: str = "me5-small"
-    loss: str = "l2-softmax"
-    alpha: float = 50.0
-    center_loss: bool = True
-    center_weight: float = 1e-4
-    contrastive_margin: float = 2.0
-    npair_scale: float = 1.0
-    discriminator: bool = True
-    gamma: float = 1e-4
-    critic_steps: int = 5
-    critic_clip: float = 0.01
-    critic_hidden: int = 900
-    critic_dropout: float = 0.2
-    critic_lr: float = 5e-4
-    train_langs: list[str] = field(default_factory=lambda: ["en"])
-    adversarial: str = "random"
-    adversarial_langs: list[str] = field(default_factory=lambda: list(TATOEBA_CHALLENGE_CODES))
-    unlabelled_per_lang: int = 1000
-    max_tokens: int = 40
-    batch_size: int = 16
-    epochs: float = 3.0
-    encoder_lr: float = 5e-4
-    lora: bool = True
-    lora_r: int = 8
-    lora_alpha: int = 16
-    lora_dropout: float = 0.1
-    dropout: float = 0.1
-    valid_size: int = 60
-    selection: str = "none"
-
-    def problems(self) -> list[str]:
-        out = super().problems()
-        for key, value, allowed in (("mode", self.mode, MODES), ("loss", self.loss, LOSSES),
-                                    ("adversarial", self.adversarial, ADVERSARIAL),
-                                    ("selection", self.selection, SELECTIONS)):
-            if value not in allowed:
-                out.append(f"{key} must be one of {allowed}, not {value!r}")
-        unknown = sorted(set(self.train_langs) - set(XSID_LANGS))
-        if not self.train_langs or unknown:
-            out.append(f"train_langs must be xSID languages ({' '.join(XSID_LANGS)}); got {self.train_langs}")
-        if self.discriminator:
-            known = XSID_LANGS if self.adversarial == "parallel" else tuple(TATOEBA_CHALLENGE_CODES)
-            unknown = sorted(set(self.adversarial_langs) - set(known))
-            if unknown:
-                out.append(f"adversarial_langs {unknown} have no {self.adversarial} sentences here; "
-                           f"known: {' '.join(known)}")
-            lonely = [t for t in self.train_langs if not set(self.adversarial_langs) - {t}]
-            if lonely:
-                out.append(f"the discriminator of {lonely} needs an adversarial language other than its own")
-        if self.batch_size < 2 or self.critic_steps < 1 or self.unlabelled_per_lang < 1 or self.max_tokens < 4:
-            out.append("batch_size must be >= 2, critic_steps and unlabelled_per_lang >= 1, max_tokens >= 4")
-        if self.alpha <= 0 or self.contrastive_margin <= 0 or self.npair_scale <= 0:
-            out.append("alpha, contrastive_margin and npair_scale must be > 0")
-        if min(self.center_weight, self.gamma, self.critic_clip, self.dropout, self.lora_dropout,
-               self.critic_dropout) < 0 or self.encoder_lr <= 0 or self.critic_lr <= 0:
-            out.append("weights, clips and dropouts must be >= 0, learning rates > 0")
-        if self.steps == 0 and self.epochs <= 0:
-            out.append("set epochs > 0 or steps > 0")
-        if self.lora and (self.lora_r < 1 or self.lora_alpha < 1):
-            out.append("lora_r and lora_alpha must be >= 1")
-        if self.valid_size < 0:
-            out.append("valid_size must be >= 0")
-        if self.selection != "none" and (self.valid_size < 1 or self.eval_every < 1):
-            out.append("selection needs valid_size >= 1 and eval_every >= 1 (or selection = \"none\")")
-        return out
-
-
-def with_steps(config: EmuConfig, labelled: int) -> EmuConfig:
-    """``config`` with ``steps`` set from ``epochs`` over ``labelled`` utterances when ``steps == 0``.
-
-    >>> with_steps(EmuConfig(epochs=3.0, batch_size=16), 240).steps
-    45
-    >>> with_steps(EmuConfig(steps=7), 240).steps
-    7
-    """
-    if config.steps > 0:
-        return config
-    return dataclasses.replace(config, steps=max(1, math.ceil(config.epochs * labelled / config.batch_size)))
-
-
-# --- data ----------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Sentences:
-    """Sentences of one language with, where known, their xSID ids (shared by translations) and intent indices."""
-
-    lang: str
-    texts: list[str]
-    ids: list[str] = field(default_factory=list)
-    labels: list[int] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.texts)
-
-    def subset(self, rows: Sequence[int]) -> Sentences:
-        """The given rows, in that order."""
-        return Sentences(self.lang, [self.texts[i] for i in rows], [self.ids[i] for i in rows] if self.ids else [],
-                         [self.labels[i] for i in rows] if self.labels else [])
-
-
-@dataclass(frozen=True)
-class EmuData:
-    """Labelled training and held-out utterances per training language, and adversarial sentences per language."""
-
-    intents: list[str]
-    train: dict[str, Sentences]
-    valid: dict[str, Sentences]
-    adversarial: dict[str, Sentences]
-    summary: dict[str, Any] = field(default_factory=dict)
-
-    def key(self) -> dict[str, Any]:
-        """Checksums of every sentence list (a resumed run must see the same data)."""
-        return {role: {lang: sentences_key(s.texts + s.ids + [str(x) for x in s.labels], lang)
-                       for lang, s in sets.items()}
-                for role, sets in (("train", self.train), ("valid", self.valid), ("adversarial", self.adversarial))}
-
-
-def held_out_ids(ids: Sequence[str], intents: Sequence[str], size: int, seed: int) -> set[str]:
-    """``size`` ids set aside for validation, stratified by intent (largest remainder), each intent keeping at
-    least one training utterance (so fewer than ``size`` when that cannot be met).
-
-    >>> sorted(held_out_ids([str(i) for i in range(10)], ["a"] * 6 + ["b"] * 3 + ["c"], 5, seed=0), key=int)
-    ['2', '3', '5', '6', '7']
-    """
-    counts = Counter(intents)
-    exact = {c: size * n / len(ids) for c, n in counts.items()}
-    quota = {c: min(int(exact[c]), n - 1) for c, n in counts.items()}
-    left = size - sum(quota.values())
-    for c in sorted(counts, key=lambda c: (int(exact[c]) - exact[c], c)):
-        if left > 0 and quota[c] < counts[c] - 1:
-            quota[c] += 1
-            left -= 1
-    rng = np.random.default_rng(seed)
-    chosen: set[str] = set()
-    for c in sorted(counts):
-        rows = [i for i, x in enumerate(intents) if x == c]
-        chosen.update(ids[rows[j]] for j in rng.permutation(len(rows))[: quota[c]])
-    return chosen
-
-
-def unlabelled_sentences(lang: str, n: int, seed: int, root: str | Path | None = None) -> Sentences:
-    """``n`` distinct sentences in ``lang`` drawn (seeded) from :data:`UNLABELLED_SOURCE`, excluding the Tatoeba
-    v1 test pairs and every xSID utterance of ``lang`` (valid and test)."""
-    texts, _ = load_tatoeba_challenge(TATOEBA_CHALLENGE_CODES[lang], root)
-    xsid = {t.strip() for split in ("valid", "test") for t in load_xsid(lang, split, root).texts}
-    pool = [t for t in dict.fromkeys(t.strip() for t in texts) if t and t not in xsid]
-    rng = np.random.default_rng([seed, *lang.encode()])
-    rows = np.sort(rng.choice(len(pool), size=min(n, len(pool)), replace=False))
-    return Sentences(lang, [pool[i] for i in rows])
-
-
-def build_data(config: EmuConfig, root: str | Path | None = None) -> EmuData:
-    """Labelled xSID valid utterances of ``train_langs`` (minus ``valid_size`` held-out ids, the same ids in every
-    language) and the adversarial sentences: unrelated ones (``random``) or xSID valid translations of the
-    training utterances (``parallel``)."""
-    english = load_xsid("en", "valid", root)
-    held = held_out_ids(english.ids, english.intents, config.valid_size, config.seed)
-    sets = {lang: load_xsid(lang, "valid", root) for lang in config.train_langs}
-    intents = sorted({i for s in sets.values() for i in s.intents})
-    index = {x: i for i, x in enumerate(intents)}
-    train, valid = {}, {}
-    for lang, s in sets.items():
-        rows = Sentences(lang, s.texts, s.ids, [index[x] for x in s.intents])
-        train[lang] = rows.subset([i for i, x in enumerate(s.ids) if x not in held])
-        valid[lang] = rows.subset([i for i, x in enumerate(s.ids) if x in held])
-    adversarial: dict[str, Sentences] = {}
-    for lang in config.adversarial_langs if config.discriminator else []:
-        if config.adversarial == "parallel":
-            s = load_xsid(lang, "valid", root)
-            adversarial[lang] = Sentences(lang, s.texts, s.ids).subset([i for i, x in enumerate(s.ids)
-                                                                        if x not in held])
-        else:
-            adversarial[lang] = unlabelled_sentences(lang, config.unlabelled_per_lang, config.seed, root)
-    source = "xSID 0.7 valid (translations of the training utterances)" if config.adversarial == "parallel" \
-        else UNLABELLED_SOURCE
-    summary = {"labelled": {lang: {"source": "xSID 0.7 valid", "train": len(train[lang]),
-                                   "held_out": len(valid[lang])} for lang in train},
-               "intents": len(intents),
-               "adversarial": {"source": source, "sentences": {lang: len(s) for lang, s in adversarial.items()}}}
-    return EmuData(intents, train, valid, adversarial, summary)
-
 
 # --- the heads ----------------------------------------------------------------------------------------------
 
@@ -306,11 +101,10 @@ def semantic_loss(config: EmuConfig, dim: int, n_classes: int) -> nn.Module:
     return NPairLoss(config.npair_scale)
 
 
-def make_critic(dim: int, hidden: int, dropout: float) -> nn.Module:
+def language_critic(dim: int, hidden: int, dropout: float) -> nn.Module:
     """D_t: two ``hidden``-d fully connected layers with ReLU and dropout, then a linear score (paper: 900, 0.2;
     the activation is not stated)."""
-    return nn.Sequential(nn.Linear(dim, hidden), nn.ReLU(), nn.Dropout(dropout),
-                         nn.Linear(hidden, hidden), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden, 1))
+    return mlp(dim, [hidden, hidden], 1, activation=nn.ReLU, dropout=dropout)
 
 
 def fitting(model: TrainableTransformer, sentences: Sentences, max_tokens: int) -> Sentences:
@@ -323,52 +117,32 @@ def fitting(model: TrainableTransformer, sentences: Sentences, max_tokens: int) 
     return sentences.subset(keep)
 
 
-def encode(model: TrainableTransformer, texts: Sequence[str]) -> np.ndarray:
-    """Unit rows of ``model`` for ``texts``, without gradients, in the model's current mode."""
-    with torch.no_grad():
-        parts = [model.embed(texts[i : i + ENCODE_ROWS]).float().cpu().numpy()
-                 for i in range(0, len(texts), ENCODE_ROWS)]
-    return l2_normalize(np.vstack(parts) if parts else np.zeros((0, model.dim), np.float32))
-
-
 # --- training ------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class FitResult:
-    """The fine-tuned encoder (best validated weights when selection ran), the effective config and the log."""
-
-    model: TrainableTransformer
-    config: EmuConfig
-    history: list[dict[str, float]]
-    best: dict[str, Any] | None
-    validations: list[dict[str, Any]]
-    seconds: float
-
-
-def _validation(config: EmuConfig, data: EmuData, model: TrainableTransformer) -> Validation | None:
+def held_out_loo(model: TrainableTransformer, data: EmuData) -> dict[str, float]:
     """Leave-one-out nearest-neighbour Acc@1 of the held-out utterances of each training language, their pool
     being the other held-out and all training utterances of that language; ``loo`` is the mean."""
-    if config.eval_every < 1 or not any(len(s) for s in data.valid.values()):
-        return None
+    scores = {}
+    for lang, held in data.valid.items():
+        pool = data.train[lang]
+        q, p = l2_normalize(model.vectors(held.texts)), l2_normalize(model.vectors(pool.texts))
+        scores[f"loo/{lang}"] = loo_nn_accuracy(q, held.ids, held.labels, np.vstack([q, p]),
+                                                held.ids + pool.ids, held.labels + pool.labels)
+    return {"loo": float(np.mean(list(scores.values()))), **scores}
 
-    def evaluate() -> dict[str, float]:
-        model.eval()
-        scores = {}
-        for lang, held in data.valid.items():
-            pool = data.train[lang]
-            q, p = encode(model, held.texts), encode(model, pool.texts)
-            scores[f"loo/{lang}"] = loo_nn_accuracy(q, held.ids, held.labels, np.vstack([q, p]),
-                                                    held.ids + pool.ids, held.labels + pool.labels)
-        model.train()
-        return {"loo": float(np.mean(list(scores.values()))), **scores}
 
-    return Validation(evaluate, "loo", config.eval_every)
+@dataclass
+class EmuFit(FitResult[TrainableTransformer]):
+    """The fit's result and the effective configuration (``steps`` set from ``epochs``)."""
+
+    config: EmuConfig
 
 
 def fit(config: EmuConfig, data: EmuData, model: TrainableTransformer, out: Path, *, resume: bool = False,
-        progress: bool = True, meta: dict[str, Any] | None = None) -> FitResult:
-    """Fine-tune ``model`` on ``data`` in ``out`` (checkpoints, ``train.jsonl``) by Algorithm 1."""
+        progress: bool = True, meta: dict[str, Any] | None = None) -> EmuFit:
+    """Fine-tune ``model`` on ``data`` in ``out`` (checkpoints, ``train.jsonl``) by Algorithm 1; with selection, the
+    result holds the best validated weights."""
     config.check()
     torch.manual_seed(config.seed)
 
@@ -405,13 +179,15 @@ def fit(config: EmuConfig, data: EmuData, model: TrainableTransformer, out: Path
     critic_groups: dict[str, CriticGroup] = {}
     if config.discriminator:
         for t in train:
-            critics[t] = WassersteinCritic(make_critic(model.dim, config.critic_hidden, config.critic_dropout),
+            critics[t] = WassersteinCritic(language_critic(model.dim, config.critic_hidden, config.critic_dropout),
                                            clip=config.critic_clip)
             modules[f"critic_{t}"] = critics[t]
             optimizers[f"critic_{t}"] = torch.optim.Adam(critics[t].parameters(), lr=config.critic_lr)
             critic_groups[t] = CriticGroup({t: critics[t]}, {t: optimizers[f"critic_{t}"]}, config.critic_steps)
+    held = data if any(len(s) for s in data.valid.values()) else None
     trainer = Trainer(out, config, TrainState(modules, optimizers), meta=meta, progress=progress,
-                      validation=_validation(config, data, model), scheduled=["model"], desc=f"emu {config.mode}")
+                      validation=held_out_validation(config, held, partial(held_out_loo, model), "loo"),
+                      scheduled=["model"], desc=f"emu {config.mode}")
     langs = list(train)
     adv_langs = list(adversarial)
     translations = {lang: dict(zip(s.ids, s.texts, strict=True)) for lang, s in adversarial.items() if s.ids}
@@ -473,7 +249,7 @@ def fit(config: EmuConfig, data: EmuData, model: TrainableTransformer, out: Path
     result = trainer.run(step, resume=resume)
     best = trainer.restore_best(["encoder"]) if config.selection != "none" else None
     model.eval()
-    return FitResult(model, config, result.history, best, result.validations, result.seconds)
+    return EmuFit(model, result, best, config)
 
 
 def train_on(config: EmuConfig, data: EmuData, backbone: TransformerEncoder, out_dir: str | Path, *,
@@ -496,21 +272,20 @@ def train_on(config: EmuConfig, data: EmuData, backbone: TransformerEncoder, out
                          "tgt_sentences": sum(len(s) for s in data.adversarial.values()), "summary": data.summary,
                          "intents": data.intents},
                 "validation": {"pairs": held_out, "selection": fitted.config.selection, "best": fitted.best,
-                               "last": fitted.validations[-1]["validation"] if fitted.validations else None},
-                "final": fitted.history[-1] if fitted.history else {},
+                               "last": fitted.run.validations[-1]["validation"] if fitted.run.validations else None},
+                "final": fitted.run.final,
                 "seconds": round(time.perf_counter() - start, 1)}
     return save_finetuned(out, fitted.model, NAME, fitted.config, training=training, metrics={})
 
 
-def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
-          progress: bool = True) -> Path:
+def _train(config: EmuConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,
+           progress: bool = True) -> Path:
     """``xlsent train emu``: build the xSID (and unlabelled) data, load the backbone, fine-tune, save."""
-    if not isinstance(config, EmuConfig):
-        raise TypeError(f"expected an EmuConfig, got {type(config).__name__}")
-    if prepare_output(out, resume):
-        return Path(out)
     return train_on(config, build_data(config, data), transformer_backbone(config.backbone), out, resume=resume,
                     progress=progress)
+
+
+train = checked_train(EmuConfig, _train)
 
 
 # --- model directory -----------------------------------------------------------------------------------------
@@ -531,7 +306,7 @@ METHOD = Method(
     summary="EMU (paper 002): semantic specialization from English intent labels (L2-softmax + center loss + "
             "language critic)",
     config_class=EmuConfig,
-    defaults="emu.toml",
+    defaults=DEFAULTS,
     train=train,
     encoder=load_model,
     modes=MODES,

@@ -3,19 +3,16 @@
 For each language L of the config and each target T (``en`` and ``es`` by default, the paper's two), the L-T
 pairs of every corpus that has them: Tatoeba-Challenge test v2021-08-07 (X-en only), Multi30k train, WMT
 newstest 2008-2011, 2013 and 2014 (2012 is the gold of the BUCC-style evaluation sets) and NTREX-128. Pairs with
-a side in any Tatoeba v1 test file or in the ``retrieval_pk`` test sets are removed, as are empty and repeated
-pairs (:func:`xlsent.data.bitext.filter_pairs`). A language gets the targets its corpora have (English
-always, Spanish where a multi-way corpus has it); English and Spanish are sources too (into each other).
-Optionally a seeded ``max_pairs`` subset per pair. The assembly is a function of the data folder and the config
-only, so the command below rebuilds it byte for byte, with the counts per pair and source in ``counts.json``:
-
-    python -m xlsent.methods.laser.data --config src/xlsent/configs/laser-small.toml --out laser-corpus
+a side among :func:`~xlsent.data.held_out.held_out_sentences` (every Tatoeba v1 test file, the ``retrieval_pk``
+test sets) are removed, as are empty and repeated pairs (:func:`xlsent.data.bitext.filter_pairs`). A language
+gets the targets its corpora have (English always, Spanish where a multi-way corpus has it); English and Spanish
+are sources too (into each other). Optionally a seeded ``max_pairs`` subset per pair. The assembly is a function
+of the data folder and the config only, so ``python -m xlsent.methods.laser.corpus`` rebuilds it byte for
+byte as files, with the counts per pair and source in ``counts.json``.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,14 +22,14 @@ from typing import Any
 import numpy as np
 
 from xlsent.atomic import atomic_open, write_json
-from xlsent.methods.mapping.linear import held_out_sentences
-from xlsent.data.bitext import TATOEBA_CHALLENGE, Loader, bitext_sources, filter_pairs
+from xlsent.data.bitext import Loader, bitext_sources, filter_pairs
+from xlsent.data.held_out import held_out_sentences
+from xlsent.data.parallel import load_ntrex, ntrex_languages
+from xlsent.languages import ntrex_code
 from xlsent.paths import data_root
 
 log = logging.getLogger(__name__)
 
-NTREX_CODES = {"en": "eng", "ar": "arb", "zh": "zho_Hans"}
-"""Two-letter codes whose NTREX-128 file name is not their Tatoeba-Challenge code."""
 BANNED_KEY = "held_out_removed"
 
 
@@ -51,15 +48,8 @@ class PairCorpus:
         return f"{self.src_lang}-{self.tgt_lang}"
 
 
-def ntrex_code(lang: str) -> str:
-    """The NTREX-128 file code of a two-letter code (``de`` -> ``deu``, ``ar`` -> ``arb``)."""
-    return NTREX_CODES.get(lang, TATOEBA_CHALLENGE.get(lang, lang))
-
-
 def pair_sources(src: str, tgt: str, root: Path) -> dict[str, Loader]:
     """Every corpus holding ``src``-``tgt`` pairs, as loaders returning ``(src side, tgt side)``."""
-    from xlsent.data.parallel import load_ntrex, ntrex_languages
-
     sources = bitext_sources(src, tgt, root)
     have = set(ntrex_languages(root))
     a, b = ntrex_code(src), ntrex_code(tgt)
@@ -108,25 +98,3 @@ def write_corpus(corpus: Sequence[PairCorpus], out: Path) -> Path:
                 fh.writelines(line + "\n" for line in lines)
     write_json(out / "counts.json", corpus_counts(corpus))
     return out
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from xlsent.methods.laser.model import METHOD, LaserConfig
-
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", action="append", default=[], help="TOML layer over configs/laser.toml")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config override")
-    parser.add_argument("--out", required=True, help="folder for the corpus files and counts.json")
-    parser.add_argument("--data", help="benchmark data folder (default: $XLSENT_DATA or ../shared/data)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    cfg = METHOD.config(args.config, args.set)
-    assert isinstance(cfg, LaserConfig)
-    corpus = build_corpus(cfg.languages, cfg.targets, args.data, max_pairs=cfg.max_pairs, seed=cfg.seed)
-    path = write_corpus(corpus, Path(args.out))
-    print(json.dumps({"out": str(path), "pairs": corpus_counts(corpus)["pairs"]}))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -26,7 +26,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +39,14 @@ from torch import nn
 
 from xlsent.atomic import atomic_open, atomic_path, write_json
 from xlsent.checksum import sha256_file
+from xlsent.data.bitext import MULTI30K
+from xlsent.data.parallel import load_multi30k
 from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.batching import token_budget_batches
 from xlsent.encoders.bilstm import (
     BOS_ID,
     ENCODER_FILE,
     EOS_ID,
-    MODEL_TYPE,
     PAD_ID,
     SPM_FILE,
     BiLstmSentenceEncoder,
@@ -53,72 +55,19 @@ from xlsent.encoders.bilstm import (
 )
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import write_manifest
+from xlsent.methods.laser.config import DEFAULTS, DTYPES, NAME, LaserConfig
 from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts
 from xlsent.methods.laser.vocab import train_vocab
-from xlsent.data.bitext import MULTI30K
 from xlsent.training.checkpoint import TrainState
-from xlsent.training.config import TrainConfig, to_toml
-from xlsent.training.loop import Trainer, Validation, resolve_device
-from xlsent.training.method import Method, model_manifest, prepare_output
+from xlsent.training.config import to_toml
+from xlsent.training.loop import Trainer, held_out_validation, resolve_device
+from xlsent.training.method import Method, checked_train, model_manifest, prepare_output
 
 log = logging.getLogger(__name__)
 
 CONFIG_FILE = "config.toml"
 COUNTS_FILE = "data.json"
 VALID_SPLIT = "val"
-DTYPES = {"float16": torch.float16, "float32": torch.float32}
-
-
-@dataclass
-class LaserConfig(TrainConfig):
-    """``configs/laser.toml`` documents every key; the defaults are the paper's."""
-
-    languages: list[str] = field(default_factory=lambda: ["de", "fr", "es", "it", "ru"])
-    targets: list[str] = field(default_factory=lambda: ["en", "es"])
-    max_pairs: int = 0
-    vocab_size: int = 50000
-    vocab_model: str = "bpe"
-    vocab_per_lang: int = 100000
-    character_coverage: float = 0.9995
-    embed_dim: int = 320
-    hidden: int = 512
-    layers: int = 5
-    decoder_hidden: int = 2048
-    decoder_embed_dim: int = 320
-    lang_embed_dim: int = 32
-    dropout: float = 0.1
-    max_tokens: int = 12000
-    max_sentence_tokens: int = 250
-    minutes: float = 0.0
-    valid_pairs: int = 1000
-    selection: str = "none"
-    save_dtype: str = "float16"
-    lr: float = 0.001
-    steps: int = 100000
-
-    def problems(self) -> list[str]:
-        out = super().problems()
-        if not self.targets or any(t in self.targets[:i] for i, t in enumerate(self.targets)):
-            out.append("targets must name at least one language, each once")
-        if not self.languages:
-            out.append("languages must name at least one training language")
-        if min(self.vocab_size, self.embed_dim, self.hidden, self.layers, self.decoder_hidden,
-               self.decoder_embed_dim, self.lang_embed_dim, self.max_tokens, self.max_sentence_tokens) < 1:
-            out.append("sizes (vocab_size, embed_dim, hidden, layers, decoder sizes, max_tokens, "
-                       "max_sentence_tokens) must be >= 1")
-        if self.max_sentence_tokens > self.max_tokens:
-            out.append("max_sentence_tokens must be <= max_tokens (a batch holds at least one pair)")
-        if not 0 <= self.dropout < 1:
-            out.append("dropout must be in [0, 1)")
-        if self.minutes < 0 or self.max_pairs < 0 or self.valid_pairs < 0:
-            out.append("minutes, max_pairs and valid_pairs must be >= 0")
-        if self.selection not in ("none", "xsim"):
-            out.append(f"selection must be none or xsim, not {self.selection!r}")
-        if self.selection == "xsim" and (self.eval_every < 1 or self.valid_pairs < 1):
-            out.append("selection xsim needs eval_every >= 1 and valid_pairs >= 1")
-        if self.save_dtype not in DTYPES:
-            out.append(f"save_dtype must be one of {', '.join(DTYPES)}")
-        return out
 
 
 class LaserDecoder(nn.Module):
@@ -187,8 +136,6 @@ class ValidSet:
 
 def validation_sets(sp: Any, languages: Sequence[str], n: int, root: str | Path | None) -> list[ValidSet]:
     """The first ``n`` Multi30k val captions (never trained on) of every training language that has them."""
-    from xlsent.data.parallel import load_multi30k
-
     out = []
     for lang in languages:
         if lang != "en" and lang in MULTI30K:
@@ -218,17 +165,12 @@ def xsim_error(a: np.ndarray, b: np.ndarray) -> float:
     return 100.0 * float(np.mean((a @ b.T).argmax(axis=1) != np.arange(len(a))))
 
 
-def _validation(config: LaserConfig, encoder: BiLstmSentenceEncoder, sets: Sequence[ValidSet],
-                device: torch.device) -> Validation | None:
-    if config.eval_every < 1 or not sets:
-        return None
-
-    def evaluate() -> dict[str, float]:
-        errors = {f"xsim/{s.lang}": xsim_error(embed_ids(encoder, s.src, device), embed_ids(encoder, s.eng, device))
-                  for s in sets}
-        return {"xsim": float(np.mean(list(errors.values()))), **errors}
-
-    return Validation(evaluate, "xsim", config.eval_every, higher_is_better=False)
+def held_out_xsim(encoder: BiLstmSentenceEncoder, device: torch.device, sets: Sequence[ValidSet]
+                  ) -> dict[str, float]:
+    """xsim error (%) of every validation language against English, and their mean (``xsim``)."""
+    errors = {f"xsim/{s.lang}": xsim_error(embed_ids(encoder, s.src, device), embed_ids(encoder, s.eng, device))
+              for s in sets}
+    return {"xsim": float(np.mean(list(errors.values()))), **errors}
 
 
 def corpus_sentences(corpus: Sequence[PairCorpus]) -> dict[str, list[str]]:
@@ -270,7 +212,9 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     device = resolve_device(config.device)
     valid = validation_sets(sp, config.languages, config.valid_pairs, data) if config.eval_every else []
     trainer = Trainer(out, config, TrainState({"encoder": encoder, "decoder": decoder}, {"adam": optimizer}),
-                      meta=meta, validation=_validation(config, encoder, valid, device), progress=progress,
+                      meta=meta, progress=progress,
+                      validation=held_out_validation(config, valid or None, partial(held_out_xsim, encoder, device),
+                                                     "xsim", higher_is_better=False),
                       desc="laser", time_budget_s=60.0 * config.minutes, bar_keys=("loss", "tok/s"))
     batches = TokenBudgetBatches({p.name: p.lengths for p in pairs}, config.max_tokens, seed=config.seed)
     by_name = {p.name: p for p in pairs}
@@ -324,25 +268,24 @@ def save_model(out: Path, config: LaserConfig, encoder: BiLstmSentenceEncoder, t
     arch = {"vocab_size": encoder.embed.num_embeddings, "embed_dim": config.embed_dim, "hidden": config.hidden,
             "layers": config.layers}
     write_manifest(out, model_manifest(
-        MODEL_TYPE, config, name=out.name, architecture=arch, dim=encoder.dim,
+        NAME, config, name=out.name, architecture=arch, dim=encoder.dim,
         languages={"trained": sorted({*config.languages, *config.targets}), "targets": list(config.targets)},
         training=training, metrics={}))
     write_card(out)
     return out
 
 
-def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
-          progress: bool = True) -> Path:
+def _train(config: LaserConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,
+           progress: bool = True) -> Path:
     """``xlsent train laser``: assemble the corpus from ``data`` and train (see :func:`train_on`)."""
-    if not isinstance(config, LaserConfig):
-        raise TypeError(f"expected a LaserConfig, got {type(config).__name__}")
-    if prepare_output(out, resume, config):
-        return Path(out)
     corpus = build_corpus(config.languages, config.targets, data, max_pairs=config.max_pairs, seed=config.seed)
     return train_on(config, corpus, out, resume=resume, progress=progress, data=data)
 
 
+train = checked_train(LaserConfig, _train)
+
+
 METHOD = Method(
-    name=MODEL_TYPE,
+    name=NAME,
     summary="LASER (paper 001): BiLSTM encoder + auxiliary decoder trained on parallel data into en/es",
-    config_class=LaserConfig, defaults="laser.toml", train=train, encoder=LaserEncoder)
+    config_class=LaserConfig, defaults=DEFAULTS, train=train, encoder=LaserEncoder)

@@ -1,10 +1,10 @@
 """Reproduce LASER's evaluations (paper 001) with the CPU-sized model; results go to ``results/``.
 
 Every model is trained through ``xlsent train laser`` (:func:`xlsent.methods.laser.train`, reused when its folder
-already holds one) and scored by the evaluation tasks' own code on its embeddings: Tatoeba v1 (accuracy, both
-directions) on the trained languages and on related languages left out of training, the BUCC-style mining sets
-(F1; de, fr, ru from newstest, zh the BUCC 2018 sample) and XNLI zero-shot transfer (English-trained MLP on
-``(p, h, p*h, |p-h|)``, 15 languages). Studies:
+already holds one of the same configuration) and scored by the evaluation tasks' own code on its embeddings:
+Tatoeba v1 (accuracy, both directions) on the trained languages and on related languages left out of training, the
+BUCC-style mining sets (F1; de, fr, ru from newstest, zh the BUCC 2018 sample) and XNLI zero-shot transfer
+(English-trained MLP on ``(p, h, p*h, |p-h|)``, 15 languages). Studies:
 
 - ``main``: the model of ``configs/laser-small.toml`` (the shipped ``models/laser-small``) beside the paper's
   numbers (Tables 1/3, 5 and the Tatoeba appendix), with what separates the two runs; its task results are saved
@@ -12,23 +12,20 @@ directions) on the trained languages and on related languages left out of traini
 - ``depth`` (Table 6): the same configuration with a 1-layer and a 3-layer BiLSTM trained for the same wall time
   (``minutes``); the paper compares 1, 3 and 5 layers at 17 epochs each.
 
-A study's summary score is the row it declares as its method (:data:`METHOD_ROWS`), never the best row.
+A study's summary score is the row it declares as its method, never the best row.
 
     python -m xlsent.methods.laser.study --studies main depth
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from xlsent.data.parallel import TATOEBA_CHALLENGE_TO_V1
 from xlsent.data.xnli import XNLI_LANGS
 from xlsent.encoders.bilstm import LaserEncoder
 from xlsent.encoders.model_card import record_metrics
@@ -36,13 +33,20 @@ from xlsent.evaluation import bucc, tatoeba, xnli
 from xlsent.evaluation.published import PUBLISHED
 from xlsent.evaluation.results import TaskResult
 from xlsent.evaluation.task import encoder_embed
-from xlsent.methods.laser.model import METHOD, LaserConfig
-from xlsent.data.bitext import TATOEBA_CHALLENGE
+from xlsent.languages import TATOEBA_CHALLENGE, TATOEBA_CHALLENGE_TO_V1
+from xlsent.methods.laser import METHOD
+from xlsent.methods.laser.config import LaserConfig
+from xlsent.studies.command import main
+from xlsent.studies.numbers import versus
+from xlsent.studies.settings import StudySettings, option
+from xlsent.studies.study import Rows, Study, StudyRun
+from xlsent.studies.trained import ensure_trained
+from xlsent.studies.verdict import Verdict
 
 log = logging.getLogger(__name__)
 
-Rows = dict[str, dict[str, float]]
-
+TASK = "laser"
+DATASET = "tatoeba_v1, BUCC-style sets, XNLI"
 RELATED = {"da": "dan", "af": "afr", "gl": "glg", "ca": "cat", "uk": "ukr", "be": "bel", "sk": "slk", "bg": "bul"}
 """Untrained languages close to trained ones (Tatoeba v1 codes): Germanic, Romance and Slavic neighbours."""
 BUCC_SETS = ("de", "fr", "ru", bucc.SAMPLE)
@@ -54,9 +58,20 @@ PAPER_DEPTH = {"1 layer": {"tatoeba acc": 100 - 37.96, "bucc f1": 89.95, "xnli e
                "3 layers": {"tatoeba acc": 100 - 28.95, "bucc f1": 92.28, "xnli en": 72.83, "xnli xx": 68.43},
                "5 layers": {"tatoeba acc": 100 - 26.31, "bucc f1": 92.83, "xnli en": 73.67, "xnli xx": 69.92}}
 """Paper 001, Table 6 (Tatoeba as accuracy = 100 - error, averaged over its languages; BUCC mean F1)."""
-METHOD_ROWS = {"main": "LASER small (xlsent)", "depth": "3 layers"}
+_PAPER_COL = {"tatoeba trained": "tatoeba acc", "bucc mean": "bucc f1", "xnli xx": "xnli xx", "xnli en": "xnli en"}
 VARIANT = "laser"
 SMALL_CONFIG = "src/xlsent/configs/laser-small.toml"
+
+
+@dataclass(frozen=True)
+class Settings(StudySettings):
+    """Where the models live and the config layers every model uses."""
+
+    models_dir: Path = Path("models/laser-study")
+    main_dir: Path = option(Path("models/laser-small"), "the main (3-layer) model's folder", flag="--main-model",
+                            metavar="DIR")
+    configs: tuple[str, ...] = option((SMALL_CONFIG,), "config layers of every model", flag="--config",
+                                      metavar="FILE", repeat=True)
 
 
 def tatoeba_code(lang: str) -> str:
@@ -70,43 +85,9 @@ def trained_tatoeba(config: LaserConfig) -> list[str]:
     return [tatoeba_code(x) for x in dict.fromkeys([*config.languages, *config.targets]) if x != "en"]
 
 
-@dataclass
-class Scored:
-    """A model's task results and the summary columns of a study row."""
-
-    results: list[TaskResult]
-    row: dict[str, float]
-
-
-def score(encoder: LaserEncoder, config: LaserConfig, root: str | None, cache: dict[str, Scored]) -> Scored:
-    """Tatoeba (trained and related languages), BUCC and XNLI of ``encoder``, with a study row of their means
-    (kept in ``cache`` by encoder id, so a model two studies share is scored once)."""
-    if encoder.id in cache:
-        return cache[encoder.id]
-    embed = encoder_embed(encoder)
-    trained = trained_tatoeba(config)
-    related = [code for lang, code in RELATED.items() if lang not in config.languages]
-    tat = tatoeba.evaluate(embed, encoder_id=encoder.id, langs=[*trained, *related], root=root)
-    mining = bucc.evaluate(embed, encoder_id=encoder.id, langs=list(BUCC_SETS), root=root)
-    nli = xnli.evaluate(embed, encoder_id=encoder.id, root=root)
-    for result in (tat, mining, nli):
-        result.variant = VARIANT
-    acc = {lang: tat.scores[lang]["mean"] for lang in tat.scores}
-    f1 = {x: mining.scores[bucc.SETS[x]]["f1"] for x in BUCC_SETS}
-    row = {"tatoeba trained": float(np.mean([acc[x] for x in trained])),
-           "tatoeba related (untrained)": float(np.mean([acc[x] for x in related])),
-           **{f"bucc {x}-en": v for x, v in f1.items()}, "bucc mean": float(np.mean(list(f1.values()))),
-           "xnli en": nli.scores["en"]["accuracy"],
-           "xnli xx": float(np.mean([nli.scores[x]["accuracy"] for x in XNLI_LANGS if x != "en"]))}
-    training = encoder.manifest["training"]
-    row["steps"] = float(training["steps_done"])
-    row["train minutes"] = training["train_seconds"] / 60
-    cache[encoder.id] = Scored([tat, mining, nli], row)
-    return cache[encoder.id]
-
-
 def paper_row(trained: Sequence[str]) -> dict[str, float]:
-    """The paper's numbers on the columns of :func:`score` that it reports (Tatoeba over our trained languages)."""
+    """The paper's numbers on the columns of :meth:`Lab.score` that it reports (Tatoeba over our trained
+    languages)."""
     tat = PUBLISHED["tatoeba"]["LASER"].values
     nli = PUBLISHED["xnli"]["LASER"].values
     have = [x for x in trained if x in tat]
@@ -116,44 +97,68 @@ def paper_row(trained: Sequence[str]) -> dict[str, float]:
             "xnli en": nli["en"], "xnli xx": float(np.mean([v for k, v in nli.items() if k != "en"]))}
 
 
-def _verdict(held: bool, claim: str, evidence: str) -> str:
-    return f"{'HELD' if held else 'DID NOT HOLD'} here: {claim} ({evidence})"
+@dataclass
+class Scored:
+    """A model's task results and the summary columns of a study row."""
+
+    results: list[TaskResult]
+    row: dict[str, float]
 
 
-def claims_depth(rows: Rows) -> list[str]:
-    """Table 6's reading (deeper is better) on each column, for 3 vs 1 layers at equal training time."""
-    deep, shallow = rows["3 layers"], rows["1 layer"]
-    out = []
-    for col, what in (("tatoeba trained", "Tatoeba accuracy on the trained languages"),
-                      ("bucc mean", "mean BUCC F1"), ("xnli xx", "XNLI accuracy, mean of the 14 transfer languages"),
-                      ("xnli en", "XNLI English accuracy")):
-        out.append(_verdict(deep[col] > shallow[col], f"3 BiLSTM layers beat 1 on {what} at equal training time "
-                            f"(paper Table 6 at equal epochs: {PAPER_DEPTH['3 layers'][_PAPER_COL[col]]:.1f} vs "
-                            f"{PAPER_DEPTH['1 layer'][_PAPER_COL[col]]:.1f})",
-                            f"{deep[col]:.1f} vs {shallow[col]:.1f}"))
-    return out
+class Lab:
+    """Trains (or reuses) the study's models and scores each once (a model two studies share is scored once)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.scored: dict[str, Scored] = {}
+
+    def config(self, *extra: str) -> LaserConfig:
+        cfg = METHOD.config(list(self.settings.configs), [*self.settings.sets, *extra])
+        assert isinstance(cfg, LaserConfig)
+        return cfg
+
+    def model(self, out: Path, *extra: str) -> tuple[LaserEncoder, LaserConfig]:
+        """The model in ``out`` of the settings' config with ``extra`` overrides (trained unless it is there)."""
+        cfg = self.config(*extra)
+        ensure_trained(METHOD, cfg, out, data=self.settings.data, retrain=self.settings.retrain)
+        return LaserEncoder(out), cfg
+
+    @property
+    def encoder(self) -> str:
+        """The main model's id, which both studies' results are filed under."""
+        return self.model(self.settings.main_dir)[0].id
+
+    def score(self, encoder: LaserEncoder, config: LaserConfig) -> Scored:
+        """Tatoeba (trained and related languages), BUCC and XNLI of ``encoder``, with a study row of their means."""
+        if encoder.id in self.scored:
+            return self.scored[encoder.id]
+        root, embed = self.settings.data, encoder_embed(encoder)
+        trained = trained_tatoeba(config)
+        related = [code for lang, code in RELATED.items() if lang not in config.languages]
+        tat = tatoeba.evaluate(embed, encoder_id=encoder.id, langs=[*trained, *related], root=root)
+        mining = bucc.evaluate(embed, encoder_id=encoder.id, langs=list(BUCC_SETS), root=root)
+        nli = xnli.evaluate(embed, encoder_id=encoder.id, root=root)
+        for result in (tat, mining, nli):
+            result.variant = VARIANT
+        acc = {lang: tat.scores[lang]["mean"] for lang in tat.scores}
+        f1 = {x: mining.scores[bucc.SETS[x]]["f1"] for x in BUCC_SETS}
+        row = {"tatoeba trained": float(np.mean([acc[x] for x in trained])),
+               "tatoeba related (untrained)": float(np.mean([acc[x] for x in related])),
+               **{f"bucc {x}-en": v for x, v in f1.items()}, "bucc mean": float(np.mean(list(f1.values()))),
+               "xnli en": nli.scores["en"]["accuracy"],
+               "xnli xx": float(np.mean([nli.scores[x]["accuracy"] for x in XNLI_LANGS if x != "en"]))}
+        training = encoder.manifest["training"]
+        row["steps"] = float(training["steps_done"])
+        row["train minutes"] = training["train_seconds"] / 60
+        self.scored[encoder.id] = Scored([tat, mining, nli], row)
+        return self.scored[encoder.id]
+
+    def notes(self, run: StudyRun[Settings]) -> list[str]:
+        return []
 
 
-_PAPER_COL = {"tatoeba trained": "tatoeba acc", "bucc mean": "bucc f1", "xnli xx": "xnli xx", "xnli en": "xnli en"}
-
-
-@dataclass(frozen=True)
-class StudySettings:
-    """Where the models live, the config layers every model uses, and the data folder."""
-
-    main_dir: Path = Path("models/laser-small")
-    models_dir: Path = Path("models/laser-study")
-    configs: tuple[str, ...] = (SMALL_CONFIG,)
-    sets: tuple[str, ...] = ()
-    data: str | None = None
-
-
-def model(settings: StudySettings, out: Path, *extra: str) -> tuple[LaserEncoder, LaserConfig]:
-    """The trained model in ``out`` (trained first when the folder holds none) and its config."""
-    cfg = METHOD.config(list(settings.configs), [*settings.sets, *extra])
-    assert isinstance(cfg, LaserConfig)
-    METHOD.train(cfg, out, resume=True, data=settings.data, progress=False)
-    return LaserEncoder(out), cfg
+def setup(settings: Settings, out_dir: Path) -> Lab:
+    return Lab(settings)
 
 
 def _gap_notes(encoder: LaserEncoder, config: LaserConfig) -> list[str]:
@@ -176,75 +181,64 @@ def _gap_notes(encoder: LaserEncoder, config: LaserConfig) -> list[str]:
     ]
 
 
-def study_main(settings: StudySettings, out_dir: Path, cache: dict[str, Scored]) -> TaskResult:
+# --- studies -------------------------------------------------------------------------------------------------
+
+
+def study_main(lab: Lab, run: StudyRun[Settings]) -> None:
     """The small model's scores beside the paper's, with the task results saved and recorded in the card."""
-    start = time.perf_counter()
-    encoder, cfg = model(settings, settings.main_dir)
-    scored = score(encoder, cfg, settings.data, cache)
-    for result in scored.results:
-        result.save(out_dir, overwrite=True)
+    encoder, cfg = lab.model(run.settings.main_dir)
+    scored = lab.score(encoder, cfg)
+    run.results += scored.results
     record_metrics(encoder.model_dir, [asdict(r) for r in scored.results])
-    rows = {METHOD_ROWS["main"]: scored.row, f"LASER ({PAPER})": paper_row(trained_tatoeba(cfg))}
+    run.rows[STUDIES["main"].method_row] = scored.row
+    run.rows[f"LASER ({PAPER})"] = paper_row(trained_tatoeba(cfg))
     related = [c for lang, c in RELATED.items() if lang not in cfg.languages]
-    notes = [(study_main.__doc__ or "").strip(),
-             f"Tatoeba trained: {' '.join(trained_tatoeba(cfg))}; related, untrained: {' '.join(related)}",
-             *_gap_notes(encoder, cfg)]
-    return _result("main", rows, "tatoeba trained", notes, encoder.id, time.perf_counter() - start, settings)
+    run.notes += [f"Tatoeba trained: {' '.join(trained_tatoeba(cfg))}; related, untrained: {' '.join(related)}",
+                  *_gap_notes(encoder, cfg)]
 
 
-def study_depth(settings: StudySettings, out_dir: Path, cache: dict[str, Scored]) -> TaskResult:
+def study_depth(lab: Lab, run: StudyRun[Settings]) -> None:
     """Table 6 at equal training time: the main configuration with 1 and with 3 BiLSTM layers."""
-    start = time.perf_counter()
-    three, cfg = model(settings, settings.main_dir)
+    three, cfg = lab.model(run.settings.main_dir)
     if cfg.layers != 3 or cfg.minutes <= 0:
         raise ValueError(f"the depth study compares with the main model, which must have 3 layers and a time "
                          f"budget (minutes > 0); it has {cfg.layers} layers and minutes = {cfg.minutes}")
-    one, _ = model(settings, settings.models_dir / "depth-1", "layers=1")
-    rows: Rows = {"1 layer": score(one, cfg, settings.data, cache).row,
-                  "3 layers": score(three, cfg, settings.data, cache).row}
-    rows.update({f"paper, {k}": v for k, v in PAPER_DEPTH.items()})
-    notes = [(study_depth.__doc__ or "").strip(), *claims_depth(rows),
-             f"both trained for {cfg.minutes:g} minutes of wall time (time_budget), side by side, one CPU thread "
-             f"each ({rows['1 layer']['steps']:.0f} and {rows['3 layers']['steps']:.0f} steps); the paper trains every "
-             "depth for the same number of epochs (17, about 5 days), so these rows compare early-training "
-             "snapshots, not converged models: XNLI's chance level is 33.3% and Tatoeba's about 0.1%",
-             "paper rows: Table 6 (Tatoeba as 100 - error over its languages; BUCC mean F1 on the real test sets)"]
-    return _result("depth", rows, "tatoeba trained", notes, three.id, time.perf_counter() - start, settings)
+    one, _ = lab.model(run.settings.models_dir / "depth-1", "layers=1")
+    run.rows.update({"1 layer": lab.score(one, cfg).row, "3 layers": lab.score(three, cfg).row})
+    run.rows.update({f"paper, {k}": v for k, v in PAPER_DEPTH.items()})
+    run.notes += [f"both trained for {cfg.minutes:g} minutes of wall time (time_budget), side by side, one CPU thread "
+                  f"each ({run.rows['1 layer']['steps']:.0f} and {run.rows['3 layers']['steps']:.0f} steps); the "
+                  "paper trains every depth for the same number of epochs (17, about 5 days), so these rows compare "
+                  "early-training snapshots, not converged models: XNLI's chance level is 33.3% and Tatoeba's about "
+                  "0.1%",
+                  "paper rows: Table 6 (Tatoeba as 100 - error over its languages; BUCC mean F1 on the real test "
+                  "sets)"]
 
 
-def _result(variant: str, rows: Rows, metric: str, notes: list[str], encoder: str, seconds: float,
-            settings: StudySettings) -> TaskResult:
-    main_row = METHOD_ROWS[variant]
-    return TaskResult(
-        task="laser", encoder=encoder, dataset="tatoeba_v1, BUCC-style sets, XNLI", variant=variant,
-        main_score=rows[main_row][metric], main_metric=f"{metric}, row '{main_row}'", subset_metric=metric,
-        scores=rows, seconds=seconds, notes=notes,
-        options={"method_row": main_row, "configs": list(settings.configs), "sets": list(settings.sets),
-                 "main_model": str(settings.main_dir), "models": str(settings.models_dir)})
+# --- claims --------------------------------------------------------------------------------------------------
 
 
-STUDIES = {"main": study_main, "depth": study_depth}
+def claims_depth(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
+    """Table 6's reading (deeper is better) on each column, for 3 vs 1 layers at equal training time."""
+    deep, shallow = rows["3 layers"], rows["1 layer"]
+    out = []
+    for col, what in (("tatoeba trained", "Tatoeba accuracy on the trained languages"),
+                      ("bucc mean", "mean BUCC F1"), ("xnli xx", "XNLI accuracy, mean of the 14 transfer languages"),
+                      ("xnli en", "XNLI English accuracy")):
+        paper = versus(PAPER_DEPTH["3 layers"][_PAPER_COL[col]], PAPER_DEPTH["1 layer"][_PAPER_COL[col]])
+        out.append(Verdict(f"3 BiLSTM layers beat 1 on {what} at equal training time (paper Table 6 at equal "
+                           f"epochs: {paper})", deep[col] > shallow[col], versus(deep[col], shallow[col])))
+    return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--studies", nargs="+", default=list(STUDIES), choices=list(STUDIES))
-    parser.add_argument("--main-model", default="models/laser-small", help="the main (3-layer) model's folder")
-    parser.add_argument("--models", default="models/laser-study", help="where the other models are kept")
-    parser.add_argument("--config", action="append", help=f"config layers (default {SMALL_CONFIG})")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override for every model")
-    parser.add_argument("--out", default="results")
-    parser.add_argument("--data", help="benchmark data folder")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    settings = StudySettings(Path(args.main_model), Path(args.models), tuple(args.config or [SMALL_CONFIG]),
-                             tuple(args.set), args.data)
-    cache: dict[str, Scored] = {}
-    for name in args.studies:
-        path = STUDIES[name](settings, Path(args.out), cache).save(args.out, overwrite=True)
-        print(f"wrote {path}")
-    return 0
+STUDIES = {
+    "main": Study(study_main, "LASER small (xlsent)", "tatoeba trained"),
+    "depth": Study(study_depth, "3 layers", "tatoeba trained", claims=claims_depth),
+}
+"""Each study, the row it declares as its method and the column that scores it."""
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    import sys
+
+    raise SystemExit(main(sys.modules[__name__]))

@@ -9,8 +9,8 @@ import pytest
 from xlsent.data.xnli import XNLI_LANGS
 from xlsent.evaluation.intent import TSNE_KEY
 from xlsent.evaluation.published import PUBLISHED, published_for
-from xlsent.evaluation.report import write_report
 from xlsent.evaluation.results import TaskResult
+from xlsent.report.page import write_report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -2,11 +2,11 @@
 
 One section per task and variant (``results/*.json``): subsets (languages, pairs, tracks) as rows, one column per
 model showing the result's main metric, then the named averages, published numbers beside ours where the protocol
-matches (:mod:`xlsent.evaluation.published`), and each result's options and notes. Plots: Tatoeba accuracy per
-language, and the t-SNE map of intent embeddings that ``intent.run`` stores (EMU, Figure 2).
+matches (:mod:`xlsent.evaluation.published`), and each result's options, notes and verdicts. Plots: Tatoeba accuracy
+per language, and the t-SNE map of intent embeddings that the intent task stores (EMU, Figure 2).
 
-Then, apart from the tasks, the "Benchmarks" section (:mod:`xlsent.evaluation.report_bench`) and the "Training runs"
-section (:mod:`xlsent.evaluation.report_training`).
+Then, apart from the tasks, the "Benchmarks" section (:mod:`xlsent.report.bench`) and the "Training runs"
+section (:mod:`xlsent.report.training_runs`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ from matplotlib.lines import Line2D
 from xlsent.atomic import atomic_open
 from xlsent.evaluation.intent import TSNE_KEY
 from xlsent.evaluation.published import Reported, published_for
-from xlsent.evaluation.report_bench import bench_section, load_bench_records
-from xlsent.evaluation.report_format import (
+from xlsent.evaluation.results import TaskResult, load_results
+from xlsent.evaluation.runner import TASKS
+from xlsent.report.bench import bench_section, load_bench_records
+from xlsent.report.formatting import (
     fmt,
     fmt_metric,
     markdown_table,
@@ -34,10 +36,9 @@ from xlsent.evaluation.report_format import (
     plot_link,
     safe_name,
     save_png,
+    verdict_text,
 )
-from xlsent.evaluation.report_training import training_runs, training_section
-from xlsent.evaluation.results import TaskResult, load_results
-from xlsent.evaluation.runner import TASKS
+from xlsent.report.training_runs import training_runs, training_section
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +154,7 @@ def task_section(task: str, variant: str, results: list[TaskResult], published: 
                      f"{result.created}, {result.seconds:.0f} s, {len(result.dataset_files)} data files "
                      f"checksummed). Options: {options or 'none'}.")
         lines += [f"  - {note}" for note in result.notes]
+        lines += [f"  - {verdict_text(verdict)}" for verdict in result.verdicts]
     lines.append("")
     for plot in plots:
         lines += [f"![{Path(plot).stem}]({plot})", ""]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from xlsent.evaluation.report_training import (
+from xlsent.report.training_runs import (
     TrainPoint,
     ValidationPoint,
     read_train_log,
@@ -48,7 +48,7 @@ def test_training_runs_plot_each_log_and_the_section_shows_its_figures(tmp_path:
     write_log(Path("models/short/train.jsonl"), [{"step": 3, "elapsed_s": 90.0, "losses": {"loss": 1.5}}])
     write_log(Path("models/long/train.jsonl"), [{"step": 9, "elapsed_s": 9000.0, "losses": {"loss": 123.4}}])
     write_log(Path("models/empty/train.jsonl"), [""])
-    with caplog.at_level(logging.WARNING, logger="xlsent.evaluation.report_training"):
+    with caplog.at_level(logging.WARNING, logger="xlsent.report.training_runs"):
         runs = training_runs("models/**/train.jsonl", Path("docs/plots"), Path("docs/results.md"))
     text = "\n".join(training_section(runs))
 
@@ -85,7 +85,7 @@ def test_train_log_skips_malformed_lines_and_keeps_the_resumed_run(tmp_path: Pat
         {"step": 25, "losses": {"loss": 2.5}},  # resumed from the step-20 checkpoint: replaces step 30
         {"step": 30, "validation": {"acc": 70.0}, "criterion": "acc", "best": True},
     ])
-    with caplog.at_level(logging.WARNING, logger="xlsent.evaluation.report_training"):
+    with caplog.at_level(logging.WARNING, logger="xlsent.report.training_runs"):
         log = read_train_log(path)
     assert log.train == [TrainPoint(10, {"loss": 4.0}), TrainPoint(20, {"loss": 3.0}), TrainPoint(25, {"loss": 2.5})]
     assert log.validation == [ValidationPoint(20, {"acc": 50.0}, "acc", True),

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from xlsent.evaluation.report_format import fmt_number, markdown_table
+from xlsent.report.formatting import fmt_number, markdown_table
 
 log = logging.getLogger(__name__)
 
 
 def figures_text(values: dict[str, Any], *, precise: bool = False) -> str:
-    """``name: value`` pairs; booleans as yes/**no**, numbers by :func:`~xlsent.evaluation.report_format.fmt_number`
+    """``name: value`` pairs; booleans as yes/**no**, numbers by :func:`~xlsent.report.formatting.fmt_number`
     (six significant digits when ``precise``, for checks such as a minimum cosine).
 
     >>> figures_text({"same pairs": True, "RSS MiB": 312.4}), figures_text({"min cosine": 0.9999831}, precise=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from xlsent.evaluation.report_format import (
+from xlsent.report.formatting import (
     fmt_metric,
     fmt_number,
     markdown_table,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xlsent.evaluation.report_bench import bench_section, load_bench_records
+from xlsent.report.bench import bench_section, load_bench_records
 
 BENCH_RECORD = {
     "bench": "mining", "title": "Bitext mining on CPU", "command": "python benchmarks/mining_bench.py --sizes 50000",
@@ -57,7 +57,7 @@ def test_bench_records_are_read_in_file_name_order_and_others_skipped(tmp_path: 
     (tmp_path / "broken.json").write_text('{"bench": "x"}', encoding="utf-8")
     (tmp_path / "c.json").write_text("{not json", encoding="utf-8")
     (tmp_path / "notes.txt").write_text(json.dumps(BENCH_RECORD), encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="xlsent.evaluation.report_bench"):
+    with caplog.at_level(logging.WARNING, logger="xlsent.report.bench"):
         records = load_bench_records(tmp_path)
 
     assert records == [BENCH_RECORD, second]

@@ -1,7 +1,7 @@
 """How ``xlsent report`` writes what its sections show: numbers, markdown tables, and plot PNGs with their links.
 
-Shared by the task sections (:mod:`xlsent.evaluation.report`), the Benchmarks section
-(:mod:`xlsent.evaluation.report_bench`) and the Training runs section (:mod:`xlsent.evaluation.report_training`).
+Shared by the task sections (:mod:`xlsent.report.page`), the Benchmarks section
+(:mod:`xlsent.report.bench`) and the Training runs section (:mod:`xlsent.report.training_runs`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from matplotlib.figure import Figure
 
@@ -50,6 +51,21 @@ def fmt_number(value: float) -> str:
     if abs(value) >= 10:
         return f"{value:.1f}"
     return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3g}"
+
+
+OUTCOMES = {True: "HELD", False: "DID NOT HOLD", None: "UNDECIDED"}
+
+
+def verdict_text(verdict: Mapping[str, Any]) -> str:
+    """One verdict of a study's result (claim, held, evidence, source) as a line of text.
+
+    >>> verdict_text({"claim": "A beats B", "held": False, "evidence": "60.0 vs 61.0", "source": "paper"})
+    'DID NOT HOLD here: A beats B (60.0 vs 61.0)'
+    >>> verdict_text({"claim": "A keeps C", "held": True, "evidence": "90.0 vs 91.0", "source": "xlsent"})
+    'HELD here (xlsent check, not a paper claim): A keeps C (90.0 vs 91.0)'
+    """
+    check = " (xlsent check, not a paper claim)" if verdict["source"] == "xlsent" else ""
+    return f"{OUTCOMES[verdict['held']]} here{check}: {verdict['claim']} ({verdict['evidence']})"
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:

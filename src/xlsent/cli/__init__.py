@@ -1,0 +1,71 @@
+"""The ``xlsent`` command line: parse arguments, call the library, print. One module per command group.
+
+A command group is a module of this package with ``add_commands(sub)``, which adds its commands to the parser;
+listing the module in :data:`COMMAND_GROUPS` makes them part of ``xlsent``. Handlers import the library only
+when they run, so that ``xlsent --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from importlib import import_module
+from typing import cast
+
+from xlsent.cli.commands import Commands, Handler
+from xlsent.version import __version__
+
+COMMAND_GROUPS = ("models", "embed", "export", "evaluate", "mine", "search", "serve", "train", "report",
+                  "demo")
+"""The modules of this package that add commands, in the order ``xlsent --help`` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every ``xlsent`` command."""
+    parser = argparse.ArgumentParser(
+        prog="xlsent",
+        description="Cross-lingual sentence embeddings: embed text, mine translations, train and evaluate.",
+    )
+    parser.add_argument("--version", action="version", version=f"xlsent {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more logging: -v info, -vv debug (default: warnings only)")
+    parser.register("action", "parsers", Commands)
+    sub = cast(Commands, parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    for group in COMMAND_GROUPS:
+        import_module(f"{__name__}.{group}").add_commands(sub)
+    return parser
+
+
+def _stdout_closed() -> int:
+    """Point standard output at /dev/null so the interpreter's final flush does not fail again; exit 1."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``xlsent`` console script."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error argparse has printed (exit code 2)
+        return exc.code if isinstance(exc.code, int) else 2
+    except BrokenPipeError:  # help read by a pipe that closed early, e.g. `xlsent train dual-pivot --help | head`
+        return _stdout_closed()
+    level = (logging.WARNING, logging.INFO, logging.DEBUG)[min(args.verbose, 2)]
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        handler: Handler = args.func
+        return handler(args)
+    except BrokenPipeError:  # standard output closed early, e.g. `xlsent mine a b -o - | head`
+        return _stdout_closed()
+    except (FileNotFoundError, ValueError, FileExistsError) as exc:  # what was asked for cannot be done: usage
+        print(f"xlsent: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the machine failed the run (permissions, a full disk)
+        print(f"xlsent: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("xlsent: interrupted", file=sys.stderr)
+        return 130

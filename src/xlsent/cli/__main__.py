@@ -1,0 +1,7 @@
+"""``python -m xlsent.cli``: the ``xlsent`` command."""
+
+import sys
+
+from xlsent.cli import main
+
+sys.exit(main())

@@ -1,0 +1,47 @@
+"""``xlsent embed``: embed a text file into an embedding file."""
+
+from __future__ import annotations
+
+import argparse
+
+from xlsent.cli.commands import Commands
+from xlsent.cli.options import add_input_options, add_model, add_output, input_spec, positive_int
+
+
+def add_commands(sub: Commands) -> None:
+    """Add ``embed``."""
+    p = sub.add_parser(
+        "embed", help="embed a text file (one sentence a row) into .npy + .json sidecar or .parquet",
+        description="Embed every row of INPUT. Row i of OUTPUT is the vector of row i of INPUT; empty rows "
+        "become zero vectors (counted in the summary) unless --strict. A killed run continues with --resume. "
+        "Paths and options are checked before anything is computed; a failed run leaves nothing behind but "
+        "finished chunks that --resume can reuse (OUTPUT.parts/, and it says so).",
+    )
+    p.add_argument("input", help="input file: .txt (a sentence a line), .tsv, .jsonl or .parquet; - for standard "
+                   "input (also /dev/stdin and other pipes)")
+    add_output(p, "output file: .npy (with a .npy.json sidecar) or .parquet, chosen by the extension")
+    add_model(p)
+    add_input_options(p)
+    p.add_argument("--lang", help="language code of the input, for encoders that use it (default: none)")
+    p.add_argument("--batch-tokens", type=positive_int, default=2048, help="padded tokens per batch (default 2048)")
+    p.add_argument("--chunk-rows", type=positive_int, default=50_000,
+                   help="rows per resumable chunk (default 50000; resuming needs the same value)")
+    p.add_argument("--resume", action="store_true", help="reuse the chunks a killed run already finished "
+                   "(without it, finished chunks of an earlier run are discarded, with a warning)")
+    p.add_argument("--strict", action="store_true", help="make empty rows an error (default: zero vectors)")
+    p.set_defaults(func=_embed)
+
+
+def _embed(args: argparse.Namespace) -> int:
+    from xlsent.api import EmbedOptions, embed_file, load
+    from xlsent.data.text_input import check_options_apply
+    from xlsent.embed_job import check_job
+
+    spec = input_spec(args.input, args)
+    check_options_apply([spec])
+    opts = EmbedOptions(chunk_rows=args.chunk_rows, batch_tokens=args.batch_tokens, strict=args.strict,
+                        resume=args.resume, progress=not args.quiet, lang=args.lang)
+    check_job(spec, args.output)
+    summary = embed_file(spec, args.output, load(args.model, args.backend), opts)
+    print(summary.describe())
+    return 0

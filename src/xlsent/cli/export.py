@@ -1,0 +1,24 @@
+"""``xlsent export``: a model in the format of another library."""
+
+from __future__ import annotations
+
+import argparse
+
+from xlsent.cli.commands import Commands
+
+
+def add_commands(sub: Commands) -> None:
+    """Add ``export``."""
+    p = sub.add_parser("export", help="export a model for other libraries")
+    p.add_argument("model", help="encoder: a registered name (me5-small, muse) or a model directory")
+    p.add_argument("--sentence-transformers", required=True, metavar="OUT",
+                   help="write a folder that SentenceTransformer(OUT) loads with the same vectors")
+    p.set_defaults(func=_export)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from xlsent.api import export_sentence_transformers
+
+    out = export_sentence_transformers(args.model, args.sentence_transformers)
+    print(f"wrote sentence-transformers folder {out}")
+    return 0

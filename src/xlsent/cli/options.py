@@ -1,0 +1,82 @@
+"""Argument types and the options several commands share: the model, the output, how input text is read."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from xlsent.backend_names import CHOICES
+
+if TYPE_CHECKING:
+    from xlsent.data.text_input import InputSpec
+
+MODEL_HELP = "encoder: a registered name (me5-small, muse), a model directory, or module:function (default me5-small)"
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text!r}")
+    return value
+
+
+def add_model(p: argparse.ArgumentParser) -> None:
+    """``--model``, the encoder a command uses, and ``--backend``, what runs it."""
+    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
+    add_backend(p)
+
+
+def add_backend(p: argparse.ArgumentParser) -> None:
+    """``--backend``, what runs transformer models."""
+    p.add_argument("--backend", default="auto", choices=CHOICES,
+                   help="inference backend of transformer models (default auto: the fastest that holds the accuracy "
+                   "guard on this CPU; int8 backends give other vectors and so another encoder id)")
+
+
+def add_data(p: argparse.ArgumentParser) -> None:
+    """``--data``, the benchmark data folder."""
+    p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
+
+
+def add_output(p: argparse.ArgumentParser, help: str, default: str | None = None) -> None:
+    """``-o/--output``, the one spelling of every command's output (``--out`` still accepted where it was)."""
+    p.add_argument("-o", "--output", required=default is None, default=default, help=help)
+    if default is not None:
+        p.add_argument("--out", dest="output", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def add_input_options(p: argparse.ArgumentParser) -> None:
+    """How input text files are read (``--format``, ``--column``, ``--header``, ``--field``), and ``--quiet``."""
+    p.add_argument("--format", default="auto", choices=["auto", "txt", "tsv", "jsonl", "parquet"],
+                   help="input format (default auto: from the extension; - and names without one are txt)")
+    p.add_argument("--column", help="TSV: 0-based column index or header name (default 0); Parquet: column name "
+                   "(default text)")
+    p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                   help="TSV: line 1 is a header and is skipped (--header) or is data (--no-header); required for "
+                   "TSV input unless --column names a header column (default: none, so TSV input must say)")
+    p.add_argument("--field", help="JSONL: field holding the text (default text)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+
+
+def input_spec(path: str, args: argparse.Namespace) -> InputSpec:
+    """The input file ``path`` read as the options of :func:`add_input_options` say."""
+    from xlsent.data.text_input import InputSpec
+
+    return InputSpec(Path(path), args.format, args.column, args.field, args.header)

@@ -1,0 +1,66 @@
+"""``xlsent index`` and ``xlsent search``: build a saved sentence index, query it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from xlsent.cli.commands import Commands
+from xlsent.cli.options import add_input_options, add_model, add_output, input_spec, positive_int
+
+
+def add_commands(sub: Commands) -> None:
+    """Add ``index`` and ``search``."""
+    p = sub.add_parser("index", help="embed a text file into a saved FAISS index for `xlsent search`")
+    p.add_argument("input", help="sentences (one a line; or TSV/JSONL/Parquet with --column/--field); - for "
+                   "standard input")
+    add_output(p, "index folder to write")
+    add_model(p)
+    p.add_argument("--kind", default="auto", choices=["flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
+                   help="FAISS index type (default auto: exact below ~200k rows, IVF above)")
+    add_input_options(p)
+    p.set_defaults(func=_index)
+
+    p = sub.add_parser("search", help="nearest sentences of a saved index for each query")
+    p.add_argument("index", help="index folder from `xlsent index`")
+    p.add_argument("query", nargs="*", help="query sentences")
+    p.add_argument("--file", help="more queries, one a line; - for standard input (default: none)")
+    p.add_argument("-k", "--k", type=positive_int, default=5, help="results per query (default 5)")
+    p.set_defaults(func=_search)
+
+
+def _index(args: argparse.Namespace) -> int:
+    from xlsent.api import load
+    from xlsent.data.text_input import check_options_apply, readable
+    from xlsent.mining.search_index import build_sentence_index
+
+    spec = input_spec(args.input, args)
+    spec.check()
+    check_options_apply([spec])
+    out = Path(args.output)
+    if args.output == "-" or (out.exists() and not out.is_dir()):
+        raise ValueError(f"-o {args.output}: an index is a folder; name a new or existing folder")
+    encoder = load(args.model, args.backend)
+    with readable(spec) as spec:
+        out = build_sentence_index(spec, out, encoder, args.model, kind=args.kind, progress=not args.quiet)
+    print(f"wrote index {out}")
+    return 0
+
+
+def _search(args: argparse.Namespace) -> int:
+    from xlsent.api import load
+    from xlsent.data.text_input import InputSpec, iter_rows, readable
+    from xlsent.mining.search_index import SentenceIndex
+
+    queries = list(args.query)
+    if args.file:
+        with readable(InputSpec(Path(args.file))) as spec:
+            queries += list(iter_rows(spec))
+    if not queries:
+        raise ValueError("give at least one QUERY or --file")
+    index = SentenceIndex.open(args.index)
+    for query, hits in zip(queries, index.search_sentences(queries, load(index.model), args.k), strict=True):
+        print(f"query: {query}")
+        for hit in hits:
+            print(f"  {hit.rank}. {hit.score:.4f}  [{hit.row + 1}] {hit.text}")
+    return 0

@@ -1,0 +1,78 @@
+"""``xlsent train``: train or adapt an encoder with one of the registered methods."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+
+from xlsent.cli.commands import Commands
+from xlsent.cli.options import add_data
+
+
+def add_commands(sub: Commands) -> None:
+    """Add ``train`` (its options, which list the registered methods, are built only when it is used)."""
+    sub.add_lazy("train", _add_arguments, help="train or adapt an encoder with one of the papers' methods",
+                 add_help=False,
+                 description="Train METHOD into the model directory --out. The configuration is the method's "
+                 "packaged defaults, overridden by each --config TOML file, then by each --set key=value (any config "
+                 "key; values are typed and checked). A killed run continues with --resume; resuming with another "
+                 "configuration is an error. The result loads with `xlsent.load(OUT)` and works with every --model "
+                 "option. Mining with it at `--threshold auto` needs its threshold calibrated: that takes about a "
+                 "quarter of an hour on CPU, so it is not run here; the `xlsent calibrate` command is printed at "
+                 "the end.")
+
+
+class _TrainHelp(argparse.Action):
+    """``xlsent train --help``: the options, then every registered method (with METHOD: its config keys)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show this help (with METHOD: its config keys)")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from xlsent.training.method import available_methods, get_method
+
+        parser.print_help()
+        method = getattr(namespace, "method", None)
+        if method:
+            print(f"\nconfig keys of {method} (packaged defaults; override with --config FILE or --set key=value):\n")
+            print(get_method(method).defaults_text())
+        else:
+            print("\nmethods:")
+            for name, m in available_methods().items():
+                modes = f" (modes: {', '.join(m.modes)})" if m.modes else ""
+                print(f"  {name:<12} {m.summary}{modes}")
+            print("\n`xlsent train METHOD --help` lists a method's config keys with their defaults and meaning.")
+        parser.exit()
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> None:
+    """``xlsent train``'s arguments (the registered methods are looked up only for this command)."""
+    from xlsent.training.method import method_names
+
+    p.add_argument("-h", "--help", action=_TrainHelp)
+    p.add_argument("method", choices=method_names(), metavar="METHOD", help=" | ".join(method_names()))
+    p.add_argument("--out", "-o", required=True, help="model directory to write")
+    p.add_argument("--config", action="append", metavar="FILE", help="TOML file overriding the defaults (repeatable)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override one config key, e.g. --set steps=2000 --set pairs=de-en,ar-en (repeatable)")
+    p.add_argument("--mode", help="the method's mode (picks the [MODE] table of the config), e.g. supervised")
+    p.add_argument("--resume", action="store_true", help="continue a killed run from its last checkpoint")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where to train (default: config, auto)")
+    p.add_argument("--seed", type=int, help="random seed (default: config, 0)")
+    add_data(p)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_train)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from xlsent.api import train
+
+    sets = list(args.set or [])
+    sets += [f"{key}={value}" for key in ("seed", "device") if (value := getattr(args, key)) is not None]
+    out = train(args.method, args.out, config_files=args.config or (), sets=sets, mode=args.mode,
+                resume=args.resume, data=args.data, progress=not args.quiet)
+    print(f"wrote model directory {out}")
+    print(f"to mine with it at a calibrated threshold (`xlsent mine --threshold auto`), calibrate it (slow on CPU, so "
+          f"not run here):\n  xlsent calibrate --model {shlex.quote(str(out))}")
+    return 0

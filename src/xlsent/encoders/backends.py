@@ -1,0 +1,310 @@
+"""Inference backends for transformer encoders: PyTorch, ONNX Runtime and OpenVINO, fp32 or int8.
+
+A backend runs one graph, ``(input_ids, attention_mask) -> per-sentence sums of the last layer's token states``
+(mean pooling is the sum over the mask divided by the token count, which the encoder knows), so every backend
+plugs into the same token-budget batching. Exported graphs are written once under
+``$XLSENT_HOME/backends/<model checksum>/<backend>/`` and reused; nothing is rebuilt on the next load.
+
+- ``torch``: the model as it is, fp32.
+- ``onnx``: ONNX Runtime, all graph optimizations. ``onnx-int8``: dynamic int8 of the MatMul weights (per channel;
+  ``reduce_range`` on CPUs without VNNI, where u8 x s8 products saturate).
+- ``openvino``: OpenVINO at the precision the CPU runs best (bf16 matrix work on AMX CPUs, fp32 elsewhere).
+  ``openvino-int8``: static int8 (NNCF), calibrated on ``calibration.txt`` (news sentences in 16 languages and
+  14 scripts from NTREX-128, CC BY-SA 4.0; never English alone).
+- ``auto``: the fastest backend that held the accuracy guard on this kind of CPU in the measured table
+  ``backend_table.json`` (see ``backend_choice``); OpenVINO where the CPU kind was not measured.
+
+>>> sorted(BACKENDS)
+['onnx', 'onnx-int8', 'openvino', 'openvino-int8', 'torch']
+>>> cpu_class(frozenset({"avx2", "avx512_vnni"}))
+'avx512-vnni'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from xlsent.backend_names import BACKENDS, CHOICES
+from xlsent.encoders.batching import pad_batch
+from xlsent.encoders.transformer_model import TransformerModel
+from xlsent.paths import xlsent_home
+
+log = logging.getLogger(__name__)
+
+CALIBRATION = Path(__file__).with_name("calibration.txt")
+TABLE = Path(__file__).with_name("backend_table.json")  # written by ``make bench`` (benchmarks/backend_bench.py)
+CALIBRATION_BATCH = 8
+OPSET = 17
+SMOOTH_QUANT_ALPHA = 0.5  # static int8: 0.5 (NNCF: 0.95 for transformers) lifted the worst cosine to above 0.99
+
+Runner = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``(ids, mask)`` int64 ``(batch, tokens)`` -> ``(batch, dim)`` float32 sums of the last layer's token states."""
+
+
+class BackendError(RuntimeError):
+    """A backend cannot run here (its package is missing, or the model type has no such graph)."""
+
+
+def cpu_flags() -> frozenset[str]:
+    """The CPU feature flags of ``/proc/cpuinfo`` (empty where there is no such file)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return frozenset(line.partition(":")[2].split())
+    return frozenset()
+
+
+def cpu_class(flags: frozenset[str] | None = None) -> str:
+    """The matrix-instruction class of a CPU: ``amx``, ``avx512-vnni``, ``avx2`` or ``other``."""
+    flags = cpu_flags() if flags is None else flags
+    if "amx_bf16" in flags:
+        return "amx"
+    if "avx512_vnni" in flags:
+        return "avx512-vnni"
+    return "avx2" if "avx2" in flags else "other"
+
+
+def physical_cores() -> int:
+    """Physical cores this process may use (logical CPUs of the affinity mask, halved when SMT siblings share a
+    core)."""
+    logical = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return logical
+    siblings = cores = 0
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "siblings":
+            siblings = int(value)
+        elif key.strip() == "cpu cores":
+            cores = int(value)
+    smt = siblings // cores if cores and siblings >= cores else 1
+    return max(1, logical // max(smt, 1))
+
+
+class PooledSums(torch.nn.Module):
+    """The graph every backend runs: sums of the last layer's token states under the attention mask."""
+
+    def __init__(self, model: TransformerModel) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        states = self.model(input_ids, attention_mask)[0]
+        return (states * attention_mask.unsqueeze(-1).to(states.dtype)).sum(dim=1)
+
+
+def torch_runner(model: TransformerModel) -> Runner:
+    """The model itself, fp32, under ``torch.inference_mode``."""
+    graph = PooledSums(model).eval()
+
+    def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            out: np.ndarray = graph(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
+        return out
+
+    return run
+
+
+def _example_inputs() -> tuple[torch.Tensor, torch.Tensor]:
+    ids = torch.tensor([[0, 5, 6, 2], [0, 7, 2, 1]], dtype=torch.long)
+    return ids, (ids != 1).long()
+
+
+def _build_once(dest: Path, build: Callable[[Path], None]) -> Path:
+    """Build ``dest`` (a folder) in a temporary sibling and rename it into place; reuse it when it exists."""
+    if dest.is_dir():
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        build(tmp)
+        try:
+            tmp.rename(dest)
+        except OSError:  # another process built it first
+            if not dest.is_dir():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def calibration_sentences() -> list[str]:
+    """The shipped multilingual calibration text for static int8 (one sentence a line)."""
+    return [s for s in CALIBRATION.read_text(encoding="utf-8").splitlines() if s.strip()]
+
+
+def _export_onnx(model: TransformerModel, out: Path) -> None:
+    torch.onnx.export(PooledSums(model).eval(), _example_inputs(), str(out / "model.onnx"),
+                      input_names=["input_ids", "attention_mask"], output_names=["sums"],
+                      dynamic_axes={"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
+                                    "sums": {0: "batch"}},
+                      opset_version=OPSET, dynamo=False)
+
+
+def _edge_layers(model: TransformerModel) -> tuple[int, int]:
+    """The first and last transformer layer: int8 keeps them in float (their activations have the widest range;
+    on the 50-sentence, 14-script check this lifted the worst cosine of both int8 backends above 0.99)."""
+    return 0, model.config.num_hidden_layers - 1
+
+
+def _quantize_onnx(fp32: Path, out: Path, model: TransformerModel, reduce_range: bool) -> None:
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    graph = onnx.load(str(fp32 / "model.onnx"), load_external_data=False).graph
+    edges = tuple(f"/layer.{i}/" for i in _edge_layers(model))
+    keep_float = [n.name for n in graph.node if n.op_type == "MatMul" and any(e in n.name for e in edges)]
+    quantize_dynamic(str(fp32 / "model.onnx"), str(out / "model.onnx"), weight_type=QuantType.QInt8,
+                     per_channel=True, reduce_range=reduce_range, op_types_to_quantize=["MatMul"],
+                     nodes_to_exclude=keep_float)
+
+
+def _export_openvino(model: TransformerModel, out: Path) -> None:
+    import openvino as ov
+
+    graph = ov.convert_model(PooledSums(model).eval(), example_input=_example_inputs())
+    ov.save_model(graph, str(out / "model.xml"), compress_to_fp16=False)
+
+
+def _quantize_openvino(fp32: Path, out: Path, model: TransformerModel,
+                       tokenize: Callable[[list[str]], list[list[int]]], pad: int) -> None:
+    import nncf
+    import openvino as ov
+    from nncf.quantization.advanced_parameters import AdvancedQuantizationParameters, AdvancedSmoothQuantParameters
+
+    seqs = tokenize(calibration_sentences())
+    batches = []
+    for start in range(0, len(seqs), CALIBRATION_BATCH):
+        ids, mask = pad_batch(seqs[start : start + CALIBRATION_BATCH], pad)
+        batches.append((ids.numpy(), mask.numpy()))
+    graph = ov.Core().read_model(str(fp32 / "model.xml"))
+    edges = [rf".*\.layer\.{i}\..*" for i in _edge_layers(model)]
+    quantized = nncf.quantize(
+        graph, nncf.Dataset(batches), model_type=nncf.ModelType.TRANSFORMER, subset_size=len(batches),
+        preset=nncf.QuantizationPreset.MIXED, ignored_scope=nncf.IgnoredScope(patterns=edges, validate=False),
+        advanced_parameters=AdvancedQuantizationParameters(
+            smooth_quant_alphas=AdvancedSmoothQuantParameters(matmul=SMOOTH_QUANT_ALPHA)))
+    ov.save_model(quantized, str(out / "model.xml"))
+
+
+def _onnx_runner(path: Path, threads: int) -> Runner:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(path / "model.onnx"), options, providers=["CPUExecutionProvider"])
+
+    def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        out: np.ndarray = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        return out
+
+    return run
+
+
+def _openvino_runner(path: Path, threads: int) -> Runner:
+    import openvino as ov
+
+    compiled = ov.Core().compile_model(str(path / "model.xml"), "CPU",
+                                       {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads})
+    request = compiled.create_infer_request()
+
+    def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        out: np.ndarray = request.infer([ids, mask])[0]
+        return np.asarray(out, dtype=np.float32)
+
+    return run
+
+
+def backend_dir(checksum: str, backend: str) -> Path:
+    """Where the exported graph of ``backend`` for the model with ``checksum`` is kept."""
+    return xlsent_home() / "backends" / checksum / backend
+
+
+def build_runner(backend: str, model: TransformerModel, checksum: str, *,
+                 tokenize: Callable[[list[str]], list[list[int]]], pad: int, threads: int | None = None) -> Runner:
+    """A runner of ``backend`` for ``model``, exporting (once per model checksum) what it needs.
+
+    ``tokenize`` turns sentences into full model inputs (specials included) for int8 calibration.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(CHOICES)}")
+    threads = threads or physical_cores()
+    if backend == "torch":
+        return torch_runner(model)
+    family = backend.split("-")[0]
+    package = "onnxruntime" if family == "onnx" else "openvino"
+    try:
+        __import__(package)
+    except ImportError as exc:
+        raise BackendError(f"backend {backend!r} needs the {package} package (pip install {package})") from exc
+    if family == "onnx":
+        fp32 = _build_once(backend_dir(checksum, "onnx"), lambda out: _export_onnx(model, out))
+        if backend == "onnx":
+            return _onnx_runner(fp32, threads)
+        reduce_range = cpu_class() not in ("amx", "avx512-vnni")
+        name = "onnx-int8-reduce-range" if reduce_range else "onnx-int8"
+        return _onnx_runner(_build_once(backend_dir(checksum, name),
+                                        lambda out: _quantize_onnx(fp32, out, model, reduce_range)), threads)
+    fp32 = _build_once(backend_dir(checksum, "openvino"), lambda out: _export_openvino(model, out))
+    if backend == "openvino":
+        return _openvino_runner(fp32, threads)
+    return _openvino_runner(_build_once(backend_dir(checksum, backend),
+                                        lambda out: _quantize_openvino(fp32, out, model, tokenize, pad)), threads)
+
+
+def available(backend: str) -> bool:
+    """Whether ``backend``'s runtime package is installed."""
+    package = {"onnx": "onnxruntime", "openvino": "openvino"}.get(backend.split("-")[0])
+    if package is None:
+        return True
+    try:
+        __import__(package)
+    except ImportError:
+        return False
+    return True
+
+
+def backend_choice(table: dict[str, Any], klass: str | None = None) -> tuple[str, str]:
+    """``auto``'s choice on a CPU of ``klass`` (default: this one) and the reason, from the measured ``table``.
+
+    ``table[klass]`` lists backends fastest first with whether each held the accuracy guard; the first that held
+    and is installed wins. A CPU class that was never measured gets ``openvino`` (lossless) when installed.
+
+    >>> t = {"avx2": [{"backend": "onnx-int8", "guard": False}, {"backend": "openvino", "guard": True}]}
+    >>> backend_choice(t, "avx2")[0]
+    'openvino'
+    """
+    klass = klass or cpu_class()
+    for row in table.get(klass, []):
+        if row.get("guard") and available(row["backend"]):
+            return row["backend"], (f"fastest backend that held the accuracy guard on {klass} CPUs "
+                                    f"(measured table: docs/results.md)")
+    if available("openvino"):
+        return "openvino", (f"no measured table for {klass} CPUs; openvino (fp32, bf16 matrix work on AMX) agrees "
+                            "with torch at min cosine 0.9999")
+    return "torch", f"no measured table for {klass} CPUs and openvino is not installed"
+
+
+def auto_backend() -> str:
+    """``auto``'s backend on this CPU, from the shipped measured table; the choice and the reason are logged."""
+    table = json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.is_file() else {}
+    backend, reason = backend_choice(table)
+    log.info("backend auto -> %s: %s", backend, reason)
+    return backend

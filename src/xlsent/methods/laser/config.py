@@ -1,0 +1,68 @@
+"""LASER's configuration; ``src/xlsent/configs/laser.toml`` documents each key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from xlsent.encoders.bilstm import MODEL_TYPE
+from xlsent.training.config import TrainConfig
+
+NAME = MODEL_TYPE
+DEFAULTS = "laser.toml"
+SELECTIONS = ("none", "xsim")
+DTYPES = {"float16": torch.float16, "float32": torch.float32}
+"""``save_dtype`` -> the dtype the encoder's weights are saved in."""
+
+
+@dataclass
+class LaserConfig(TrainConfig):
+    """Corpus, vocabulary, architecture and training of a LASER model; the defaults are the paper's."""
+
+    languages: list[str] = field(default_factory=lambda: ["de", "fr", "es", "it", "ru"])
+    targets: list[str] = field(default_factory=lambda: ["en", "es"])
+    max_pairs: int = 0
+    vocab_size: int = 50000
+    vocab_model: str = "bpe"
+    vocab_per_lang: int = 100000
+    character_coverage: float = 0.9995
+    embed_dim: int = 320
+    hidden: int = 512
+    layers: int = 5
+    decoder_hidden: int = 2048
+    decoder_embed_dim: int = 320
+    lang_embed_dim: int = 32
+    dropout: float = 0.1
+    max_tokens: int = 12000
+    max_sentence_tokens: int = 250
+    minutes: float = 0.0
+    valid_pairs: int = 1000
+    selection: str = "none"
+    save_dtype: str = "float16"
+    lr: float = 0.001
+    steps: int = 100000
+
+    def problems(self) -> list[str]:
+        out = super().problems()
+        if not self.targets or any(t in self.targets[:i] for i, t in enumerate(self.targets)):
+            out.append("targets must name at least one language, each once")
+        if not self.languages:
+            out.append("languages must name at least one training language")
+        if min(self.vocab_size, self.embed_dim, self.hidden, self.layers, self.decoder_hidden,
+               self.decoder_embed_dim, self.lang_embed_dim, self.max_tokens, self.max_sentence_tokens) < 1:
+            out.append("sizes (vocab_size, embed_dim, hidden, layers, decoder sizes, max_tokens, "
+                       "max_sentence_tokens) must be >= 1")
+        if self.max_sentence_tokens > self.max_tokens:
+            out.append("max_sentence_tokens must be <= max_tokens (a batch holds at least one pair)")
+        if not 0 <= self.dropout < 1:
+            out.append("dropout must be in [0, 1)")
+        if self.minutes < 0 or self.max_pairs < 0 or self.valid_pairs < 0:
+            out.append("minutes, max_pairs and valid_pairs must be >= 0")
+        if self.selection not in SELECTIONS:
+            out.append(f"selection must be one of {SELECTIONS}, not {self.selection!r}")
+        if self.selection == "xsim" and (self.eval_every < 1 or self.valid_pairs < 1):
+            out.append("selection xsim needs eval_every >= 1 and valid_pairs >= 1")
+        if self.save_dtype not in DTYPES:
+            out.append(f"save_dtype must be one of {', '.join(DTYPES)}")
+        return out

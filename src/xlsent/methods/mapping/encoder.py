@@ -1,0 +1,131 @@
+"""A mapping model directory: how a mapping method writes it (:func:`write_mapped_model`) and the encoder base
+class that reads it (:class:`MappedEncoder`).
+
+Language routing: a model maps each *source* language of its pairs into the space of the *target* language;
+``encode(sentences, lang)`` maps the sentences when ``lang`` is a source language (compared by primary language,
+so ``de`` and ``deu`` are the same) and returns the input vectors as they are for the target language or any
+other language (logged once). ``lang`` is required: ``xlsent mine --src-lang de --tgt-lang en``.
+"""
+
+from __future__ import annotations
+
+import abc
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from xlsent.atomic import atomic_open, atomic_path
+from xlsent.encoders.base import Encoder, l2_normalize
+from xlsent.encoders.cache import cached_encode, encoder_id
+from xlsent.encoders.model_card import write_card
+from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, write_manifest
+from xlsent.encoders.registry import encoder_reference, load_encoder
+from xlsent.encoders.transformer import DEFAULT_BATCH_TOKENS
+from xlsent.languages import base_lang
+from xlsent.methods.mapping.config import MappingConfig
+from xlsent.methods.mapping.inputs import input_encoder
+from xlsent.training.config import build_config, to_toml
+from xlsent.training.method import model_manifest
+
+log = logging.getLogger(__name__)
+
+IDF_FILE = "idf.safetensors"
+CONFIG_FILE = "config.toml"
+
+
+def write_mapped_model(out: Path, config: MappingConfig, backbone: Encoder, idf: np.ndarray | None,
+                       weights: dict[str, torch.Tensor], weights_file: str, *, mapping: dict[str, Any],
+                       training: dict[str, Any], method: str) -> Path:
+    """Write a mapping model: ``weights_file``, the idf (tfidf inputs), ``config.toml``, ``xlsent.json``, card."""
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out / weights_file) as tmp:
+        save_file({k: v.detach().contiguous() for k, v in weights.items()}, str(tmp))
+    if idf is not None:
+        with atomic_path(out / IDF_FILE) as tmp:
+            save_file({"idf": torch.from_numpy(np.ascontiguousarray(idf))}, str(tmp))
+    with atomic_open(out / CONFIG_FILE) as fh:
+        fh.write(to_toml(config))
+    write_manifest(out, model_manifest(
+        method, config, name=out.name,
+        backbone={"name": backbone.name, "id": encoder_id(backbone), "ref": encoder_reference(backbone)},
+        languages={"sources": config.sources, "target": config.target}, mapping=mapping, training=training,
+        metrics={}))
+    write_card(out)
+    return out
+
+
+class MappedEncoder(abc.ABC):
+    """Encoder of a mapping model directory: the input encoder, then the map of the sentence's source language
+    (see the module docstring for the routing). Subclasses load their weights and implement :meth:`map_source`.
+    """
+
+    config_class: type[MappingConfig] = MappingConfig
+    model_type = ""
+
+    def __init__(self, model_dir: str | Path, *, backbone: Encoder | None = None, verify: str = "size") -> None:
+        self.model_dir = Path(model_dir)
+        self.manifest: dict[str, Any] = read_manifest(self.model_dir, verify=verify)
+        if self.manifest["type"] != self.model_type:
+            raise ModelDirError(f"{self.model_dir}: type {self.manifest['type']!r}, expected {self.model_type!r}")
+        self.config = build_config(self.config_class, [self.manifest["config"]])
+        info = self.manifest["backbone"]
+        loaded = backbone if backbone is not None else load_encoder(info["ref"])
+        if encoder_id(loaded) != info["id"]:
+            raise ModelDirError(f"{self.model_dir}: trained on backbone {info['id']}, but {info['ref']} is "
+                                f"{encoder_id(loaded)} (different weights)")
+        self.backbone = loaded
+        idf = self._load(IDF_FILE)["idf"].numpy() if self.config.inputs == "tfidf" else None
+        self.inputs = input_encoder(loaded, self.config.inputs, idf)
+        self.sources: list[str] = list(self.manifest["languages"]["sources"])
+        self.target: str = self.manifest["languages"]["target"]
+        self._warned: set[str] = set()
+        self.name: str = self.manifest.get("name", self.model_dir.name)
+        self.dim: int = self.inputs.dim
+        self.id: str = f"{self.name}@{model_checksum(self.manifest)}"
+
+    def _load(self, file: str) -> dict[str, torch.Tensor]:
+        try:
+            return load_file(str(self.model_dir / file))
+        except Exception as exc:  # safetensors raises several types for a corrupt file
+            raise ModelDirError(f"{self.model_dir / file}: cannot be read ({exc})") from exc
+
+    def source_of(self, lang: str | None) -> str | None:
+        """The source language whose map ``lang`` takes, or None (target space: vectors as they are)."""
+        if lang is None:
+            raise ValueError(f"{self.name} maps {'/'.join(self.sources)} into {self.target}: pass the language of "
+                             "the sentences (encode(..., lang='de'), xlsent mine --src-lang/--tgt-lang)")
+        key = base_lang(lang)
+        for src in self.sources:
+            if base_lang(src) == key:
+                return src
+        if key != base_lang(self.target) and lang not in self._warned:
+            self._warned.add(lang)
+            log.warning("%s maps %s into %s; %r is neither, its vectors are left as they are", self.name,
+                        "/".join(self.sources), self.target, lang)
+        return None
+
+    @abc.abstractmethod
+    def map_source(self, vectors: np.ndarray, source: str) -> np.ndarray:
+        """``vectors`` of language ``source`` mapped into the target space (each subclass's own map)."""
+
+    def project(self, vectors: np.ndarray, lang: str | None) -> np.ndarray:
+        """Unit rows of input ``vectors`` of language ``lang`` in the target space (zero rows stay zero)."""
+        source = self.source_of(lang)
+        if source is None:
+            return l2_normalize(vectors)
+        out = l2_normalize(self.map_source(np.asarray(vectors, dtype=np.float32), source))
+        out[np.linalg.norm(vectors, axis=1) == 0] = 0.0
+        return out
+
+    def encode(self, sentences: Sequence[str], lang: str | None = None, *,
+               batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False, cache: bool = False) -> np.ndarray:
+        """``(len(sentences), dim)`` float32 unit rows; ``cache=True`` reads and writes the input encoding cache."""
+        self.source_of(lang)
+        inputs = (cached_encode(self.inputs, sentences, lang, progress=progress) if cache
+                  else self.inputs.encode(sentences, lang, batch_tokens=batch_tokens, progress=progress))
+        return self.project(inputs, lang)

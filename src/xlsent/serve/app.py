@@ -1,0 +1,262 @@
+"""The FastAPI application of ``xlsent serve``: routes, middleware, lifespan.
+
+>>> from xlsent.testing import LookupEncoder
+>>> app = create_app({"toy": LookupEncoder({"a": [1.0, 0.0]})})
+>>> sorted(r.path for r in app.routes if r.path.startswith("/v1"))  # doctest: +NORMALIZE_WHITESPACE
+['/v1/align', '/v1/embeddings', '/v1/models', '/v1/models/{model}', '/v1/similarity']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any
+
+import numpy as np
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from starlette.responses import HTMLResponse, Response
+
+from xlsent.encoders.base import l2_normalize
+from xlsent.mining.pipeline import MineConfig
+from xlsent.serve.align import align, cosine_matrix
+from xlsent.serve.engine import Engine, ModelSource, ModelWorker
+from xlsent.serve.errors import ApiError, install_error_handlers
+from xlsent.serve.guards import ApiKeyGuard, BodyGuard
+from xlsent.serve.inputs import TokenCounts, check_texts, check_tokens, count_tokens
+from xlsent.serve.metrics import CONTENT_TYPE, Metrics, RequestCounter
+from xlsent.serve.schemas import (
+    AlignRequest,
+    AlignResponse,
+    EmbeddingsRequest,
+    EmbeddingsResponse,
+    ErrorBody,
+    Health,
+    ModelCard,
+    ModelList,
+    Readiness,
+    SimilarityRequest,
+    SimilarityResponse,
+)
+from xlsent.serve.settings import ServeSettings
+from xlsent.version import __version__
+
+WINDOWED_HEADER = "X-Xlsent-Windowed"
+WINDOWED_INPUTS_HEADER = "X-Xlsent-Windowed-Inputs"
+LISTED_WINDOWED = 64
+"""``X-Xlsent-Windowed`` counts the inputs longer than the model's window (encoded as averaged windows, nothing
+cut); ``X-Xlsent-Windowed-Inputs`` lists the first 64 of them (0-based)."""
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": description} for status, description in {
+        400: "invalid JSON or an unusable text (empty, a NUL character, a lone surrogate)",
+        401: "missing or incorrect API key (when the server has one)",
+        404: "model not served",
+        408: "the body was not received in time",
+        413: "body, inputs, characters or tokens over the server's limits",
+        422: "the body does not fit the schema",
+        429: "queue full: retry after Retry-After seconds",
+        503: "model loading, overloaded past the request timeout, or shutting down",
+    }.items()}
+DESCRIPTION = """Embeddings (OpenAI's API) and cross-lingual alignment over xlsent's encoders.
+
+Errors come in OpenAI's envelope `{"error": {"message", "type", "param", "code"}}`. When the environment variable
+named by the server's `api_key_env` (default `XLSENT_API_KEY`) is set, `/v1/*` and `/embeddings` need
+`Authorization: Bearer KEY`. Inputs longer than the model's window are encoded as averaged windows (never cut): the
+`X-Xlsent-Windowed` response header counts them. `dimensions` keeps the first N dimensions and rescales the vector
+to unit length (as OpenAI's shortened embeddings)."""
+
+
+def _json(payload: dict[str, Any], headers: Mapping[str, str] | None = None) -> Response:
+    return Response(json.dumps(payload, separators=(",", ":"), allow_nan=False), media_type="application/json",
+                    headers=dict(headers or {}))
+
+
+def _usage(tokens: int) -> dict[str, int]:
+    return {"prompt_tokens": tokens, "total_tokens": tokens}
+
+
+def _window_headers(*counts: TokenCounts) -> dict[str, str]:
+    windowed: list[int] = []
+    offset = 0
+    for c in counts:
+        windowed += [offset + i for i in c.windowed]
+        offset += len(c.per_input)
+    headers = {WINDOWED_HEADER: str(len(windowed))}
+    if windowed:
+        headers[WINDOWED_INPUTS_HEADER] = ",".join(map(str, windowed[:LISTED_WINDOWED]))
+    return headers
+
+
+def _encoded(vector: np.ndarray, encoding_format: str) -> list[float] | str:
+    if encoding_format == "base64":
+        return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+    values: list[float] = vector.tolist()
+    return values
+
+
+def name_served_models(schema: dict[str, Any], names: list[str]) -> None:
+    """Make the ``model`` field of every request body in the OpenAPI ``schema`` one of ``names`` (the served ones).
+
+    >>> schema = {"components": {"schemas": {"AlignRequest": {"properties": {"model": {"anyOf": [
+    ...     {"type": "string"}, {"type": "null"}]}}}}}}
+    >>> name_served_models(schema, ["tiny"])
+    >>> schema["components"]["schemas"]["AlignRequest"]["properties"]["model"]["anyOf"][0]
+    {'type': 'string', 'enum': ['tiny']}
+    """
+    for title, body in schema.get("components", {}).get("schemas", {}).items():
+        field = body.get("properties", {}).get("model")
+        if field is None or not title.endswith("Request"):
+            continue
+        for branch in field.get("anyOf", [field]):
+            if branch.get("type") == "string":
+                branch["enum"] = list(names)
+
+
+def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None = None) -> FastAPI:
+    """The server's application for ``models`` (name clients use -> encoder or loader) under ``settings``.
+
+    The models' workers start with the application's lifespan (loading and warming up in the background: ``/ready``
+    says when they are done) and stop with it.
+    """
+    settings = settings or ServeSettings()
+    metrics = Metrics()
+    engine = Engine(models, settings, metrics)
+    started = int(time.time())
+    page = resources.files("xlsent.serve").joinpath("page.html").read_bytes()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine.start()
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(engine.stop)
+
+    app = FastAPI(title="xlsent serve", version=__version__, description=DESCRIPTION, lifespan=lifespan,
+                  docs_url="/docs", redoc_url=None)
+    app.state.engine = engine
+    app.state.metrics = metrics
+    app.state.settings = settings
+    install_error_handlers(app)
+
+    async def tokens_of(worker: ModelWorker, texts: list[str], param: str) -> TokenCounts:
+        """Check ``texts`` and count their tokens, all before any work is queued."""
+        encoder = worker.encoder()
+        check_texts(texts, param, settings)
+        start = time.perf_counter()
+        counts = await asyncio.to_thread(count_tokens, encoder, texts)
+        metrics.tokenize_seconds.labels(worker.name).observe(time.perf_counter() - start)
+        check_tokens(counts, param, settings)
+        return counts
+
+    async def paired(req: SimilarityRequest | AlignRequest
+                     ) -> tuple[ModelWorker, np.ndarray, np.ndarray, TokenCounts, TokenCounts]:
+        worker = engine.worker(req.model)
+        cells = len(req.src) * len(req.tgt)
+        if cells > settings.max_matrix_cells:
+            raise ApiError(413, f"{len(req.src)} x {len(req.tgt)} sentences make {cells} pairs; at most "
+                           f"{settings.max_matrix_cells} per request", code="too_many_pairs")
+        src_counts = await tokens_of(worker, req.src, "src")
+        tgt_counts = await tokens_of(worker, req.tgt, "tgt")
+        x, y = await asyncio.gather(worker.encode(req.src, req.src_lang, src_counts.total),
+                                    worker.encode(req.tgt, req.tgt_lang, tgt_counts.total))
+        return worker, x, y, src_counts, tgt_counts
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> HTMLResponse:
+        return HTMLResponse(page)
+
+    @app.get("/health", response_model=Health, summary="liveness: the process answers")
+    async def health() -> Response:
+        return _json({"status": "ok"})
+
+    @app.get("/ready", response_model=Readiness, summary="readiness: every model loaded and warmed up",
+             responses={503: {"model": Readiness, "description": "a model is loading or failed"}})
+    async def ready() -> Response:
+        states = {name: ("ready" if w.ready else f"failed: {w.failure}" if w.failure else "loading")
+                  for name, w in engine.workers.items()}
+        status = ("ready" if engine.ready else
+                  "failed" if any(w.failure for w in engine.workers.values()) else "loading")
+        response = _json({"status": status, "models": states})
+        response.status_code = 200 if status == "ready" else 503
+        return response
+
+    @app.get("/metrics", summary="Prometheus metrics", response_class=Response,
+             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}})
+    async def prometheus() -> Response:
+        return Response(metrics.render(), media_type=CONTENT_TYPE)
+
+    def card(name: str, worker: ModelWorker) -> dict[str, Any]:
+        dim = worker.encoder().dim if worker.ready else None
+        return {"id": name, "object": "model", "created": started, "owned_by": "xlsent", "dim": dim,
+                "ready": worker.ready}
+
+    @app.get("/v1/models", response_model=ModelList, summary="the served models", responses=ERRORS)
+    async def list_models() -> Response:
+        return _json({"object": "list", "data": [card(name, w) for name, w in engine.workers.items()]})
+
+    @app.get("/v1/models/{model}", response_model=ModelCard, summary="one served model", responses=ERRORS)
+    async def get_model(model: str) -> Response:
+        return _json(card(model, engine.worker(model)))
+
+    @app.post("/v1/embeddings", response_model=EmbeddingsResponse, summary="OpenAI embeddings", responses=ERRORS)
+    @app.post("/embeddings", response_model=EmbeddingsResponse, include_in_schema=False)
+    async def embeddings(req: EmbeddingsRequest) -> Response:
+        worker = engine.worker(req.model)
+        texts = [req.input] if isinstance(req.input, str) else req.input
+        counts = await tokens_of(worker, texts, "input")
+        dim = worker.encoder().dim
+        if req.dimensions is not None and req.dimensions > dim:
+            raise ApiError(400, f"dimensions {req.dimensions} is more than the model's {dim}",
+                           code="invalid_dimensions", param="dimensions")
+        vectors = await worker.encode(texts, None, counts.total)
+        if req.dimensions is not None and req.dimensions < dim:
+            vectors = l2_normalize(vectors[:, : req.dimensions])
+        data = [{"object": "embedding", "index": i, "embedding": _encoded(v, req.encoding_format)}
+                for i, v in enumerate(vectors)]
+        return _json({"object": "list", "data": data, "model": req.model, "usage": _usage(counts.total)},
+                     _window_headers(counts))
+
+    @app.post("/v1/similarity", response_model=SimilarityResponse, summary="cosine matrix of two lists",
+              responses=ERRORS)
+    async def similarity(req: SimilarityRequest) -> Response:
+        worker, x, y, src_counts, tgt_counts = await paired(req)
+        matrix = cosine_matrix(x, y).tolist()
+        return _json({"object": "similarity", "model": worker.name, "matrix": matrix,
+                      "usage": _usage(src_counts.total + tgt_counts.total)}, _window_headers(src_counts, tgt_counts))
+
+    @app.post("/v1/align", response_model=AlignResponse, responses=ERRORS,
+              summary="margin-scored pairs of two lists (as `xlsent mine`)")
+    async def align_pairs(req: AlignRequest) -> Response:
+        cfg = MineConfig(k=req.k, margin=req.margin, mode=req.mode, threshold=req.threshold, unify=req.unify,
+                         dedup=req.dedup, one_to_one=req.one_to_one)
+        worker, x, y, src_counts, tgt_counts = await paired(req)
+        pairs = await asyncio.to_thread(align, req.src, req.tgt, x, y, cfg)
+        payload: dict[str, Any] = {
+            "object": "alignment", "model": worker.name,
+            "pairs": [{"src": p.src, "tgt": p.tgt, "score": p.score, "cosine": p.cosine} for p in pairs],
+            "matrix": cosine_matrix(x, y).tolist() if req.include_matrix else None,
+            "usage": _usage(src_counts.total + tgt_counts.total)}
+        return _json(payload, _window_headers(src_counts, tgt_counts))
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description,
+                                 routes=app.routes)
+            name_served_models(schema, list(engine.workers))
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    known_paths = frozenset(r.path for r in app.routes if hasattr(r, "path") and "{" not in r.path)
+    app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
+    app.add_middleware(ApiKeyGuard, key=os.environ.get(settings.api_key_env, ""))
+    app.add_middleware(RequestCounter, metrics=metrics, paths=known_paths)
+    return app

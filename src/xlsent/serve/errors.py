@@ -1,0 +1,117 @@
+"""Errors in OpenAI's envelope ``{"error": {"message", "type", "param", "code"}}``, for every failure the server
+answers: its own checks, request validation, unknown paths and methods, and anything unexpected."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+
+log = logging.getLogger(__name__)
+
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "invalid_request_error",
+               405: "invalid_request_error", 408: "timeout_error", 413: "invalid_request_error",
+               422: "invalid_request_error", 429: "rate_limit_error", 500: "server_error", 503: "server_error"}
+
+
+class ApiError(Exception):
+    """A request the server answers with ``status`` and an error envelope (``headers`` added, e.g. Retry-After)."""
+
+    def __init__(self, status: int, message: str, *, code: str | None = None, param: str | None = None,
+                 headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+        self.param = param
+        self.headers = dict(headers or {})
+
+
+def error_body(status: int, message: str, code: str | None = None, param: str | None = None) -> bytes:
+    """The JSON envelope of an error.
+
+    >>> error_body(404, "no model x", "model_not_found", "model").decode()  # doctest: +NORMALIZE_WHITESPACE
+    '{"error": {"message": "no model x", "type": "invalid_request_error", "param": "model",
+                "code": "model_not_found"}}'
+    """
+    error = {"message": message, "type": ERROR_TYPES.get(status, "invalid_request_error"), "param": param,
+             "code": code}
+    return json.dumps({"error": error}).encode()
+
+
+def error_response(error: ApiError) -> Response:
+    """``error`` as a JSON response."""
+    return Response(error_body(error.status, error.message, error.code, error.param), status_code=error.status,
+                    media_type="application/json", headers=error.headers)
+
+
+def _loc(loc: Any) -> str:
+    """A validation error's location as a parameter path, e.g. ``input[3]`` (``body`` and type tags dropped)."""
+    out = ""
+    for part in loc:
+        if part == "body" or (isinstance(part, str) and ("[" in part or part in ("str", "list"))):
+            continue
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def validation_error(exc: RequestValidationError) -> ApiError:
+    """A request body that is not JSON (400) or does not fit the schema (422), naming the first problem.
+
+    A value that fits none of a field's alternatives (``input``: a string or a list of strings) reports the
+    alternatives' problems together, or the one that is not a type mismatch (an empty list: the list's length).
+    """
+    errors = [dict(e) for e in exc.errors()] or [{"type": "", "loc": (), "msg": "invalid request"}]
+    first: dict[str, Any] = errors[0]
+    if first["type"] == "json_invalid":
+        detail = first.get("ctx", {}).get("error", "")
+        return ApiError(400, f"the body is not valid JSON ({detail})" if detail else "the body is not valid JSON",
+                        code="invalid_json")
+    param = _loc(first["loc"])
+    if first["type"] == "missing" and not param:
+        return ApiError(422, "the body is missing: send a JSON object", code="invalid_type")
+    same = [e for e in errors if _loc(e["loc"]) == param]
+    mismatches = [e for e in same if e["type"].endswith("_type")]
+    if len(same) > 1 and len(mismatches) == len(same):
+        message = "; or ".join(e["msg"] for e in same)
+    else:
+        first = next((e for e in same if not e["type"].endswith("_type")), first)
+        message = first["msg"]
+    rest = len(errors) - len(same)
+    more = f" (and {rest} more problem(s))" if rest else ""
+    return ApiError(422, f"{param or 'body'}: {message}{more}",
+                    code="invalid_type" if first["type"].endswith("_type") else "invalid_value", param=param or None)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Answer every error of ``app`` in the envelope."""
+
+    async def api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return error_response(exc)
+
+    async def invalid(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        return error_response(validation_error(exc))
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_request")
+        message = {404: f"no such path: {request.url.path}",
+                   405: f"{request.method} is not allowed on {request.url.path}"}.get(exc.status_code, str(exc.detail))
+        return error_response(ApiError(exc.status_code, message, code=code, headers=exc.headers))
+
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return error_response(ApiError(500, "internal error; the server log has the details", code="internal_error"))
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected)

@@ -1,0 +1,102 @@
+"""Checks of a request's texts before any work (characters, then tokens), and their token counts.
+
+Token counts are those of the model's own tokenizer where the encoder has one (``content_ids``, as the transformer
+encoders): the prefix and sentence tokens plus ``<s>`` and ``</s>`` per window, an input longer than the model's
+window counting one window per ``max_tokens - 2`` content tokens, as :func:`~xlsent.encoders.batching.split_windows`
+cuts it for encoding. Encoders without a tokenizer (e.g. mUSE) count whitespace-separated words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.batching import split_windows
+from xlsent.serve.errors import ApiError
+from xlsent.serve.settings import ServeSettings
+
+
+@dataclass(frozen=True)
+class TokenCounts:
+    """Tokens of each input, and the inputs encoded as several windows (averaged, nothing cut)."""
+
+    per_input: list[int]
+    windowed: list[int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.per_input)
+
+
+def _bad_character(text: str) -> str | None:
+    """What makes ``text`` unencodable: a NUL character or a lone surrogate (None when it has neither)."""
+    if "\x00" in text:
+        return f"a NUL character at position {text.index(chr(0))}"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a lone surrogate (U+{ord(text[exc.start]):04X}) at position {exc.start}: not valid Unicode text"
+    return None
+
+
+def _where(param: str, i: int, n: int) -> str:
+    """How a message names text ``i`` of ``n`` in ``param``: ``input`` alone for OpenAI's single input, else
+    ``param[i]``."""
+    return param if n == 1 and param == "input" else f"{param}[{i}]"
+
+
+def check_texts(texts: Sequence[str], param: str, settings: ServeSettings) -> None:
+    """Raise :class:`ApiError` for an empty, blank or unencodable text (400) or one over the character limits (413).
+
+    >>> check_texts(["ok", " "], "input", ServeSettings())
+    Traceback (most recent call last):
+    ...
+    xlsent.serve.errors.ApiError: input[1] is empty or blank: every input needs some text
+    """
+    if len(texts) > settings.max_inputs:
+        raise ApiError(413, f"{len(texts)} inputs in {param}; at most {settings.max_inputs} per request",
+                       code="too_many_inputs", param=param)
+    total = 0
+    for i, text in enumerate(texts):
+        where = _where(param, i, len(texts))
+        if len(text) > settings.max_input_chars:
+            raise ApiError(413, f"{where} has {len(text)} characters; at most {settings.max_input_chars} per input",
+                           code="input_too_long", param=where)
+        total += len(text)
+        if not text.strip():
+            raise ApiError(400, f"{where} is empty or blank: every input needs some text", code="empty_input",
+                           param=where)
+        bad = _bad_character(text)
+        if bad:
+            raise ApiError(400, f"{where} contains {bad}", code="invalid_text", param=where)
+    if total > settings.max_request_chars:
+        raise ApiError(413, f"{param} has {total} characters in all; at most {settings.max_request_chars} per request",
+                       code="request_too_long", param=param)
+
+
+def count_tokens(encoder: Encoder, texts: Sequence[str]) -> TokenCounts:
+    """The tokens ``encoder`` runs for each of ``texts`` (see the module's docstring)."""
+    content_ids = getattr(encoder, "content_ids", None)
+    max_tokens = getattr(encoder, "max_tokens", None)
+    if content_ids is None or max_tokens is None:
+        return TokenCounts([len(t.split()) for t in texts], [])
+    windows, _ = split_windows(content_ids(list(texts)), max_tokens - 2)
+    per_input = [0] * len(texts)
+    pieces = [0] * len(texts)
+    for window in windows:
+        per_input[window.sentence] += len(window.ids) + 2
+        pieces[window.sentence] += 1
+    return TokenCounts(per_input, [i for i, n in enumerate(pieces) if n > 1])
+
+
+def check_tokens(counts: TokenCounts, param: str, settings: ServeSettings) -> None:
+    """Raise :class:`ApiError` (413) for an input or a request over the token limits."""
+    for i, n in enumerate(counts.per_input):
+        if n > settings.max_input_tokens:
+            where = _where(param, i, len(counts.per_input))
+            raise ApiError(413, f"{where} has {n} tokens; at most {settings.max_input_tokens} per input",
+                           code="input_too_long", param=where)
+    if counts.total > settings.max_request_tokens:
+        raise ApiError(413, f"{param} has {counts.total} tokens in all; at most {settings.max_request_tokens} per "
+                       "request", code="request_too_long", param=param)

@@ -1,0 +1,149 @@
+"""Request and response bodies (pydantic), as the OpenAPI schema at ``/openapi.json`` publishes them.
+
+``/v1/embeddings`` follows OpenAI's embeddings API; ``/v1/similarity`` and ``/v1/align`` are xlsent's own. The
+schema says what a text must be (some non-blank character, no NUL), but the server checks that itself, so that
+the error names the input at fault in words rather than quoting a pattern.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+
+from xlsent.languages import CODE_PATTERN, check_lang
+from xlsent.mining.margin import Margin, Mode
+from xlsent.serve.settings import OPENAI_MAX_INPUTS
+
+MAX_SIDE = 1024
+"""Most sentences on each side of ``/v1/similarity`` and ``/v1/align``."""
+TEXT_PATTERN = r"^[^\x00]*[^\s\x00][^\x00]*$"
+Text = Annotated[str, Field(json_schema_extra={"minLength": 1, "pattern": TEXT_PATTERN})]
+Texts = Annotated[list[Text], Field(min_length=1, max_length=OPENAI_MAX_INPUTS)]
+Side = Annotated[list[Text], Field(min_length=1, max_length=MAX_SIDE)]
+Lang = Annotated[str, AfterValidator(check_lang), Field(json_schema_extra={"pattern": CODE_PATTERN})]
+
+
+class EmbeddingsRequest(BaseModel):
+    """OpenAI's embeddings request (token-id inputs are not accepted: send text)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    input: Text | Texts = Field(description="a string, or a list of 1-2048 strings; none may be empty")
+    model: str = Field(description="a served model (GET /v1/models)")
+    encoding_format: Literal["float", "base64"] = Field(
+        "float", description="float: lists of numbers; base64: the little-endian float32 bytes, base64-encoded")
+    dimensions: int | None = Field(
+        None, ge=1, description="keep the first N dimensions and scale the vector back to unit length")
+    user: str | None = Field(None, description="accepted and ignored")
+
+
+class Embedding(BaseModel):
+    object: Literal["embedding"] = "embedding"
+    index: int
+    embedding: list[float] | str
+
+
+class Usage(BaseModel):
+    prompt_tokens: int
+    total_tokens: int
+
+
+class EmbeddingsResponse(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[Embedding]
+    model: str
+    usage: Usage
+
+
+class ModelCard(BaseModel):
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str = "xlsent"
+    dim: int | None = Field(None, description="vector dimensions (null while the model loads)")
+    ready: bool
+
+
+class ModelList(BaseModel):
+    object: Literal["list"] = "list"
+    data: list[ModelCard]
+
+
+class PairedRequest(BaseModel):
+    """Two lists of sentences, e.g. in two languages."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    src: Side = Field(description="source sentences (1-1024)")
+    tgt: Side = Field(description="target sentences (1-1024)")
+    model: str | None = Field(None, description="a served model (default: the first one)")
+    src_lang: Lang | None = Field(None, description="language code of src, for encoders that use it")
+    tgt_lang: Lang | None = Field(None, description="language code of tgt, for encoders that use it")
+
+
+class SimilarityRequest(PairedRequest):
+    pass
+
+
+class SimilarityResponse(BaseModel):
+    object: Literal["similarity"] = "similarity"
+    model: str
+    matrix: list[list[float]] = Field(description="matrix[i][j]: cosine of src[i] and tgt[j]")
+    usage: Usage
+
+
+class AlignRequest(PairedRequest):
+    """The options of ``xlsent mine``, with its defaults (Artetxe & Schwenk 2019: ratio margin, k=4, max)."""
+
+    k: int = Field(4, ge=1, le=64, description="neighbours in the margin")
+    margin: Literal["ratio", "distance", "absolute"] = Field(Margin.RATIO.value)
+    mode: Literal["forward", "backward", "max", "intersect"] = Field(Mode.MAX.value)
+    threshold: float | None = Field(None, description="keep pairs scoring at least this (default: every candidate)")
+    unify: bool = Field(True, description="score each distinct sentence once (pairs name its first row)")
+    dedup: bool = Field(True, description="each source and target text in its best-scoring pair only")
+    one_to_one: bool = Field(False, description="each sentence in one pair at most")
+    include_matrix: bool = Field(False, description="also return the cosine matrix")
+
+    @field_validator("threshold")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("threshold must be a finite number")
+        return value
+
+
+class AlignedPair(BaseModel):
+    src: int = Field(description="row in src")
+    tgt: int = Field(description="row in tgt")
+    score: float = Field(description="margin score")
+    cosine: float
+
+
+class AlignResponse(BaseModel):
+    object: Literal["alignment"] = "alignment"
+    model: str
+    pairs: list[AlignedPair] = Field(description="best first")
+    matrix: list[list[float]] | None = None
+    usage: Usage
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    type: str
+    param: str | None
+    code: str | None
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "loading", "failed"]
+    models: dict[str, str] = Field(description="per model: ready, loading or failed: <why>")

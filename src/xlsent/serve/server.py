@@ -1,0 +1,63 @@
+"""Running the application under uvicorn, with a shutdown that answers every accepted request."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Mapping
+
+import uvicorn
+from fastapi import FastAPI
+
+from xlsent.serve.app import create_app
+from xlsent.serve.engine import Engine, ModelSource
+from xlsent.serve.settings import ServeSettings
+
+log = logging.getLogger(__name__)
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, which on shutdown first tells the engine: new requests get 503, queued ones get the grace
+    period to finish (then 503), while uvicorn stops accepting connections and waits for the open ones.
+
+    With ``stop_on_load_failure``, a model that fails to load stops the server and :attr:`failure` says why.
+    """
+
+    def __init__(self, app: FastAPI, settings: ServeSettings, *, log_level: str = "info", access_log: bool = False,
+                 stop_on_load_failure: bool = False) -> None:
+        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=log_level, server_header=False,
+                                timeout_graceful_shutdown=int(settings.shutdown_grace_s + settings.request_timeout_s)
+                                + 1, lifespan="on", access_log=access_log)
+        super().__init__(config)
+        self.engine: Engine = app.state.engine
+        self.stop_on_load_failure = stop_on_load_failure
+        self.failure: str | None = None
+
+    async def on_tick(self, counter: int) -> bool:
+        if self.stop_on_load_failure and self.failure is None:
+            failed = [f"model {w.name!r} failed to load: {w.failure}" for w in self.engine.workers.values()
+                      if w.failure]
+            if failed:
+                self.failure = "; ".join(failed)
+                return True
+        return await super().on_tick(counter)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.engine.begin_shutdown()
+        await super().shutdown(sockets)
+
+
+def run(models: Mapping[str, ModelSource], settings: ServeSettings | None = None, *, log_level: str = "info",
+        access_log: bool = False) -> None:
+    """Serve ``models`` (name -> encoder, or a function loading it) until interrupted (Ctrl-C, SIGTERM); with
+    ``access_log``, log a line per request. A model that fails to load stops the server: ValueError says why."""
+    settings = settings or ServeSettings()
+    if settings.host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(settings.api_key_env):
+        log.warning("serving on %s, reachable from other machines, without an API key (set %s)", settings.host,
+                    settings.api_key_env)
+    server = Server(create_app(models, settings), settings, log_level=log_level, access_log=access_log,
+                    stop_on_load_failure=True)
+    server.run()
+    if server.failure:
+        raise ValueError(server.failure)

@@ -1,0 +1,87 @@
+"""Inference backends: the same vectors on every backend, graphs exported once, ``auto`` chosen by the table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xlsent.encoders import backends, registry
+from xlsent.encoders.registry import load_encoder
+from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.testing import LookupEncoder
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TINY_SENTENCES = ["the dog barks", "der hund bellt", "a cat runs", "q: b", "the the the dog dog cat"]
+
+
+@pytest.fixture()
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_float_backends_match_torch(tiny_model_dir: Path, home: Path, backend: str) -> None:
+    ref = TransformerEncoder(tiny_model_dir).encode(TINY_SENTENCES)
+    enc = TransformerEncoder(tiny_model_dir)
+    enc.use_backend(backend)
+    out = enc.encode(TINY_SENTENCES)
+    assert np.sum(out * ref, axis=1).min() >= 0.9999
+    assert enc.id == TransformerEncoder(tiny_model_dir).id  # lossless: the vectors keep the model's id
+
+
+def test_int8_backend_changes_the_id(tiny_model_dir: Path, home: Path) -> None:
+    enc = TransformerEncoder(tiny_model_dir)
+    enc.use_backend("onnx-int8")
+    assert enc.id.endswith("+onnx-int8")
+    assert enc.encode(TINY_SENTENCES).shape == (len(TINY_SENTENCES), enc.dim)
+
+
+def test_graph_is_exported_once(tiny_model_dir: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    TransformerEncoder(tiny_model_dir).use_backend("openvino")
+    exported = list((home / "backends").glob("*/openvino/model.xml"))
+    assert len(exported) == 1
+
+    def no_export(*_: object) -> None:
+        raise AssertionError("the cached graph was rebuilt")
+
+    monkeypatch.setattr(backends, "_export_openvino", no_export)
+    enc = TransformerEncoder(tiny_model_dir)
+    enc.use_backend("openvino")
+    assert enc.encode(TINY_SENTENCES[:1]).shape == (1, enc.dim)
+
+
+def test_unknown_backend_and_non_transformer_are_errors(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    with pytest.raises(ValueError, match="unknown backend 'tpu'"):
+        TransformerEncoder(tiny_model_dir).use_backend("tpu")
+    toy = LookupEncoder({"a": [1.0, 0.0]})
+    monkeypatch.setattr(registry, "_build", lambda _: toy)
+    assert load_encoder("toy", "auto") is toy
+    with pytest.raises(ValueError, match="transformer models only"):
+        load_encoder("toy", "openvino")
+
+
+def test_auto_follows_the_measured_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = {"avx2": [{"backend": "onnx-int8", "guard": False}, {"backend": "onnx", "guard": True}],
+             "amx": [{"backend": "openvino-int8", "guard": True}]}
+    assert backends.backend_choice(table, "avx2")[0] == "onnx"
+    assert backends.backend_choice(table, "amx")[0] == "openvino-int8"
+    monkeypatch.setattr(backends, "available", lambda name: name in ("torch", "onnx"))
+    assert backends.backend_choice({}, "avx512-vnni")[0] == "torch"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("backend", "floor"), [("openvino", 0.9999), ("onnx", 0.9999),
+                                                 ("onnx-int8", 0.99), ("openvino-int8", 0.99)])
+def test_backends_on_the_real_model(default_encoder: TransformerEncoder, backend: str, floor: float) -> None:
+    """50 sentences in 10 scripts: every backend within its floor of PyTorch fp32 (int8: 0.99)."""
+    lines = (FIXTURES / "multiscript.txt").read_text(encoding="utf-8").splitlines()
+    sentences = [s for i, s in enumerate(lines) if i % 7 < 5][:50]  # 5 of each language's 7 lines
+    ref = default_encoder.encode(sentences)
+    enc = TransformerEncoder(default_encoder.model_dir, name="me5-small")
+    enc.use_backend(backend)
+    cos = np.sum(enc.encode(sentences) * ref, axis=1)
+    assert cos.min() >= floor, (backend, sentences[int(cos.argmin())], float(cos.min()))

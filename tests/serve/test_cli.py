@@ -1,0 +1,57 @@
+"""``xlsent serve`` as a user runs it: a process on 127.0.0.1 that serves until interrupted, and a model that cannot
+be loaded stopping it with a message."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def xlsent(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "xlsent.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def test_serve_runs_until_interrupted(tiny_model_dir: Path) -> None:
+    proc = xlsent("serve", "--model", f"tiny={tiny_model_dir}", "--backend", "torch", "--port", "0")
+    try:
+        url = None
+        deadline = time.monotonic() + 120
+        assert proc.stdout is not None
+        while url is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            assert line, f"xlsent serve ended early (exit {proc.poll()})"
+            if found := re.search(r"running on (http://127\.0\.0\.1:\d+)", line):
+                url = found.group(1)
+        assert url, "no 'running on' line"
+        while httpx.get(url + "/ready", timeout=5).status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        r = httpx.post(url + "/v1/embeddings", json={"input": "the dog barks", "model": "tiny"}, timeout=30)
+        assert r.status_code == 200 and len(r.json()["data"][0]["embedding"]) == 32
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 130  # stopped by Ctrl-C, after a graceful shutdown
+        assert "Application shutdown complete" in rest and "xlsent: interrupted" in rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def test_a_model_that_cannot_load_stops_serve_with_a_message() -> None:
+    proc = xlsent("serve", "--model", "no-such-model", "--port", "0")
+    try:
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 2
+    assert "xlsent: error: model 'no-such-model' failed to load" in output and "unknown model" in output

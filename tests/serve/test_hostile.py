@@ -1,0 +1,136 @@
+"""Hostile and malformed requests against a real server on 127.0.0.1: each gets a clear 4xx in OpenAI's envelope,
+and the server answers normally right after."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import httpx
+import pytest
+
+from xlsent.serve import ServeSettings
+
+BIG = 1_000_000
+
+
+def raw(**body: object) -> bytes:
+    return json.dumps(body).encode()
+
+
+CASES = {
+    "malformed JSON": (b'{"input": ["a", "model": "tiny"', 400, "invalid_json"),
+    "not UTF-8": (b'{"input": "\xff\xfe", "model": "tiny"}', 400, None),
+    "not an object": (b'["a"]', 422, "invalid_type"),
+    "no body": (b"", 422, "invalid_type"),
+    "input of a wrong type": (raw(input=3, model="tiny"), 422, "invalid_type"),
+    "inputs of a wrong type": (raw(input=["a", 3], model="tiny"), 422, "invalid_type"),
+    "token ids instead of text": (raw(input=[[1, 2, 3]], model="tiny"), 422, "invalid_type"),
+    "model of a wrong type": (raw(input="a", model=["tiny"]), 422, "invalid_type"),
+    "unknown encoding format": (raw(input="a", model="tiny", encoding_format="int8"), 422, "invalid_value"),
+    "dimensions 0": (raw(input="a", model="tiny", dimensions=0), 422, "invalid_value"),
+    "missing model": (raw(input="a"), 422, "invalid_value"),
+    "empty list": (raw(input=[], model="tiny"), 422, "invalid_value"),
+    "empty string": (raw(input="", model="tiny"), 400, "empty_input"),
+    "blank string in a list": (raw(input=["a", "  \n"], model="tiny"), 400, "empty_input"),
+    "2049 inputs": (raw(input=["a"] * 2049, model="tiny"), 422, "invalid_value"),
+    "a 1 MB string": (raw(input="a" * BIG, model="tiny"), 413, "input_too_long"),
+    "NUL byte": (raw(input="the dog\x00barks", model="tiny"), 400, "invalid_text"),
+    "lone surrogate": (b'{"input": ["ok", "\\udc80 half a pair"], "model": "tiny"}', 400, "invalid_text"),
+    "unknown model": (raw(input="a", model="gpt-4"), 404, "model_not_found"),
+    "body over the size limit": (raw(input=["word " * 1000] * 500, model="tiny"), 413, "body_too_large"),
+}
+
+
+def read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (it does, after these errors)."""
+    answer = b""
+    while chunk := sock.recv(65536):
+        answer += chunk
+    return answer
+
+
+def assert_still_healthy(url: str) -> None:
+    assert httpx.get(url + "/health", timeout=5).json() == {"status": "ok"}
+    r = httpx.post(url + "/v1/embeddings", json={"input": "the dog barks", "model": "tiny"}, timeout=10)
+    assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_request_gets_a_clear_4xx(toy_server, case: str) -> None:
+    body, status, code = CASES[case]
+    r = httpx.post(toy_server.url + "/v1/embeddings", content=body, headers={"Content-Type": "application/json"},
+                   timeout=30)
+    assert r.status_code == status, r.text
+    error = r.json()["error"]
+    assert set(error) == {"message", "type", "param", "code"} and error["message"]
+    if code:
+        assert error["code"] == code
+    assert_still_healthy(toy_server.url)
+
+
+@pytest.mark.parametrize("body", [{"src": [], "tgt": ["a"]}, {"src": ["a"], "tgt": ["b"], "k": 0},
+                                  {"src": ["a"], "tgt": ["b"], "threshold": "nan"}, {"src": ["a"], "tgt": [""]},
+                                  {"src": ["a"], "tgt": ["b"], "model": "nope"}, {"src": ["a"], "tgt": ["b"], "x": 1}])
+@pytest.mark.parametrize("path", ["/v1/similarity", "/v1/align"])
+def test_bad_pairs_request(toy_server, path: str, body: dict) -> None:
+    r = httpx.post(toy_server.url + path, json=body)
+    assert 400 <= r.status_code < 500 and r.json()["error"]["message"], r.text
+
+
+def test_too_many_pairs(serve, tiny_encoder) -> None:
+    with serve({"tiny": tiny_encoder}, ServeSettings(max_matrix_cells=6)) as live:
+        r = httpx.post(live.url + "/v1/similarity", json={"src": ["a", "b", "c"], "tgt": ["a", "b", "c"]})
+        assert r.status_code == 413 and r.json()["error"]["code"] == "too_many_pairs"
+
+
+def test_token_limits(serve, tiny_encoder) -> None:
+    with serve({"tiny": tiny_encoder}, ServeSettings(max_input_tokens=20, max_request_tokens=30)) as live:
+        r = httpx.post(live.url + "/v1/embeddings", json={"input": ["the dog"] * 3 + ["the dog barks " * 10],
+                                                          "model": "tiny"})
+        assert r.status_code == 413 and r.json()["error"]["param"] == "input[3]"
+        r = httpx.post(live.url + "/v1/embeddings", json={"input": ["the dog barks"] * 6, "model": "tiny"})
+        assert r.status_code == 413 and r.json()["error"]["code"] == "request_too_long"
+
+
+def test_api_key(serve, tiny_encoder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XLSENT_TEST_KEY", "s3cret-key")
+    with serve({"tiny": tiny_encoder}, ServeSettings(api_key_env="XLSENT_TEST_KEY")) as live:
+        body = {"input": "the dog", "model": "tiny"}
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret-key"},
+                        {"Authorization": "Bearer s3cret-ke"}, {"Authorization": "Basic s3cret-key"}):
+            r = httpx.post(live.url + "/v1/embeddings", json=body, headers=headers)
+            assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key", headers
+            assert r.headers["WWW-Authenticate"] == "Bearer"
+        assert httpx.get(live.url + "/v1/models").status_code == 401
+        assert httpx.post(live.url + "/embeddings", json=body).status_code == 401
+        ok = httpx.post(live.url + "/v1/embeddings", json=body, headers={"Authorization": "Bearer s3cret-key"})
+        assert ok.status_code == 200
+        for open_path in ("/health", "/ready", "/metrics", "/"):
+            assert httpx.get(live.url + open_path).status_code == 200
+
+
+def test_slow_client_gets_408_and_does_not_block_others(serve, tiny_encoder) -> None:
+    with serve({"tiny": tiny_encoder}, ServeSettings(body_timeout_s=0.5)) as live:
+        body = raw(input="the dog barks", model="tiny")
+        start = time.monotonic()
+        with socket.create_connection(("127.0.0.1", live.port), timeout=10) as sock:
+            sock.sendall(b"POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n" % len(body) + body[:10])
+            assert_still_healthy(live.url)  # the stalled client holds no one up
+            answer = read_until_closed(sock)
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert b'"code": "request_timeout"' in answer
+        assert time.monotonic() - start < 5
+        assert_still_healthy(live.url)
+
+
+def test_oversized_declared_length_is_refused_before_reading(serve, tiny_encoder) -> None:
+    with serve({"tiny": tiny_encoder}, ServeSettings(max_body_bytes=1000)) as live:
+        with socket.create_connection(("127.0.0.1", live.port), timeout=10) as sock:
+            sock.sendall(b"POST /v1/embeddings HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 50000000\r\n\r\n")
+            answer = read_until_closed(sock)
+        assert answer.startswith(b"HTTP/1.1 413") and b"body_too_large" in answer
+        assert_still_healthy(live.url)

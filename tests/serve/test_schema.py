@@ -1,0 +1,30 @@
+"""Schemathesis against the server's own OpenAPI schema: generated requests, a bounded number per operation, sent to
+a real server on 127.0.0.1, never get a 5xx, and every answer matches the schema (status, content type, body)."""
+
+from __future__ import annotations
+
+import schemathesis
+from hypothesis import HealthCheck, settings
+
+from xlsent.serve import create_app
+from xlsent.testing import LookupEncoder
+
+EXAMPLES = 15
+DIM = 32  # the tiny model's
+
+# The schema does not depend on the model: it is the one the toy server publishes (checked below).
+schema = schemathesis.openapi.from_dict(create_app({"tiny": LookupEncoder({"a": [1.0]})}).openapi())
+
+
+def test_the_schema_is_the_servers(toy_server) -> None:
+    import httpx
+
+    assert httpx.get(toy_server.url + "/openapi.json").json() == schema.raw_schema
+
+
+@schema.parametrize()
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+def test_generated_requests_get_no_5xx_and_match_the_schema(case, toy_server) -> None:
+    if isinstance(case.body, dict) and isinstance(case.body.get("dimensions"), int) and case.body["dimensions"] > DIM:
+        case.body["dimensions"] = DIM  # more than the model has is a 400 that the schema cannot know (it is per model)
+    case.call_and_validate(base_url=toy_server.url, timeout=30)

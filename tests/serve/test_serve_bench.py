@@ -1,0 +1,32 @@
+"""The load benchmark (``make bench``) at toy size: a tiny model, a few clients, two seconds; its record is written
+and says what it measured."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "serve_bench.py"
+
+
+def test_serve_bench_writes_its_record_at_toy_size(tiny_model_dir: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = importlib.util.spec_from_file_location("serve_bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "serve_bench", bench)  # its dataclasses look their module up there
+    spec.loader.exec_module(bench)
+    argv = ["--seconds", "2", "--clients", "4", "--warmup-seconds", "0.5", "--model", str(tiny_model_dir),
+            "--backend", "torch", "--out", str(tmp_path)]
+    assert bench.main(argv) == 0
+    record = json.loads((tmp_path / "serve.json").read_text(encoding="utf-8"))
+    assert record["bench"] == "serve" and record["arguments"]["clients"] == 4
+    (row,) = record["rows"]
+    assert row["unit"] == "sentences/s" and row["ours"] > 0 and row["baseline"] > 0
+    assert row["checks"]["answers"] > 0 and row["checks"]["5xx or lost"] == 0 and row["checks"]["errors"] == 0
+    assert row["details"]["p50 ms"] <= row["details"]["p95 ms"] <= row["details"]["p99 ms"]
+    assert row["details"]["RSS end MiB"] > 0 and row["details"]["RSS peak MiB"] >= row["details"]["RSS end MiB"]
