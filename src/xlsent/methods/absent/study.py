@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.held_out import held_out_sentences
+from xlsent.data.retrieval_pk import load_set
 from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.evaluation import retrieval_pk
@@ -189,7 +190,7 @@ class Lab:
                                        root=self.settings.data, rules=extra)
         run.files.update(result.dataset_files)
         got = result.scores[test]
-        test_set = retrieval_pk.load_set(test, self.settings.data)
+        test_set = load_set(test, self.settings.data)
         x, y = base_lang(test_set.x_lang), base_lang(test_set.y_lang)
         metric = "" if rule == "nn" else f"{rule} "
         out = {f"{prefix} {a}->{b} p@{k}": got[f"{metric}{d} p@{k}"]

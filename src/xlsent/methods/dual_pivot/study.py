@@ -38,7 +38,8 @@ from xlsent.encoders.layer_cache import LayerStates, cached_layer_means
 from xlsent.encoders.model_card import record_metrics
 from xlsent.evaluation import bucc, tatoeba
 from xlsent.evaluation.task import EmbedFn
-from xlsent.methods.dual_pivot.model import METHOD, DualPivotConfig, DualPivotEncoder, train_on
+from xlsent.methods.dual_pivot.config import DualPivotConfig
+from xlsent.methods.dual_pivot.model import METHOD, DualPivotEncoder, train_on
 from xlsent.studies.command import main
 from xlsent.studies.numbers import apart, listing, versus
 from xlsent.studies.settings import StudySettings, option
