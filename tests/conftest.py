@@ -1,8 +1,13 @@
-"""Shared fixtures: a tiny random transformer model directory, and the real default model (converted once)."""
+"""Shared fixtures: a tiny random transformer model directory, the real default model (converted once), and
+`xlsent` runs of the tiny model that a test holds back (:class:`GatedRuns`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -52,3 +57,62 @@ def one_torch_thread() -> Iterator[None]:
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+GATE_MODULE = '''"""The tiny test model, held back by a test: encode calls after the first FREE wait for the file GO."""
+import time
+from pathlib import Path
+
+from xlsent.encoders.transformer import TransformerEncoder
+
+MODEL, GO, FREE = {model!r}, {go!r}, {free}
+calls = 0
+
+
+class Gated(TransformerEncoder):
+    def encode(self, sentences, lang=None, **kw):
+        global calls
+        calls += 1
+        while calls > FREE and not Path(GO).exists():
+            time.sleep(0.05)
+        return super().encode(sentences, lang, **kw)
+
+
+def tiny():
+    return Gated(MODEL)
+'''
+
+
+class GatedRuns:
+    """``xlsent`` runs in ``folder`` with ``--model gate:tiny``, the tiny model whose encode calls after the first
+    ``free`` wait until :meth:`open` is called: a test can act (kill, start another run) while a run is under way.
+    The module ``gate`` is importable in the test's process too."""
+
+    def __init__(self, folder: Path, model: Path, free: int, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.folder = folder
+        (folder / "gate.py").write_text(GATE_MODULE.format(model=str(model), go=str(folder / "GO"), free=free),
+                                        encoding="utf-8")
+        monkeypatch.syspath_prepend(str(folder))
+
+    def start(self, *argv: str) -> subprocess.Popen[str]:
+        """``xlsent ARGV`` in a new process run in the folder."""
+        env = {**os.environ, "PYTHONPATH": str(self.folder), "XLSENT_HOME": str(self.folder / "home")}
+        return subprocess.Popen([sys.executable, "-m", "xlsent.cli", *argv], cwd=self.folder, env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def open(self) -> None:
+        """Let every held encode call go on."""
+        (self.folder / "GO").touch()
+
+    def wait_for(self, path: str, seconds: float = 60) -> None:
+        """Wait until ``path`` (relative to the folder) exists."""
+        deadline = time.monotonic() + seconds
+        while not (self.folder / path).exists():
+            assert time.monotonic() < deadline, f"timed out waiting for {path}"
+            time.sleep(0.05)
+
+
+@pytest.fixture()
+def gated_runs(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[int], GatedRuns]:
+    """``free -> GatedRuns`` in ``tmp_path``."""
+    return lambda free: GatedRuns(tmp_path, tiny_model_dir, free, monkeypatch)

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from xlsent.checksum import sha256_file
 from xlsent.cli import build_parser, main
 from xlsent.data.text_input import InputError, InputSpec
 from xlsent.embed_job import EmbedOptions, embed_file
@@ -35,7 +36,8 @@ from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.results import ResultExistsError, TaskResult
 from xlsent.mining.pipeline import MineConfig, mine_files
 from xlsent.store import load_embeddings
-from xlsent.testing import LookupEncoder
+from xlsent.testing import SMALLEST_MODELS, LookupEncoder
+from xlsent.training.method import get_method, model_manifest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad-input.md"
 
@@ -124,6 +126,32 @@ def with_weights_flipped(w: Path, model: Path) -> None:
     weights.write_bytes(bytes(data))
 
 
+def trained_with_a_byte_flipped(kind: str, name: str) -> Callable[[Path, Path], None]:
+    """A setup training the smallest ``kind`` model into ``{w}/<kind>`` and flipping one byte of its file ``name``."""
+    def setup(w: Path, model: Path) -> None:
+        weights = SMALLEST_MODELS[kind](w / kind, TransformerEncoder(model)) / name
+        data = bytearray(weights.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        weights.write_bytes(bytes(data))
+    return setup
+
+
+def with_training_log_deleted(w: Path, model: Path) -> None:
+    """A model whose manifest lists its ``train.jsonl`` (as written before logs were left out), then deleted."""
+    copy = model_copy(w, model)
+    (copy / "train.jsonl").write_text('{"step": 1}\n', encoding="utf-8")
+    manifest = json.loads((copy / "xlsent.json").read_text(encoding="utf-8"))
+    manifest["files"]["train.jsonl"] = {"bytes": 12, "sha256": sha256_file(copy / "train.jsonl")}
+    (copy / "xlsent.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (copy / "train.jsonl").unlink()
+
+
+def finished_dual_pivot(w: Path, model: Path) -> None:
+    """``{w}/done``: a finished dual-pivot model's manifest (trained for 200 steps)."""
+    (w / "done").mkdir()
+    write_manifest(w / "done", model_manifest("dual-pivot", get_method("dual-pivot").config(sets=["steps=200"])))
+
+
 def with_config_unlisted(w: Path, model: Path) -> None:
     copy = model_copy(w, model)
     manifest = json.loads((copy / "xlsent.json").read_text(encoding="utf-8"))
@@ -162,6 +190,30 @@ def embedded_in_txt(w: Path, model: Path) -> None:
     assert main(["embed", f"{w}/in.txt", "-o", f"{w}/in.npy", "--model", str(model), "-q"]) == 0
 
 
+def with_files(files: dict[str, str]) -> Callable[[Path, Path], None]:
+    """A setup writing ``files`` (path relative to the case's folder: text)."""
+    def setup(w: Path, model: Path) -> None:
+        for name, text in files.items():
+            (w / name).parent.mkdir(parents=True, exist_ok=True)
+            (w / name).write_text(text, encoding="utf-8")
+    return setup
+
+
+def tatoeba_files_emptied(w: Path, model: Path) -> None:
+    for path in (w / "data" / "tatoeba_v1").iterdir():
+        path.write_text("", encoding="utf-8")
+
+
+def report_of_full_result(w: Path, model: Path) -> None:
+    full_tatoeba_result(w, model)
+    assert main(["report", "--results", f"{w}/results", "--docs", f"{w}/results.md", "--plots", f"{w}/plots"]) == 0
+
+
+def embedded_in_txt_truncated(w: Path, model: Path) -> None:
+    embedded_in_txt(w, model)
+    (w / "in.npy").write_bytes((w / "in.npy").read_bytes()[:150])
+
+
 @dataclass(frozen=True)
 class Case:
     """One awkward input: the command, its exit code, a fragment of what it says, the new files it leaves."""
@@ -179,6 +231,21 @@ def case(id: str, command: str, code: int, message: str, left: tuple[str, ...] =
     """A :class:`Case` from one command line; ``{nothing}`` stands for an encoder that must never be loaded."""
     argv = tuple(command.replace("{nothing}", NOTHING_LOADED).split())
     return Case(id, argv, code, message, left, **kw)  # type: ignore[arg-type]
+
+
+LOCK_HOLDERS: list[subprocess.Popen[bytes]] = []
+HOLD = ("import sys\nfrom xlsent.output_lock import exclusive_output\nwith exclusive_output(sys.argv[1]):\n"
+        "    print('held', flush=True)\n    sys.stdin.read()")
+
+
+def held_by_another_run(output: str) -> Callable[[Path, Path], None]:
+    """Another process holds the lock of the output ``output`` (as a run writing it would) until the tests end."""
+    def setup(w: Path, model: Path) -> None:
+        holder = subprocess.Popen([sys.executable, "-c", HOLD, str(w / output)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE)
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        LOCK_HOLDERS.append(holder)  # its standard input stays open, so it holds the lock while the tests run
+    return setup
 
 
 NOTHING_LOADED = "--model toy:unloadable -q"
@@ -269,6 +336,26 @@ CASES = [
          "model.safetensors: checksum differs", setup=with_weights_flipped),
     case("model-file-not-in-manifest", "embed {w}/in.txt -o {w}/o.npy --model {w}/model -q", 2,
          "does not list config.json, so it cannot be verified", setup=with_config_unlisted),
+    case("model-linear-map-weights-flipped", "embed {w}/in.txt -o {w}/o.npy --lang de --model {w}/linear-map -q",
+         2, "map.safetensors: checksum differs", setup=trained_with_a_byte_flipped("linear-map", "map.safetensors")),
+    case("model-absent-weights-flipped", "embed {w}/in.txt -o {w}/o.npy --lang de --model {w}/absent -q", 2,
+         "generators.safetensors: checksum differs",
+         setup=trained_with_a_byte_flipped("absent", "generators.safetensors")),
+    case("model-training-log-deleted", "embed {w}/in.txt -o {w}/o.npy --model {w}/model -q", 0, "wrote ",
+         left=EMBEDDED, setup=with_training_log_deleted),
+    case("model-factory-not-an-encoder", "embed {w}/in.txt -o {w}/o.npy --model os:getcwd -q", 2,
+         "--model os:getcwd returned a str"),
+    # training: a run that would train nothing, adopt the user's files or ignore a config table is refused
+    case("train-steps-zero", "train dual-pivot --out {w}/m --set steps=0 -q", 2, "steps must be >= 1, not 0"),
+    case("train-config-unknown-table", "train dual-pivot --out {w}/m --config {w}/typo.toml -q", 2,
+         "typo.toml: unknown table(s) [supervsied]", setup=with_files({"typo.toml": "[supervsied]\nsteps = 3\n"})),
+    case("train-config-malformed", "train dual-pivot --out {w}/m --config {w}/broken.toml -q", 2,
+         "broken.toml: not valid TOML (Invalid value (at line 1, column 9))",
+         setup=with_files({"broken.toml": "steps = = 3\n"})),
+    case("train-out-holds-other-files", "train dual-pivot --out {w} -q", 2,
+         "holds files that are neither an xlsent model nor a training run"),
+    case("train-resume-finished-with-more-steps", "train dual-pivot --out {w}/done --resume --set steps=300 -q", 2,
+         "is a finished model trained with another configuration (steps 200 -> 300)", setup=finished_dual_pivot),
     # interrupted and resumed runs: only resumable progress is kept, and every decision is said
     case("embed-interrupted-keeps-finished-chunks", "embed {w}/in.txt -o {w}/o.npy --chunk-rows 1 "
          "--model toy:dying -q", 130, "kept 1 finished chunk(s)",
@@ -287,6 +374,53 @@ CASES = [
     case("mine-stdout", "mine {w}/de.txt {w}/en.txt -o - --model {model} -q", 0, "wrote -: "),
     case("mine-stdin-source", "mine - {w}/en.txt -o {w}/p.tsv --model {model} -q", 0, "wrote ", left=("p.tsv",),
          stdin=b"der hund bellt\nder hund\n"),
+    # results never silently wrong: no data, no results folder, unreadable results and indexes are errors
+    case("eval-empty-data-folder", "eval tatoeba --model toy:onehot --data {w}/empty -o {w}/results -q", 2,
+         "tatoeba: no data under", setup=with_files({"empty/tatoeba_v1/README": "emptied\n"})),
+    case("eval-empty-data-files", "eval tatoeba --model toy:onehot --data {w}/data -o {w}/results -q", 2,
+         "hold no sentences (empty files?", setup=tatoeba_files_emptied),
+    case("eval-output-is-a-file", "eval tatoeba -o {w}/in.txt {nothing}", 2,
+         "is a file, but this output is a folder; name a new or existing folder"),
+    case("eval-langs-iso-639-1", "eval tatoeba --langs de,fr --model toy:onehot --data {w}/data -o {w}/results -q",
+         0, "tatoeba: mean 100.00", left=("results", "results/tatoeba__toy.json")),
+    case("report-results-folder-missing", "report --results {w}/resluts --docs {w}/results.md --plots {w}/plots", 2,
+         "no such results folder (--results)"),
+    case("report-drops-sections", "report --results {w}/folder --docs {w}/results.md --plots {w}/plots", 0,
+         "the new page drops 2 section(s) of the existing one: Summary, tatoeba", setup=report_of_full_result),
+    case("report-result-fields-missing", "report --results {w}/results --docs {w}/results.md --plots {w}/plots", 2,
+         "bare.json: result JSON lacks field(s) encoder, dataset, main_metric, scores",
+         setup=with_files({"results/bare.json": '{"task": "tatoeba", "main_score": 90.0}'})),
+    case("report-result-not-json", "report --results {w}/results --docs {w}/results.md --plots {w}/plots", 2,
+         "broken.json: not a readable result JSON", setup=with_files({"results/broken.json": '{"task": '})),
+    case("report-other-json-skipped", "report --results {w}/results --docs {w}/results.md --plots {w}/plots", 0,
+         "notes.json: skipped, not a result JSON", left=("results.md",),
+         setup=with_files({"results/notes.json": '{"note": "not a result"}'})),
+    case("index-empty-input", "index {w}/empty.txt -o {w}/idx {nothing}", 2,
+         "no text to index (the input is empty or blank)", setup=with_files({"empty.txt": "\n\n"})),
+    case("index-output-holds-an-index", "index {w}/in.txt -o {w}/idx {nothing}", 2,
+         "the folder already holds an index; replace it with --overwrite, or name a new folder",
+         setup=with_files({"idx/xlsent.json": "{}"})),
+    case("search-index-manifest-not-json", "search {w}/idx hallo", 2, "xlsent.json: not readable JSON",
+         setup=with_files({"idx/xlsent.json": "{oops"})),
+    case("search-empty-query", "search {w}/idx hallo {empty}", 2, "query 2 of 2 is empty: give text to search for",
+         setup=with_files({"idx/xlsent.json": "{}"})),
+    case("mine-src-emb-truncated", "mine {w}/in.txt {w}/en.txt -o {w}/p.tsv --src-emb {w}/in.npy --model {model} -q",
+         2, "in.npy: truncated or unreadable", setup=embedded_in_txt_truncated),
+    # concurrent runs: one run per output at a time; inputs checked before any work
+    case("embed-output-busy", "embed {w}/in.txt -o {w}/o.npy {nothing}", 2,
+         "o.npy: busy: another xlsent run", setup=held_by_another_run("o.npy")),
+    case("mine-output-busy", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv {nothing}", 2,
+         "p.tsv: busy: another xlsent run", setup=held_by_another_run("p.tsv")),
+    case("mine-empty-source", "mine {w}/empty.txt {w}/en.txt -o {w}/p.tsv {nothing}", 2,
+         "empty.txt: is empty, so there is nothing to mine", setup=with_files({"empty.txt": ""})),
+    case("mine-blank-target", "mine {w}/de.txt {w}/blank.txt -o {w}/p.tsv {nothing}", 2,
+         "blank.txt: has no text (2 blank row(s))", setup=with_files({"blank.txt": "\n \n"})),
+    case("mine-empty-stdin", "mine - {w}/en.txt -o {w}/p.tsv --model {model} -q", 2,
+         "<stdin>: is empty, so there is nothing to mine", stdin=b""),
+    case("mine-ray-address-unreachable", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --engine ray --address 127.0.0.1:1 "
+         "{nothing}", 2, "--address 127.0.0.1:1: no Ray cluster answers there"),
+    case("export-to-a-file", "export toy:unloadable --sentence-transformers {w}/in.txt", 2,
+         "is a file, but this output is a folder"),
     # evaluation results: a subset run never replaces a fuller result
     case("eval-subset-over-full-result", "eval tatoeba --langs kat --model toy:onehot --data {w}/data -o {w}/results "
          "-q", 2, "replacing it would lose deu, fra. Not saved", setup=full_tatoeba_result),
@@ -319,7 +453,7 @@ def test_bad_input(case: Case, tmp_path: Path, tiny_model_dir: Path, monkeypatch
     capsys.readouterr()
     caplog.clear()
     with caplog.at_level(logging.WARNING):
-        code = main([arg.format(w=w, model=tiny_model_dir) for arg in case.argv])
+        code = main([arg.format(w=w, model=tiny_model_dir, empty="") for arg in case.argv])
     captured = capsys.readouterr()
     said = captured.out + captured.err + caplog.text
     assert code == case.code, said

@@ -7,6 +7,11 @@ same, produces a byte-identical result. The parts are assembled into the output 
 Paths and options are checked before any work. A run that fails removes the parts folder unless it holds
 finished chunks that ``--resume`` can reuse (it keeps them and says so); a bad input row is not such a
 case, since the input has to change. A part file that cannot be read back is named and recomputed.
+
+The metadata describes what was written: the output is assembled from exactly the chunks of the rows this
+run read (a stray file in the parts folder is never taken in), its row count is theirs, and the input's
+checksum is taken again once every row is read: an input that changed meanwhile is an error, never a sidecar
+naming one file over the rows of another.
 """
 
 from __future__ import annotations
@@ -190,10 +195,13 @@ def embed_file(spec: InputSpec, output: str | Path, encoder: Encoder, opts: Embe
         key = _job_key(spec, sha, encoder, opts)
         _prepare_parts(parts, key, opts.resume)
         try:
-            summary = _embed_chunks(spec, output, encoder, opts)
+            summary, written = _embed_chunks(spec, output, encoder, opts)
+            if sha256_file(spec.path) != sha:
+                raise InputError(f"{spec.name}: changed while it was being embedded (its checksum differs from the "
+                                 "start of the run); run again once it is complete")
             meta = base_metadata(summary.rows, encoder.dim, key["encoder"], {**spec.source(), "sha256": sha})
             meta["empty_rows"] = len(summary.empty_rows)
-            save_embedding_parts(output, _finished(parts), meta)
+            save_embedding_parts(output, written, meta)
         except BaseException as exc:
             _clean_up(parts, exc)
             raise
@@ -202,10 +210,13 @@ def embed_file(spec: InputSpec, output: str | Path, encoder: Encoder, opts: Embe
     return summary
 
 
-def _embed_chunks(spec: InputSpec, output: Path, encoder: Encoder, opts: EmbedOptions) -> EmbedSummary:
-    """Embed every chunk of ``spec`` that is missing (or unreadable) in the parts folder of ``output``."""
+def _embed_chunks(spec: InputSpec, output: Path, encoder: Encoder, opts: EmbedOptions
+                  ) -> tuple[EmbedSummary, list[Path]]:
+    """Embed every chunk of ``spec`` that is missing (or unreadable) in the parts folder of ``output``; the summary
+    and the chunk files of the rows read, in order."""
     parts = parts_path(output)
     summary = EmbedSummary(output=output, rows=0, dim=encoder.dim)
+    written: list[Path] = []
     first = spec.first_line
     bar = tqdm(disable=not opts.progress, unit="sent", desc=f"embed {Path(spec.name).name}")
     for index, chunk in enumerate(_chunks(iter(iter_rows(spec)), opts.chunk_rows)):
@@ -222,10 +233,11 @@ def _embed_chunks(spec: InputSpec, output: Path, encoder: Encoder, opts: EmbedOp
             vectors = encoder.encode(chunk, opts.lang, batch_tokens=opts.batch_tokens)
             with atomic_path(part) as tmp, open(tmp, "wb") as fh:
                 np.save(fh, vectors.astype(np.float32))
+        written.append(part)
         summary.rows += len(chunk)
         bar.update(len(chunk))
     bar.close()
     if summary.empty_rows:
         log.warning("%s: %d empty row(s) kept as zero vectors (first at line %d)", spec.name,
                     len(summary.empty_rows), summary.empty_rows[0] + first)
-    return summary
+    return summary, written

@@ -14,12 +14,15 @@ Tatoeba v1 test sets that Tatoeba-Challenge set covers, its NTREX-128 file code 
 
 from __future__ import annotations
 
+import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 CODE_PATTERN = r"^[a-z]{2,3}([-_][A-Za-z0-9]{2,8})*$"
 """What :func:`check_lang` accepts: ISO 639-1/639-3, optionally with script/region subtags."""
 _CODE = re.compile(CODE_PATTERN)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -97,9 +100,46 @@ LANGUAGES: tuple[Language, ...] = (
     Language("vi", "vie", "Latn", "vie"),
     Language("zh", "zho", "Hans", "zho", individual="cmn", v1=("cmn", "yue", "wuu"), ntrex="zho_Hans",
              flores="zho_Hans"),
+    # the other languages of XLM-R's vocabulary (CC-100) and of Tatoeba v1 that have an ISO 639-1 code
+    Language("af", "afr", "Latn"), Language("am", "amh", "Ethi"), Language("as", "asm", "Beng"),
+    Language("az", "aze", "Latn", individual="azj", ntrex="aze-Latn"), Language("be", "bel", "Cyrl"),
+    Language("bn", "ben", "Beng"),
+    Language("br", "bre", "Latn"), Language("bs", "bos", "Latn"), Language("ca", "cat", "Latn"),
+    Language("ch", "cha", "Latn"), Language("cy", "cym", "Latn"), Language("eo", "epo", "Latn"),
+    Language("et", "est", "Latn"), Language("eu", "eus", "Latn"), Language("fo", "fao", "Latn"),
+    Language("fy", "fry", "Latn"), Language("ga", "gle", "Latn"), Language("gd", "gla", "Latn"),
+    Language("gl", "glg", "Latn"), Language("gu", "guj", "Gujr"), Language("ha", "hau", "Latn"),
+    Language("hr", "hrv", "Latn"), Language("hy", "hye", "Armn"), Language("ia", "ina", "Latn"),
+    Language("ie", "ile", "Latn"), Language("io", "ido", "Latn"), Language("is", "isl", "Latn"),
+    Language("jv", "jav", "Latn"), Language("ka", "kat", "Geor"), Language("km", "khm", "Khmr"),
+    Language("kn", "kan", "Knda"), Language("ku", "kur", "Latn", individual="kmr"), Language("kw", "cor", "Latn"),
+    Language("ky", "kir", "Cyrl"), Language("la", "lat", "Latn"), Language("lo", "lao", "Laoo"),
+    Language("lt", "lit", "Latn"), Language("lv", "lav", "Latn", individual="lvs"),
+    Language("mg", "mlg", "Latn", individual="plt"), Language("mk", "mkd", "Cyrl"),
+    Language("ml", "mal", "Mlym"), Language("mn", "mon", "Cyrl", individual="khk"), Language("mr", "mar", "Deva"),
+    Language("my", "mya", "Mymr"), Language("ne", "nep", "Deva", individual="npi"), Language("nn", "nno", "Latn"),
+    Language("no", "nor", "Latn", individual="nob"), Language("oc", "oci", "Latn"),
+    Language("om", "orm", "Latn", individual="gaz"), Language("or", "ori", "Orya", individual="ory"),
+    Language("pa", "pan", "Guru"), Language("ps", "pus", "Arab", individual="pbt"), Language("sa", "san", "Deva"),
+    Language("sd", "snd", "Arab"), Language("si", "sin", "Sinh"), Language("sk", "slk", "Latn"),
+    Language("sl", "slv", "Latn"), Language("so", "som", "Latn"), Language("sq", "sqi", "Latn", individual="als"),
+    Language("sr", "srp", "Cyrl", ntrex="srp-Cyrl"), Language("su", "sun", "Latn"), Language("ta", "tam", "Taml"),
+    Language("te", "tel", "Telu"), Language("tk", "tuk", "Latn"), Language("tl", "tgl", "Latn"),
+    Language("tt", "tat", "Cyrl"), Language("ug", "uig", "Arab"), Language("uz", "uzb", "Latn", individual="uzn"),
+    Language("xh", "xho", "Latn"), Language("yi", "yid", "Hebr", individual="ydd"),
 )
-"""Every language xlsent names: the 31 Tatoeba-Challenge languages of the training bitexts, English, and Kazakh
-(ABSent's low-resource NTREX pair)."""
+"""Every language xlsent names: the 31 Tatoeba-Challenge languages of the training bitexts, English, Kazakh
+(ABSent's low-resource NTREX pair), and the other languages with an ISO 639-1 code of XLM-R's vocabulary and of
+Tatoeba v1, so that every command takes the same codes for them."""
+
+XLMR_LANGS: frozenset[str] = frozenset((
+    "af", "am", "ar", "as", "az", "be", "bg", "bn", "br", "bs", "ca", "cs", "cy", "da", "de", "el", "en", "eo", "es",
+    "et", "eu", "fa", "fi", "fr", "fy", "ga", "gd", "gl", "gu", "ha", "he", "hi", "hr", "hu", "hy", "id", "is", "it",
+    "ja", "jv", "ka", "kk", "km", "kn", "ko", "ku", "ky", "la", "lo", "lt", "lv", "mg", "mk", "ml", "mn", "mr", "ms",
+    "my", "ne", "nl", "no", "om", "or", "pa", "pl", "ps", "pt", "ro", "ru", "sa", "sd", "si", "sk", "sl", "so", "sq",
+    "sr", "su", "sv", "sw", "ta", "te", "th", "tl", "tr", "ug", "uk", "ur", "uz", "vi", "xh", "yi", "zh"))
+"""The languages of XLM-R's training data (CC-100, Conneau et al. 2020: its 100 less six romanised variants, and
+Chinese once), on which the default encoder me5-small was built, as :func:`base_lang` names them."""
 
 BY_CODE: dict[str, Language] = {code: lang for lang in LANGUAGES for code in lang.codes()}
 """Each language under each of its :meth:`Language.codes`."""
@@ -130,6 +170,36 @@ def flores_code(code: str) -> str:
     if lang is None:
         raise ValueError(f"{code!r} is not in xlsent's language table (xlsent.languages.LANGUAGES): add it there")
     return lang.flores_code
+
+
+def same_language(code: str) -> set[str]:
+    """Every code that names the language of ``code``: its table entry's :meth:`Language.codes` (``de`` -> de,
+    deu; ``zh`` -> zh, zho, cmn), or ``code`` alone when the table does not know it.
+
+    >>> sorted(same_language("kat")), sorted(same_language("tlh"))
+    (['ka', 'kat'], ['tlh'])
+    """
+    lang = language(code)
+    return lang.codes() if lang is not None else {code}
+
+
+@dataclass
+class TrainedLanguages:
+    """The languages ``model`` was trained on (as :func:`base_lang` names them); :meth:`check` warns, once per
+    code, about any other."""
+
+    model: str
+    codes: frozenset[str]
+    warned: set[str] = field(default_factory=set)
+
+    def check(self, lang: str | None) -> None:
+        """Log a warning (once per code) when ``lang`` is none of :attr:`codes`: its vectors may be poor."""
+        if lang is None or base_lang(lang) in self.codes or lang in self.warned:
+            return
+        self.warned.add(lang)
+        shown = " ".join(sorted(self.codes)) if len(self.codes) <= 20 else f"{len(self.codes)} languages"
+        log.warning("%s was not trained on %r (its languages: %s); its vectors for it may be poor", self.model, lang,
+                    shown)
 
 
 def check_lang(code: str | None) -> str | None:

@@ -98,14 +98,18 @@ def save_embedding_parts(path: str | Path, parts: Sequence[np.ndarray | Path], m
 
         with atomic_path(path) as tmp:
             writer = None
+            row = 0
             for block in blocks():
                 table = _parquet_table(block, meta)
                 writer = writer or pq.ParquetWriter(tmp, table.schema)
                 writer.write_table(table)
+                row += len(block)
             if writer is None:
                 pq.write_table(_parquet_table(np.zeros((0, meta["dim"]), np.float32), meta), tmp)
             else:
                 writer.close()
+            if row != meta["rows"]:
+                raise ValueError(f"{path}: wrote {row} rows, metadata says {meta['rows']}")
         return
     with atomic_path(path) as tmp:
         out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(meta["rows"], meta["dim"]))
@@ -136,10 +140,23 @@ def read_metadata(path: str | Path) -> dict[str, Any]:
     side = sidecar_path(path)
     if not side.is_file():
         raise EmbeddingFileError(f"{path}: missing sidecar {side.name}; re-create it with `xlsent embed`")
-    meta = json.loads(side.read_text(encoding="utf-8"))
-    if meta.get("format") != FORMAT:
+    try:
+        meta = json.loads(side.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EmbeddingFileError(f"{side}: not readable JSON ({exc}); re-create it with `xlsent embed`") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise EmbeddingFileError(f"{side}: not an xlsent embedding sidecar")
     return meta
+
+
+def _read_array(path: Path, meta: dict[str, Any], *, mmap: bool) -> np.ndarray:
+    """The vectors of the embedding file ``path`` (memory-mapped for ``.npy`` when ``mmap``)."""
+    if is_parquet(path):
+        import pyarrow.parquet as pq
+
+        col = pq.read_table(path, columns=["embedding"]).column(0).combine_chunks()
+        return np.asarray(col.values.to_numpy().reshape(len(col), meta["dim"]))
+    return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
 
 
 def load_embeddings(
@@ -153,13 +170,10 @@ def load_embeddings(
     """Read an embedding file (memory-mapped for ``.npy``) and check it against what the caller expects."""
     path = Path(path)
     meta = read_metadata(path)
-    if is_parquet(path):
-        import pyarrow.parquet as pq
-
-        col = pq.read_table(path, columns=["embedding"]).column(0).combine_chunks()
-        array = col.values.to_numpy().reshape(len(col), meta["dim"])
-    else:
-        array = np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
+    try:
+        array = _read_array(path, meta, mmap=mmap)
+    except (ValueError, OSError, EOFError) as exc:
+        raise EmbeddingFileError(f"{path}: truncated or unreadable ({exc}); re-create it with `xlsent embed`") from exc
     if array.shape != (meta["rows"], meta["dim"]) or str(array.dtype) != meta["dtype"]:
         raise EmbeddingFileError(f"{path}: array {array.shape} {array.dtype} disagrees with its metadata "
                                  f"({meta['rows']}x{meta['dim']} {meta['dtype']})")

@@ -13,7 +13,7 @@ import pytest
 
 from xlsent.evaluation import bucc
 from xlsent.evaluation.runner import METADATA, REGISTRY, TASKS, evaluate_task
-from xlsent.evaluation.task import SubsetScore, Summary, Task, TaskMetadata
+from xlsent.evaluation.task import NoDataError, SubsetScore, Summary, Task, TaskMetadata
 from xlsent.testing import dataset_or_skip
 
 PAPERS = Path(__file__).resolve().parents[3] / "shared" / "papers"
@@ -86,3 +86,34 @@ def test_the_template_checks_subsets_first_and_checksums_what_the_task_read(tmp_
     assert result.notes == ["toy notes", "b: 1 lines", "a: 2 lines"]
     assert list(result.dataset_files) == ["b.txt", "a.txt"] and result.seconds > 0
     assert list(Halves.evaluate(embed, encoder_id="toy", root=tmp_path).scores) == ["a", "b"]
+
+
+class Languages(Halves):
+    """The toy task over language subsets spelt as Tatoeba does (``deu``, ``cmn``), or none at all."""
+
+    def known_subsets(self) -> list[str]:
+        return sorted(p.stem for p in self.base.glob("*.txt"))
+
+
+def test_a_run_over_no_data_is_an_error_naming_the_folder(tmp_path: Path) -> None:
+    def embed(sentences: Sequence[str], lang: str | None) -> np.ndarray:
+        return np.array([[float(s)] for s in sentences])
+
+    with pytest.raises(NoDataError, match=f"halves: no data under {tmp_path} "):
+        Languages.evaluate(embed, encoder_id="toy", root=tmp_path)
+    (tmp_path / "deu.txt").write_text("", encoding="utf-8")
+    with pytest.raises(NoDataError, match=f"the deu data under {tmp_path} hold no sentences"):
+        Languages.evaluate(embed, encoder_id="toy", root=tmp_path)
+    (tmp_path / "deu.txt").write_text("nan\n", encoding="utf-8")
+    with pytest.raises(NoDataError, match="no item of the data .* could be scored"):
+        Languages.evaluate(embed, encoder_id="toy", root=tmp_path)
+
+
+def test_any_code_of_a_language_names_its_subset(tmp_path: Path) -> None:
+    for name in ("deu", "cmn", "kat"):
+        (tmp_path / f"{name}.txt").write_text("1\n", encoding="utf-8")
+    result = Languages.evaluate(lambda s, lang: np.ones((len(s), 1)), encoder_id="toy", root=tmp_path,
+                                langs=["de", "zh", "ka", "deu"])
+    assert list(result.scores) == ["deu", "cmn", "kat"]
+    with pytest.raises(ValueError, match=r"unknown toy file\(s\) \['fr'\]"):
+        Languages.evaluate(lambda s, lang: np.ones((len(s), 1)), encoder_id="toy", root=tmp_path, langs=["fr"])

@@ -26,9 +26,9 @@ from xlsent.methods.emu import model as emu
 from xlsent.methods.emu.config import EmuConfig
 from xlsent.methods.emu.data import EmuData, Sentences, build_data, held_out_ids
 from xlsent.methods.emu.model import METHOD, fit, load_model, train_on
-from xlsent.training import loop
 from xlsent.training.checkpoint import latest_checkpoint, read_tensors_json
 from xlsent.training.config import ConfigError, build_config, to_toml
+from xlsent.training.run_folder import CHECKPOINT_DIR
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 KilledRun = Callable[..., AbstractContextManager[None]]  # the killed_run fixture (conftest.py)
@@ -150,7 +150,7 @@ def test_emu_step_is_algorithm_1(tiny_encoder: TransformerEncoder, tmp_path: Pat
     for h in result.run.history:  # Eq. 2 and 4: L_C + ... = semantic + lambda center - gamma (D(v) - D(u))
         assert h["loss"] == pytest.approx(h["semantic"] + 0.5 * h["center"] - 2.0 * h["critic_gap"], rel=1e-5)
         assert {"critic", "u_norm"} <= set(h)
-    ckpt = latest_checkpoint(tmp_path / loop.CHECKPOINT_DIR)
+    ckpt = latest_checkpoint(tmp_path / CHECKPOINT_DIR)
     assert ckpt is not None
     tensors, _ = read_tensors_json(ckpt)
     critic = [v for k, v in tensors.items() if k.startswith("module/critic_en/")]

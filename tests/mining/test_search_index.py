@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from xlsent.cli import main
 from xlsent.data.text_input import InputSpec
 from xlsent.mining.search_index import SentenceIndex, build_sentence_index
 from xlsent.testing import LookupEncoder
@@ -25,3 +27,30 @@ def test_search_sentences_needs_the_encoder_that_built_the_index(tmp_path: Path)
     assert [hit.text for hit in hits] == ["der hund bellt", "the dog barks"]
     with pytest.raises(ValueError, match=r"idx was built with built, but built is now other; rebuild the index"):
         index.search_sentences(["x"], LookupEncoder(TABLE, name="other"))
+
+
+def test_an_index_refuses_empty_input_and_unreadable_manifests(tmp_path: Path) -> None:
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n \n", encoding="utf-8")
+    with pytest.raises(ValueError, match="blank.txt: no text to index"):
+        build_sentence_index(InputSpec(blank), tmp_path / "idx", LookupEncoder(TABLE), "t", progress=False)
+    assert not (tmp_path / "idx").exists()
+    (tmp_path / "idx").mkdir()
+    for text, problem in [("[]", "field(s) model, encoder, rows, files missing"), ('{"model": "m", "encoder": "e", '
+                          '"rows": "3", "files": {}}', "field(s) rows missing or of the wrong type")]:
+        (tmp_path / "idx" / "xlsent.json").write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match=rf"idx/xlsent.json: {re.escape(problem)}"):
+            SentenceIndex.open(tmp_path / "idx")
+
+
+def test_search_shortens_the_echo_of_a_long_query(tmp_path: Path, tiny_model_dir: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the dog barks\na cat runs\n", encoding="utf-8")
+    assert main(["index", str(corpus), "-o", str(tmp_path / "idx"), "--model", str(tiny_model_dir), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["search", str(tmp_path / "idx"), "dog " * 25_000, "-k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert len(out) < 1000 and "… (shortened: 100000 characters)" in out
+    assert main(["index", str(corpus), "-o", str(tmp_path / "idx"), "--model", str(tiny_model_dir), "-q",
+                 "--overwrite"]) == 0

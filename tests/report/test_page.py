@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 from xlsent.data.xnli import XNLI_LANGS
 from xlsent.evaluation.intent import TSNE_KEY
 from xlsent.evaluation.published import PUBLISHED, published_for
-from xlsent.evaluation.results import TaskResult
+from xlsent.evaluation.results import ResultFileError, TaskResult
 from xlsent.report.page import write_report
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -68,11 +69,34 @@ def test_report_renders_tables_published_numbers_and_plots(tmp_path: Path) -> No
 
 
 def test_report_without_results(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="none: no such results folder"):
+        write_report(tmp_path / "none", tmp_path / "results.md", tmp_path / "plots")
+    assert not (tmp_path / "results.md").exists()
+    (tmp_path / "none").mkdir()
     write_report(tmp_path / "none", tmp_path / "results.md", tmp_path / "plots",
                  train_logs=str(tmp_path / "models" / "**" / "train.jsonl"))
     text = (tmp_path / "results.md").read_text(encoding="utf-8")
     assert "No results yet" in text and "## Benchmarks" not in text and "## Training runs" not in text
     assert not (tmp_path / "plots").exists()
+
+
+def test_unreadable_results_are_named_and_lost_sections_said(tmp_path: Path,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    results = tmp_path / "results"
+    tatoeba_result("muse", {"deu": 95.0}).save(results)
+    write_report(results, tmp_path / "results.md", tmp_path / "plots")
+    (results / "tatoeba__muse.json").rename(tmp_path / "away.json")
+    (results / "other.json").write_text("[1, 2]", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        write_report(results, tmp_path / "results.md", tmp_path / "plots")
+    assert f"{results / 'other.json'}: skipped, not a result JSON" in caplog.text
+    assert "drops 2 section(s) of the existing one: Summary, tatoeba" in caplog.text
+    for text, problem in [("{", "not a readable result JSON"), ('{"task": "t", "main_score": 1}', "lacks field"),
+                          ('{"task": "t", "encoder": "e", "dataset": "d", "main_score": "high", "main_metric": "m", '
+                           '"scores": {}}', "main_score that is not a number")]:
+        (results / "broken.json").write_text(text, encoding="utf-8")
+        with pytest.raises(ResultFileError, match=f"broken.json: .*{problem}"):
+            write_report(results, tmp_path / "results.md", tmp_path / "plots")
 
 
 def test_report_adds_benchmarks_and_training_runs_after_the_tasks(tmp_path: Path,

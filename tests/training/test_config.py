@@ -64,6 +64,31 @@ def test_set_values_are_typed_and_checked() -> None:
         build_config(Toy, [DEFAULTS + "colour = 1\n"])
 
 
+def test_steps_must_be_at_least_one_unless_the_method_needs_none() -> None:
+    with pytest.raises(ConfigError, match="steps must be >= 1, not 0"):
+        build_config(Toy, [DEFAULTS], sets=["steps=0"])
+    assert get_method("linear-map").config(sets=["steps=0"]).steps == 0  # a closed form
+    assert get_method("emu").config(sets=["steps=0"]).steps == 0  # steps set from epochs
+    with pytest.raises(ConfigError, match="steps must be >= 1"):
+        get_method("dual-pivot").config(sets=["steps=0"])
+
+
+def test_config_files_name_themselves_in_every_error(tmp_path: Path) -> None:
+    typo = tmp_path / "typo.toml"
+    typo.write_text("width = 5\n[bb]\nwidth = 6\n")
+    with pytest.raises(ConfigError, match=r"typo.toml: unknown table\(s\) \[bb\]; a table names a mode \(b\)"):
+        read_layers(DEFAULTS, [typo])
+    assert build_config(Toy, read_layers(DEFAULTS, [typo], modes=["a", "bb"]), mode="bb").width == 6
+    broken = tmp_path / "broken.toml"
+    broken.write_text("width = 5\nsteps = = 3\n")
+    with pytest.raises(ConfigError, match=r"broken.toml: not valid TOML \(.*line 2"):
+        read_layers(DEFAULTS, [broken])
+    supervsied = tmp_path / "supervsied.toml"
+    supervsied.write_text("[supervsied]\nsteps = 3\n")
+    with pytest.raises(ConfigError, match=r"supervsied.toml: unknown table\(s\) \[supervsied\]; .*supervised"):
+        get_method("dual-pivot").config(files=[supervsied], mode="supervised")
+
+
 def test_fingerprint_covers_the_trajectory_not_logging() -> None:
     base = build_config(Toy, [DEFAULTS])
     assert base.fingerprint() == build_config(Toy, [DEFAULTS], sets=["log_every=7", "device=cpu"]).fingerprint()

@@ -15,7 +15,7 @@ from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.training.config import TrainConfig, build_config
 from xlsent.training.finetuned import TrainedPart, load_finetuned, save_finetuned, transformer_backbone
-from xlsent.training.loop import CHECKPOINT_DIR
+from xlsent.training.run_folder import CHECKPOINT_DIR
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

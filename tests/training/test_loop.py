@@ -22,8 +22,9 @@ from xlsent.training.checkpoint import (
     save_checkpoint,
 )
 from xlsent.training.config import TrainConfig
-from xlsent.training.loop import LOG_FILE, Trainer, Validation, resolve_device
+from xlsent.training.loop import Trainer, Validation, resolve_device
 from xlsent.training.losses import WassersteinCritic
+from xlsent.training.run_folder import LOG_FILE
 from xlsent.training.schedule import lr_factor
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from xlsent.encoders.model_dir import MANIFEST
+from xlsent.encoders.model_dir import write_manifest
 from xlsent.training.config import ConfigError, TrainConfig
-from xlsent.training.method import checked_train
+from xlsent.training.method import checked_train, model_manifest
+from xlsent.training.run_folder import CHECKPOINT_DIR
 
 
 class OtherConfig(TrainConfig):
@@ -32,7 +33,33 @@ def test_checked_train_checks_before_the_body_runs(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         train(TrainConfig(steps=-1), tmp_path / "x")
     (tmp_path / "done").mkdir()
-    (tmp_path / "done" / MANIFEST).write_text("{}")
+    write_manifest(tmp_path / "done", model_manifest("toy", TrainConfig()))
     with pytest.raises(FileExistsError, match="already holds a model"):
         train(TrainConfig(), tmp_path / "done")
     assert train(TrainConfig(), tmp_path / "done", resume=True) == tmp_path / "done" and len(calls) == 1
+
+
+def test_resuming_a_finished_model_with_other_steps_is_refused_with_the_keys(tmp_path: Path) -> None:
+    train = checked_train(TrainConfig, lambda config, out, **kw: out)
+    (tmp_path / "done").mkdir()
+    write_manifest(tmp_path / "done", model_manifest("toy", TrainConfig(steps=200)))
+    with pytest.raises(ConfigError, match=r"trained with another configuration \(lr 0.001 -> 0.5, steps 200 -> 300\)"):
+        train(TrainConfig(steps=300, lr=0.5), tmp_path / "done", resume=True)
+    assert train(TrainConfig(steps=200, log_every=7), tmp_path / "done", resume=True) == tmp_path / "done"
+
+
+def test_a_folder_of_other_files_is_refused_and_a_killed_run_is_not(tmp_path: Path) -> None:
+    calls: list[Path] = []
+    train = checked_train(TrainConfig, lambda config, out, **kw: calls.append(out) or out)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="neither an xlsent model nor a training run \\(notes.txt\\)"):
+        train(TrainConfig(), tmp_path / "mine")
+    (tmp_path / "killed" / CHECKPOINT_DIR).mkdir(parents=True)
+    (tmp_path / "killed" / "spm.model").write_text("vocabulary")
+    (tmp_path / "hidden").mkdir()
+    (tmp_path / "hidden" / ".lock").write_text("")
+    for out in ("killed", "hidden", "empty", "new"):
+        (tmp_path / "empty").mkdir(exist_ok=True)
+        assert train(TrainConfig(), tmp_path / out, resume=True) == tmp_path / out
+    assert len(calls) == 4

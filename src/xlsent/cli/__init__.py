@@ -2,7 +2,9 @@
 
 A command group is a module of this package with ``add_commands(sub)``, which adds its commands to the parser;
 listing the module in :data:`COMMAND_GROUPS` makes them part of ``xlsent``. Handlers import the library only
-when they run, so that ``xlsent --help`` starts fast.
+when they run, so that ``xlsent --help`` starts fast. Every command declares the arguments naming what it writes
+(``set_defaults(writes=(DEST, ...))``, ``()`` for none): :func:`main` holds their output locks for the whole run
+(:mod:`xlsent.output_lock`), so two runs never write one output at once.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from importlib import import_module
 from typing import cast
 
 from xlsent.cli.commands import Commands, Handler
+from xlsent.output_lock import exclusive_outputs
 from xlsent.version import __version__
 
 COMMAND_GROUPS = ("models", "embed", "export", "evaluate", "mine", "search", "serve", "train", "report",
@@ -57,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
         handler: Handler = args.func
-        return handler(args)
+        with exclusive_outputs(getattr(args, dest) for dest in args.writes):  # one run per output at a time
+            return handler(args)
     except BrokenPipeError:  # standard output closed early, e.g. `xlsent mine a b -o - | head`
         return _stdout_closed()
     except (FileNotFoundError, ValueError, FileExistsError) as exc:  # what was asked for cannot be done: usage

@@ -14,7 +14,7 @@ def add_commands(sub: Commands) -> None:
     p = sub.add_parser("demo", help="embed the shipped German-English example and pair it up (make run)")
     add_model(p)
     add_output(p, "where the embeddings go (default out/demo)", default="out/demo")
-    p.set_defaults(func=_demo)
+    p.set_defaults(func=_demo, writes=("output",))
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -29,7 +29,7 @@ def add_commands(sub: Commands) -> None:
     p.add_argument("--resume", action="store_true", help="reuse the chunks a killed run already finished "
                    "(without it, finished chunks of an earlier run are discarded, with a warning)")
     p.add_argument("--strict", action="store_true", help="make empty rows an error (default: zero vectors)")
-    p.set_defaults(func=_embed)
+    p.set_defaults(func=_embed, writes=("output",))
 
 
 def _embed(args: argparse.Namespace) -> int:

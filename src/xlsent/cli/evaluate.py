@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_data, add_model, add_output, positive_int
+from xlsent.cli.options import add_data, add_model, add_output, check_folder_output, positive_int
 
 
 def add_commands(sub: Commands) -> None:
@@ -52,7 +52,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record", action="store_true",
                    help="with a model directory as --model: store the scores in its xlsent.json and model card")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_eval, more_tasks=[], langs=None)
+    p.set_defaults(func=_eval, writes=("output",), more_tasks=[], langs=None)
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -64,6 +64,7 @@ def _eval(args: argparse.Namespace) -> int:
     if not tasks or unknown:
         problem = f"unknown task(s) {', '.join(unknown)}" if unknown else "name at least one TASK"
         raise ValueError(f"{problem}; tasks: {' | '.join(TASKS)}")
+    check_folder_output("-o", args.output)
     encoder = load(args.model, args.backend)
     for task in tasks:
         options = {"margin_k": args.margin_k} if task == "tatoeba" else {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from xlsent.cli.commands import Commands
+from xlsent.cli.options import check_folder_output
 
 
 def add_commands(sub: Commands) -> None:
@@ -13,12 +14,13 @@ def add_commands(sub: Commands) -> None:
     p.add_argument("model", help="encoder: a registered name (me5-small, muse) or a model directory")
     p.add_argument("--sentence-transformers", required=True, metavar="OUT",
                    help="write a folder that SentenceTransformer(OUT) loads with the same vectors")
-    p.set_defaults(func=_export)
+    p.set_defaults(func=_export, writes=("sentence_transformers",))
 
 
 def _export(args: argparse.Namespace) -> int:
     from xlsent.api import export_sentence_transformers
 
+    check_folder_output("--sentence-transformers", args.sentence_transformers)
     out = export_sentence_transformers(args.model, args.sentence_transformers)
     print(f"wrote sentence-transformers folder {out}")
     return 0

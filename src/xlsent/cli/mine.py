@@ -120,7 +120,7 @@ def _add_mine(sub: Commands) -> None:
                    help="with --engine ray: CPUs each embedding actor and k-NN task reserves, and the BLAS, OpenMP "
                    "and torch threads it runs with (default 1)")
     add_input_options(p)
-    p.set_defaults(func=_mine)
+    p.set_defaults(func=_mine, writes=("output",))
 
 
 def _add_calibrate_arguments(p: argparse.ArgumentParser) -> None:
@@ -136,7 +136,7 @@ def _add_calibrate_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write the record into the thresholds shipped with xlsent (the package's "
                    "mining/thresholds.json; registered encoders only, for maintainers) (default: off)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_calibrate)
+    p.set_defaults(func=_calibrate, writes=())
 
 
 def _check_mine_options(args: argparse.Namespace) -> None:
@@ -197,12 +197,15 @@ def _mine(args: argparse.Namespace) -> int:
 
 def _calibrate(args: argparse.Namespace) -> int:
     from xlsent.api import load
-    from xlsent.mining.calibration import calibrate, save_threshold, ship_threshold
+    from xlsent.mining.calibration import calibrate, calibration_path, save_threshold, ship_threshold
+    from xlsent.output_lock import exclusive_outputs
 
     encoder = load(args.model, args.backend)
-    record = calibrate(encoder, langs=args.langs, root=args.data, progress=not args.quiet)
-    path = save_threshold(encoder, record)
-    print(f"{args.model}: ratio-margin threshold {record['threshold']:.4f} (saved in {path})")
-    if args.ship:
-        print(f"shipped with xlsent: {ship_threshold(encoder, record)}")
+    # What calibrate writes is named by the encoder, so its outputs are locked here, not through `writes`.
+    with exclusive_outputs([calibration_path(encoder), *([args.model] if Path(args.model).is_dir() else [])]):
+        record = calibrate(encoder, langs=args.langs, root=args.data, progress=not args.quiet)
+        path = save_threshold(encoder, record)
+        print(f"{args.model}: ratio-margin threshold {record['threshold']:.4f} (saved in {path})")
+        if args.ship:
+            print(f"shipped with xlsent: {ship_threshold(encoder, record)}")
     return 0

@@ -12,7 +12,7 @@ def add_commands(sub: Commands) -> None:
     p = sub.add_parser("models", help="list the available encoders, or prepare the default one")
     p.add_argument("--prepare", action="store_true", help="convert the default model into the cache now")
     p.add_argument("--force", action="store_true", help="with --prepare: convert again even if cached")
-    p.set_defaults(func=_models)
+    p.set_defaults(func=_models, writes=())
 
 
 def _models(args: argparse.Namespace) -> int:

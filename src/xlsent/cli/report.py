@@ -18,7 +18,7 @@ def add_commands(sub: Commands) -> None:
                         "models; '' for none)")
     p.add_argument("--docs", default="docs/results.md", help="markdown to write (default docs/results.md)")
     p.add_argument("--plots", default="docs/plots", help="folder for PNG plots (default docs/plots)")
-    p.set_defaults(func=_report)
+    p.set_defaults(func=_report, writes=("docs", "plots"))
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -18,21 +18,22 @@ def add_commands(sub: Commands) -> None:
     add_model(p)
     p.add_argument("--kind", default="auto", choices=["flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
                    help="FAISS index type (default auto: exact below ~200k rows, IVF above)")
+    p.add_argument("--overwrite", action="store_true", help="replace the index (or other files) already in -o")
     add_input_options(p)
-    p.set_defaults(func=_index)
+    p.set_defaults(func=_index, writes=("output",))
 
     p = sub.add_parser("search", help="nearest sentences of a saved index for each query")
     p.add_argument("index", help="index folder from `xlsent index`")
     p.add_argument("query", nargs="*", help="query sentences")
     p.add_argument("--file", help="more queries, one a line; - for standard input (default: none)")
     p.add_argument("-k", "--k", type=positive_int, default=5, help="results per query (default 5)")
-    p.set_defaults(func=_search)
+    p.set_defaults(func=_search, writes=())
 
 
 def _index(args: argparse.Namespace) -> int:
     from xlsent.api import load
     from xlsent.data.text_input import check_options_apply, readable
-    from xlsent.mining.search_index import build_sentence_index
+    from xlsent.mining.search_index import build_sentence_index, check_index_output, check_indexable
 
     spec = input_spec(args.input, args)
     spec.check()
@@ -40,8 +41,10 @@ def _index(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if args.output == "-" or (out.exists() and not out.is_dir()):
         raise ValueError(f"-o {args.output}: an index is a folder; name a new or existing folder")
-    encoder = load(args.model, args.backend)
+    check_index_output(out, overwrite=args.overwrite)
     with readable(spec) as spec:
+        check_indexable(spec)
+        encoder = load(args.model, args.backend)
         out = build_sentence_index(spec, out, encoder, args.model, kind=args.kind, progress=not args.quiet)
     print(f"wrote index {out}")
     return 0
@@ -58,9 +61,21 @@ def _search(args: argparse.Namespace) -> int:
             queries += list(iter_rows(spec))
     if not queries:
         raise ValueError("give at least one QUERY or --file")
+    if blank := [i + 1 for i, query in enumerate(queries) if not query.strip()]:
+        raise ValueError(f"query {', '.join(map(str, blank[:5]))} of {len(queries)} is empty: give text to search "
+                         "for (queries from --file count after those on the command line)")
     index = SentenceIndex.open(args.index)
     for query, hits in zip(queries, index.search_sentences(queries, load(index.model), args.k), strict=True):
-        print(f"query: {query}")
+        print(f"query: {shortened(query)}")
         for hit in hits:
             print(f"  {hit.rank}. {hit.score:.4f}  [{hit.row + 1}] {hit.text}")
     return 0
+
+
+def shortened(text: str, limit: int = 200) -> str:
+    """``text``, cut to its first ``limit`` characters with a note of its length when it is longer.
+
+    >>> shortened("abcdef", 3)
+    'abc… (shortened: 6 characters)'
+    """
+    return text if len(text) <= limit else f"{text[:limit]}… (shortened: {len(text)} characters)"

@@ -34,7 +34,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--api-key-env", help="environment variable holding the API key that /v1/* requires "
                    "(default XLSENT_API_KEY; no key set: no key needed)")
     p.add_argument("--access-log", action="store_true", help="log one line per request (default: off)")
-    p.set_defaults(func=_serve)
+    p.set_defaults(func=_serve, writes=())
 
 
 def served_models(specs: list[str] | None) -> dict[str, str]:

@@ -14,12 +14,14 @@ def add_commands(sub: Commands) -> None:
     sub.add_lazy("train", _add_arguments, help="train or adapt an encoder with one of the papers' methods",
                  add_help=False,
                  description="Train METHOD into the model directory --out. The configuration is the method's "
-                 "packaged defaults, overridden by each --config TOML file, then by each --set key=value (any config "
-                 "key; values are typed and checked). A killed run continues with --resume; resuming with another "
-                 "configuration is an error. The result loads with `xlsent.load(OUT)` and works with every --model "
-                 "option. Mining with it at `--threshold auto` needs its threshold calibrated: that takes about a "
-                 "quarter of an hour on CPU, so it is not run here; the `xlsent calibrate` command is printed at "
-                 "the end.")
+                 "packaged defaults, overridden by each --config TOML file, then by each --set key=value (any "
+                 "config key; values are typed and checked; steps must be >= 1 unless the method derives them, "
+                 "and a TOML table must name a mode). --out must be new, empty or a killed run's folder. A killed "
+                 "run continues with --resume; resuming with another configuration is an error, for a finished "
+                 "model too: steps cannot grow on resume (a finished run is not extended), train into a new --out. "
+                 "The result loads with `xlsent.load(OUT)` and works with every --model option. Mining with it at "
+                 "`--threshold auto` needs its threshold calibrated: that takes about a quarter of an hour on CPU, "
+                 "so it is not run here; the `xlsent calibrate` command is printed at the end.")
 
 
 class _TrainHelp(argparse.Action):
@@ -57,12 +59,13 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override one config key, e.g. --set steps=2000 --set pairs=de-en,ar-en (repeatable)")
     p.add_argument("--mode", help="the method's mode (picks the [MODE] table of the config), e.g. supervised")
-    p.add_argument("--resume", action="store_true", help="continue a killed run from its last checkpoint")
+    p.add_argument("--resume", action="store_true",
+                   help="continue a killed run from its last checkpoint, with the same configuration (steps included)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where to train (default: config, auto)")
     p.add_argument("--seed", type=int, help="random seed (default: config, 0)")
     add_data(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=_train)
+    p.set_defaults(func=_train, writes=("out",))
 
 
 def _train(args: argparse.Namespace) -> int:

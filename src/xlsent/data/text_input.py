@@ -164,7 +164,7 @@ def _decode(raw: bytes, name: str, line_no: int) -> str:
 def _lines(spec: InputSpec) -> Iterator[tuple[int, str]]:
     with open(spec.path, "rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
-            yield line_no, _decode(raw.rstrip(b"\n").rstrip(b"\r"), spec.name, line_no)
+            yield line_no, _decode(raw.removesuffix(b"\n").removesuffix(b"\r"), spec.name, line_no)
 
 
 def _tsv_rows(spec: InputSpec) -> Iterator[str]:

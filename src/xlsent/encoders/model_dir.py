@@ -5,6 +5,12 @@ metrics and the size and SHA-256 of every file, so a corrupt, partial or edited 
 with a fix. Loading checks every listed file against its checksum: small files on every load, big ones
 (the weights) whenever their size, modification or change time differs from the last check, remembered in
 a JSON checksum cache (``$XLSENT_HOME/checksums.json``; an unreadable cache is ignored and rewritten).
+
+What is verified: the weights, configuration and tokenizer files, i.e. every file of the directory but the
+manifest, hidden files and training logs (``*.jsonl``, e.g. ``train.jsonl``): logs are records of the run, not
+part of the model, so they are not listed and a model whose log was deleted still loads. The model directory
+loader (:func:`xlsent.encoders.registry.load_encoder`) verifies every model type this way before its encoder
+reads a byte.
 """
 
 from __future__ import annotations
@@ -30,18 +36,26 @@ BIG_FILE_BYTES = 64 << 20
 """Files at least this large are checksummed once per change (``cached``); smaller ones on every load."""
 CACHE_FILE = "checksums.json"
 CACHE_VERSION = 1
+LOG_SUFFIX = ".jsonl"
+"""Files with this suffix are training logs: neither listed nor verified."""
 
 
 class ModelDirError(ValueError):
     """A model directory is missing, incomplete or corrupt."""
 
 
+def is_log(name: str) -> bool:
+    """Whether the file ``name`` of a model directory is a training log (not part of the model)."""
+    return name.endswith(LOG_SUFFIX)
+
+
 def write_manifest(directory: Path, manifest: dict[str, Any]) -> dict[str, Any]:
-    """Add file sizes and checksums for every file in ``directory`` and write ``xlsent.json``."""
+    """Add file sizes and checksums for every file in ``directory`` (logs and hidden files aside) and write
+    ``xlsent.json``."""
     files = {
         p.name: {"bytes": p.stat().st_size, "sha256": sha256_file(p)}
         for p in sorted(directory.iterdir())
-        if p.is_file() and p.name != MANIFEST and not p.name.startswith(".")
+        if p.is_file() and p.name != MANIFEST and not p.name.startswith(".") and not is_log(p.name)
     }
     full = {"format_version": FORMAT_VERSION, **manifest, "files": files}
     write_json(directory / MANIFEST, full)
@@ -108,7 +122,8 @@ def _verify_file(f: Path, info: dict[str, Any], verify: str) -> None:
 
 
 def read_manifest(directory: str | Path, *, verify: str = "cached") -> dict[str, Any]:
-    """Read ``xlsent.json`` and check the files it lists; ``verify`` is one of :data:`VERIFY`."""
+    """Read ``xlsent.json`` and check the files it lists (logs listed by older versions aside); ``verify`` is one
+    of :data:`VERIFY`."""
     if verify not in VERIFY:
         raise ValueError(f"verify must be one of {', '.join(VERIFY)}, not {verify!r}")
     directory = Path(directory)
@@ -128,7 +143,8 @@ def read_manifest(directory: str | Path, *, verify: str = "cached") -> dict[str,
         raise ModelDirError(f"{path}: 'files' must map file names to their bytes and sha256")
     if verify != "none":
         for name, info in files.items():
-            _verify_file(directory / name, info, verify)
+            if not is_log(name):
+                _verify_file(directory / name, info, verify)
     return manifest
 
 

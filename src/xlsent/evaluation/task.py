@@ -10,6 +10,7 @@ a model being trained, or a study's projection of cached states.
 
 from __future__ import annotations
 
+import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from tqdm.auto import tqdm
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode
 from xlsent.evaluation.results import TaskResult, file_checksums
+from xlsent.languages import same_language
 from xlsent.paths import data_root
 
 EmbedFn = Callable[[Sequence[str], str | None], np.ndarray]
@@ -78,6 +80,30 @@ class SubsetScore:
     note: str = ""
 
 
+class NoDataError(ValueError):
+    """A task's data folder offers nothing to score: no subset, a subset without sentences, or no score."""
+
+
+def _subset_named(code: str, known: Sequence[str]) -> str:
+    """The subset among ``known`` that ``code`` names: itself, or the one subset spelling its language another way
+    (``code`` when there is none, or several)."""
+    if code in known:
+        return code
+    matches = [subset for subset in known if subset in same_language(code)]
+    return matches[0] if len(matches) == 1 else code
+
+
+def _refusing_empty(embed: EmbedFn, metadata: TaskMetadata, base: Path) -> EmbedFn:
+    """``embed``, raising :class:`NoDataError` (naming the data folder) when asked to embed no sentences."""
+    def checked(sentences: Sequence[str], lang: str | None) -> np.ndarray:
+        if len(sentences) == 0:
+            which = f"{lang} " if lang else ""
+            raise NoDataError(f"{metadata.name}: the {which}data under {base} hold no sentences (empty files? looked "
+                              f"for {', '.join(metadata.data_files)}): fetch the data again. Not saved")
+        return embed(sentences, lang)
+    return checked
+
+
 class Task(ABC):
     """One run of an evaluation task on one embedding function (MTEB's ``AbsTask``, reduced to what xlsent uses).
 
@@ -103,15 +129,23 @@ class Task(ABC):
         ``root`` (default :func:`xlsent.paths.data_root`) and return the result (not yet saved).
 
         ``options`` are the task's own keyword arguments (its class says which). ``ValueError`` names any subset
-        the data lack before anything is embedded.
+        the data lack before anything is embedded; :class:`NoDataError` (a ``ValueError``) names the data folder
+        when it offers no subset, a subset has no sentences, or no score comes out.
         """
         start = time.perf_counter()
-        task = cls(embed, data_root(root), **options)
+        base = data_root(root)
+        task = cls(_refusing_empty(embed, cls.metadata, base), base, **options)
         subsets = task.select(langs)
+        if not subsets:
+            raise NoDataError(f"{cls.metadata.name}: no data under {base} (looked for "
+                              f"{', '.join(cls.metadata.data_files)}): fetch the data or point --data at it")
         scored = {subset: task.score(subset)
                   for subset in tqdm(subsets, disable=not progress, desc=cls.metadata.name, unit=cls.unit)}
         scores = {task.row(subset): s.metrics for subset, s in scored.items()}
         summary = task.summarise(scores)
+        if not math.isfinite(summary.main_score):
+            raise NoDataError(f"{cls.metadata.name}: no item of the data under {base} could be scored (main score "
+                              f"{summary.main_score}): check the files there. Not saved")
         files = [p for p in dict.fromkeys(summary.files) if p.is_file()]
         return TaskResult(
             task=cls.metadata.name, encoder=encoder_id, dataset=summary.dataset, main_score=summary.main_score,
@@ -130,9 +164,11 @@ class Task(ABC):
         return self.known_subsets()
 
     def select(self, langs: Sequence[str] | None) -> list[str]:
-        """The subsets a run on ``langs`` scores, in order; ``ValueError`` naming those the data lack."""
+        """The subsets a run on ``langs`` scores, in order; ``ValueError`` naming those the data lack. A language
+        code names the subset the task spells another way (``de`` or ``deu``: see
+        :func:`xlsent.languages.same_language`)."""
         known = self.known_subsets()
-        chosen = list(dict.fromkeys(langs)) if langs else self.default_subsets()
+        chosen = list(dict.fromkeys(_subset_named(code, known) for code in langs)) if langs else self.default_subsets()
         unknown = sorted(set(chosen) - set(known))
         if unknown:
             raise ValueError(f"unknown {self.subset_kind}(s) {unknown}; known: {' '.join(known)}")

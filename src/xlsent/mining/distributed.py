@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -45,7 +46,7 @@ import numpy as np
 
 from xlsent.atomic import atomic_path
 from xlsent.checksum import sha256_file
-from xlsent.data.text_input import InputSpec, iter_rows, readable
+from xlsent.data.text_input import InputSpec, iter_rows
 from xlsent.encoders.cache import encoder_id
 from xlsent.mining.knn import (
     KnnResult,
@@ -72,6 +73,7 @@ from xlsent.mining.pipeline import (
     load_knn_shard,
     merge_shards,
     prepare_work,
+    readable_sides,
     resolve_index,
     save_knn_shard,
     shard_bounds,
@@ -86,6 +88,8 @@ log = logging.getLogger(__name__)
 
 # Attempts after the first that Ray makes of a task whose worker process died.
 TASK_RETRIES = 3
+# Seconds to wait for a cluster at ``--address`` to accept a connection.
+CONNECT_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True)
@@ -232,12 +236,30 @@ def ray_shard_search(cpus: int, cpus_per_task: int = 1) -> ShardSearch:
     return search
 
 
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Raise ValueError unless something accepts connections at the Ray ``address`` (``host:port`` or
+    ``ray://host:port``; ``auto`` and ``local`` are Ray's to find) within ``timeout`` seconds: Ray itself would
+    retry for minutes, logging each attempt."""
+    if address in ("auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--address {address}: expected HOST:PORT (or ray://HOST:PORT, auto) of a Ray cluster")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ValueError(f"--address {address}: no Ray cluster answers there within {timeout:g}s ({exc}); start "
+                         "one (`ray start --head`) or leave out --address to run Ray on this machine") from None
+
+
 @contextmanager
 def ray_session(cfg: RayConfig) -> Iterator[int]:
     """Ray, joined at ``cfg.address`` or started here (and shut down after) unless already running; yields its
     CPU count."""
     import ray
 
+    if cfg.address:
+        check_reachable(cfg.address)
     started_here = not ray.is_initialized()
     if started_here:
         if cfg.address:
@@ -332,7 +354,7 @@ def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: st
     check_mine_paths(src, tgt, output)
     output = Path(output)
     work = work_dir or output.with_name(output.name + ".work")
-    with readable(src) as src, readable(tgt) as tgt, ray_session(ray_cfg) as cpus:
+    with readable_sides(src, tgt) as (src, tgt), ray_session(ray_cfg) as cpus:
         src_text, tgt_text = list(iter_rows(src)), list(iter_rows(tgt))
         chunks = len(shard_bounds(len(src_text), ray_cfg.chunk_rows)) + len(shard_bounds(len(tgt_text),
                                                                                            ray_cfg.chunk_rows))

@@ -10,10 +10,10 @@ Repeated sentences are searched and scored once (:mod:`xlsent.mining.unify`, on 
 pair of distinct sentences is one output row, with every line number of both sentences under ``with_ids``.
 After scoring, ``dedup`` keeps each distinct source and target text in one pair at most (the best).
 
-Options and paths are checked before anything is computed. A run that fails removes the work folder unless
-it holds finished stages that the same command would reuse (it keeps them and says so); a bad input row
-is not such a case, since the input has to change. Output ``-`` writes the pairs to standard output, with
-the work folder in a temporary directory (not resumable).
+Options, paths and that each side has a sentence are checked before anything is computed. A run that fails
+removes the work folder unless it holds finished stages that the same command would reuse (it keeps them and
+says so); a bad input row is not such a case, since the input has to change. Output ``-`` writes the pairs to
+standard output, with the work folder in a temporary directory (not resumable).
 """
 
 from __future__ import annotations
@@ -381,6 +381,9 @@ def check_mine_paths(src: InputSpec, tgt: InputSpec, output: str | Path) -> None
     check_options_apply([src, tgt])
     if src.is_stdin() and tgt.is_stdin():
         raise InputError("SRC and TGT cannot both be standard input (-): it can be read once")
+    for side in (src, tgt):
+        if not side.is_stream():  # a stream is checked once copied, by readable_sides
+            check_has_text(side)
     output = Path(output)
     if str(output) == STDOUT:
         return
@@ -391,6 +394,18 @@ def check_mine_paths(src: InputSpec, tgt: InputSpec, output: str | Path) -> None
     work = output.with_name(output.name + ".work")
     if work.exists() and not work.is_dir():
         raise ValueError(f"{work}: exists and is not a folder; remove it (it would hold the run's finished stages)")
+
+
+def check_has_text(spec: InputSpec) -> None:
+    """Raise :class:`InputError` unless ``spec`` (a file, or a stream copied by ``readable``) has a row with text:
+    there is nothing to mine in an empty side."""
+    rows = 0
+    for row in iter_rows(spec):
+        if row.strip():
+            return
+        rows += 1
+    what = "is empty" if rows == 0 else f"has no text ({rows} blank row(s))"
+    raise InputError(f"{spec.name}: {what}, so there is nothing to mine; give one sentence a line")
 
 
 def _has_progress(work: Path) -> bool:
@@ -406,6 +421,16 @@ def clean_up(work: Path, exc: BaseException, temporary: bool) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+@contextmanager
+def readable_sides(src: InputSpec, tgt: InputSpec) -> Iterator[tuple[InputSpec, InputSpec]]:
+    """Both sides as :func:`readable` gives them (streams copied), each checked to have text (:func:`check_has_text`)
+    before any work."""
+    with readable(src) as src_file, readable(tgt) as tgt_file:
+        check_has_text(src_file)
+        check_has_text(tgt_file)
+        yield src_file, tgt_file
+
+
 def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Encoder | None, cfg: MineConfig, *,
                src_lang: str | None = None, tgt_lang: str | None = None, src_emb: Path | None = None,
                tgt_emb: Path | None = None, work_dir: Path | None = None, keep_work: bool = False,
@@ -419,7 +444,7 @@ def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, encoder: Enco
     if encoder is None and (src_emb is None or tgt_emb is None):
         raise ValueError("mining without an encoder needs the embeddings of both sides (--src-emb and --tgt-emb)")
     output = Path(output)
-    with readable(src) as src, readable(tgt) as tgt:
+    with readable_sides(src, tgt) as (src, tgt):
         src_sha, tgt_sha = sha256_file(src.path), sha256_file(tgt.path)
         x_given, made_by = _given_embeddings(src_emb, src_sha, encoder_id(encoder) if encoder else None)
         y_given, made_by = _given_embeddings(tgt_emb, tgt_sha, made_by)

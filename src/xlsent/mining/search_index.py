@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,13 +33,29 @@ class Hit:
     text: str
 
 
+def check_indexable(spec: InputSpec) -> None:
+    """``ValueError`` naming the input when it holds no text to index (no rows, or only blank ones)."""
+    if not any(row.strip() for row in iter_rows(spec)):
+        raise ValueError(f"{spec.path}: no text to index (the input is empty or blank); give a file with sentences")
+
+
+def check_index_output(out: Path, *, overwrite: bool) -> None:
+    """``FileExistsError`` when ``out`` is a folder holding files (an earlier index?) and ``overwrite`` is false."""
+    if not overwrite and out.is_dir() and any(out.iterdir()):
+        what = "an index" if (out / MANIFEST).is_file() else "files"
+        raise FileExistsError(f"-o {out}: the folder already holds {what}; replace it with --overwrite, or name a "
+                              "new folder")
+
+
 def build_sentence_index(spec: InputSpec, out_dir: str | Path, encoder: Encoder, model: str, *,
                          kind: str = "auto", progress: bool = True) -> Path:
-    """Embed every row of ``spec`` and save a searchable index folder at ``out_dir``."""
+    """Embed every row of ``spec`` and save a searchable index folder at ``out_dir`` (``ValueError`` for an input
+    without text: see :func:`check_indexable`)."""
     import faiss
 
     from xlsent.mining.knn import build_index
 
+    check_indexable(spec)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     texts = list(iter_rows(spec))
@@ -53,6 +70,20 @@ def build_sentence_index(spec: InputSpec, out_dir: str | Path, encoder: Encoder,
                                 "source": {"path": str(spec.path), "sha256": sha256_file(spec.path)},
                                 "files": {n: sha256_file(out / n) for n in (INDEX_FILE, TEXTS_FILE)}})
     return out
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    """An index's ``xlsent.json``; ``ValueError`` naming it when it is not JSON or lacks a field."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not readable JSON ({exc}); rebuild the index with `xlsent index`") from exc
+    fields = {"model": str, "encoder": str, "rows": int, "files": dict}
+    bad = [name for name, kind in fields.items() if not isinstance(meta, dict) or not isinstance(meta.get(name), kind)]
+    if bad:
+        raise ValueError(f"{path}: field(s) {', '.join(bad)} missing or of the wrong type; rebuild the index with "
+                         "`xlsent index`")
+    return meta
 
 
 @dataclass
@@ -72,11 +103,13 @@ class SentenceIndex:
         d = Path(directory)
         if not (d / MANIFEST).is_file():
             raise FileNotFoundError(f"{d}: not a sentence index (no {MANIFEST}); build one with `xlsent index`")
-        meta = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
+        meta = _read_manifest(d / MANIFEST)
         for name, sha in meta["files"].items():
             if not (d / name).is_file() or sha256_file(d / name) != sha:
                 raise ValueError(f"{d / name}: missing or corrupt (checksum differs from {MANIFEST}); rebuild it")
         texts = (d / TEXTS_FILE).read_text(encoding="utf-8").split("\n")[: meta["rows"]]
+        if not texts:
+            raise ValueError(f"{d}: the index holds no rows; rebuild it from a file with sentences")
         return cls(d, meta["model"], meta["encoder"], texts, faiss.read_index(str(d / INDEX_FILE)))
 
     def search_sentences(self, sentences: Sequence[str], encoder: Encoder, k: int = 5) -> list[list[Hit]]:

@@ -207,11 +207,38 @@ def plot_tsne(result: TaskResult, path: Path) -> None:
     save_png(fig, path)
 
 
+def section_headings(lines: Sequence[str]) -> list[str]:
+    """The ``## `` section headings among markdown ``lines``, in order.
+
+    >>> section_headings(["# Results", "## Summary", "text", "## tatoeba"])
+    ['Summary', 'tatoeba']
+    """
+    return [line[3:].strip() for line in lines if line.startswith("## ")]
+
+
+def _warn_dropped_sections(docs_path: Path, lines: Sequence[str]) -> None:
+    """Warn, naming them, about the sections of the page already at ``docs_path`` that ``lines`` lack."""
+    try:
+        old = docs_path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return
+    dropped = [h for h in section_headings(old) if h not in set(section_headings(lines))]
+    if dropped:
+        log.warning("%s: the new page drops %d section(s) of the existing one: %s (their results, benchmarks or "
+                    "training logs are not among the inputs)", docs_path, len(dropped), ", ".join(dropped))
+
+
 def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_dir: Path | None = None,
                  train_logs: str | None = None) -> None:
     """Render every result in ``results_dir`` into ``docs_path`` (markdown) and ``plots_dir`` (PNG), then the
     benchmark records in ``bench_dir`` (default ``results_dir/bench``) and the training logs that the glob
-    ``train_logs`` matches (None: none), each section only when it has something to show."""
+    ``train_logs`` matches (None: none), each section only when it has something to show.
+
+    ``FileNotFoundError`` when ``results_dir`` is not a folder; a warning names the sections of an existing
+    ``docs_path`` that the new page drops."""
+    if not results_dir.is_dir():
+        raise FileNotFoundError(f"{results_dir}: no such results folder (--results): name the folder that holds "
+                                "the result JSON of `xlsent eval`")
     results = load_results(results_dir)
     groups: dict[tuple[str, str], list[TaskResult]] = {}
     rank = {task: i for i, task in enumerate(TASKS)}
@@ -241,6 +268,7 @@ def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_d
     runs = training_runs(train_logs, plots_dir, docs_path) if train_logs else []
     if runs:
         lines += training_section(runs)
+    _warn_dropped_sections(docs_path, lines)
     with atomic_open(docs_path) as fh:
         fh.write("\n".join(lines).rstrip() + "\n")
     log.info("wrote %s from %d results, %d benchmarks and %d training logs, plots in %s", docs_path, len(results),

@@ -52,6 +52,8 @@ class TrainConfig:
 
     NOT_FINGERPRINTED: ClassVar[frozenset[str]] = frozenset(
         {"checkpoint_every", "log_every", "device", "progress"})
+    MIN_STEPS: ClassVar[int] = 1
+    """The least ``steps`` (0 where the method does not train step by step or derives them)."""
 
     seed: int = 0
     device: str = "auto"
@@ -73,8 +75,10 @@ class TrainConfig:
     def problems(self) -> list[str]:
         """What is wrong with the values (empty when consistent)."""
         out = []
-        if self.steps < 0 or self.warmup_steps < 0 or self.eval_every < 0:
-            out.append("steps, warmup_steps and eval_every must be >= 0")
+        if self.steps < self.MIN_STEPS:
+            out.append(f"steps must be >= {self.MIN_STEPS}, not {self.steps}")
+        if self.warmup_steps < 0 or self.eval_every < 0:
+            out.append("warmup_steps and eval_every must be >= 0")
         if self.checkpoint_every < 1 or self.log_every < 1:
             out.append("checkpoint_every and log_every must be >= 1")
         if self.schedule not in SCHEDULES:
@@ -87,6 +91,11 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def differing_keys(self, saved: dict[str, Any]) -> list[str]:
+        """``key old -> new`` for each fingerprinted key whose value in the ``saved`` config (a model's) differs."""
+        mine = {k: v for k, v in self.to_dict().items() if k not in self.NOT_FINGERPRINTED}
+        return [f"{k} {saved.get(k)!r} -> {v!r}" for k, v in sorted(mine.items()) if saved.get(k) != v]
 
     def fingerprint(self) -> str:
         """16 hex digits identifying the values that shape the training trajectory (not logging or device)."""
@@ -179,6 +188,8 @@ def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: 
     modes = [t for table in tables for t, v in table.items() if isinstance(v, dict)]
     if mode is None:
         mode = assignments.get("mode") or next((t["mode"] for t in reversed(tables) if "mode" in t), None)
+    if mode is not None and not isinstance(mode, str):
+        raise ConfigError(f"mode expects str (the name of a mode), got {mode!r}")
     values: dict[str, Any] = {}
     for table in tables:
         values.update(_layer(table, mode, modes))
@@ -195,15 +206,25 @@ def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: 
     return config
 
 
-def read_layers(defaults: str, files: Sequence[str | Path] = ()) -> list[str]:
-    """The packaged defaults text followed by the texts of ``files`` (a missing file names itself)."""
-    texts = [defaults]
+def read_layers(defaults: str, files: Sequence[str | Path] = (), modes: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The packaged defaults followed by the tables of ``files``; a missing or malformed file, or a table in it that
+    is not a mode (one of ``modes`` or a table of the defaults), is an error naming the file."""
+    layers = [tomllib.loads(defaults)]
+    known = set(modes) | {k for k, v in layers[0].items() if isinstance(v, dict)}
     for f in files:
         path = Path(f)
         if not path.is_file():
             raise FileNotFoundError(f"config file {path} not found")
-        texts.append(path.read_text(encoding="utf-8"))
-    return texts
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid TOML ({exc})") from exc
+        unknown = sorted(k for k, v in table.items() if isinstance(v, dict) and k not in known)
+        if unknown:
+            raise ConfigError(f"{path}: unknown table(s) {', '.join(f'[{k}]' for k in unknown)}; a table names a "
+                              f"mode ({', '.join(sorted(known)) or 'this method has none'})")
+        layers.append(table)
+    return layers
 
 
 def toml_value(value: Any) -> str:
@@ -216,8 +237,8 @@ def toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):  # JSON escapes every control character TOML forbids but DEL
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot write {value!r} as TOML")

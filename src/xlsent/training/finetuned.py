@@ -28,8 +28,8 @@ from xlsent.encoders.model_dir import ModelDirError, read_manifest, write_manife
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.training.config import TrainConfig, to_toml
-from xlsent.training.loop import CHECKPOINT_DIR
 from xlsent.training.method import model_manifest
+from xlsent.training.run_folder import CHECKPOINT_DIR
 
 log = logging.getLogger(__name__)
 

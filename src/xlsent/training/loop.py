@@ -52,6 +52,7 @@ from xlsent.training.checkpoint import (
     state_tensors,
 )
 from xlsent.training.config import TrainConfig
+from xlsent.training.run_folder import CHECKPOINT_DIR, LOG_FILE
 from xlsent.training.schedule import apply_schedule, lr_factor, remember_base_lrs
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,6 @@ log = logging.getLogger(__name__)
 H = TypeVar("H")
 M = TypeVar("M")
 
-LOG_FILE = "train.jsonl"
-CHECKPOINT_DIR = "checkpoints"
 BEST = "best.json"
 
 

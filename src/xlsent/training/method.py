@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from xlsent.encoders.base import Encoder
-from xlsent.encoders.model_dir import MANIFEST
-from xlsent.training.config import TrainConfig, build_config, read_layers
+from xlsent.encoders.model_dir import MANIFEST, read_manifest
+from xlsent.training.config import ConfigError, TrainConfig, build_config, read_layers
+from xlsent.training.run_folder import is_training_run
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,8 @@ class Method:
         """The effective configuration: packaged defaults, then ``files``, then ``key=value`` ``sets``."""
         if mode is not None and self.modes and mode not in self.modes:
             raise ValueError(f"{self.name}: unknown mode {mode!r}; modes: {', '.join(self.modes)}")
-        return build_config(self.config_class, read_layers(self.defaults_text(), files), sets=sets, mode=mode)
+        layers = read_layers(self.defaults_text(), files, self.modes)
+        return build_config(self.config_class, layers, sets=sets, mode=mode)
 
 
 def available_methods() -> dict[str, Method]:
@@ -100,17 +102,33 @@ def get_method(name: str) -> Method:
 
 def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = None) -> bool:
     """Check ``config`` and the output folder before training; True when it already holds a finished model (and
-    ``resume``)."""
+    ``resume``) trained with the same configuration.
+
+    A finished model resumed with another configuration (``steps`` included: a finished run is not extended) is an
+    error naming the keys that differ, as is a folder holding files that are neither a model nor a training run.
+    """
     if config is not None:
         config.check()
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is not a folder; choose another --out")
     if (path / MANIFEST).is_file():
-        if resume:
-            log.info("%s is already a trained model; nothing to resume", path)
-            return True
-        raise FileExistsError(f"{path} already holds a model; choose another --out")
+        if not resume:
+            raise FileExistsError(f"{path} already holds a model; choose another --out")
+        saved = read_manifest(path, verify="none").get("config")
+        differ = config.differing_keys(saved) if config is not None and isinstance(saved, dict) else []
+        if differ:
+            raise ConfigError(f"{path} is a finished model trained with another configuration ("
+                              f"{', '.join(differ)}); --resume continues a killed run with its own configuration "
+                              "only: train into a new --out")
+        log.info("%s is already a trained model; nothing to resume", path)
+        return True
+    if path.is_dir() and not is_training_run(path):
+        foreign = sorted(p.name for p in path.iterdir() if not p.name.startswith("."))
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+            raise FileExistsError(f"{path} holds files that are neither an xlsent model nor a training run "
+                                  f"({shown}); choose an empty or new --out")
     return False
 
 

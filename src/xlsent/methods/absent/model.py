@@ -350,7 +350,7 @@ class ABSentEncoder(MappedEncoder):
     config_class = ABSentConfig
     model_type = NAME
 
-    def __init__(self, model_dir: str | Path, *, backbone: Encoder | None = None, verify: str = "size") -> None:
+    def __init__(self, model_dir: str | Path, *, backbone: Encoder | None = None, verify: str = "cached") -> None:
         super().__init__(model_dir, backbone=backbone, verify=verify)
         cfg = self.config
         assert isinstance(cfg, ABSentConfig)

@@ -61,10 +61,11 @@ from xlsent.training.adversarial import CriticGroup
 from xlsent.training.batching import batch_indices, step_generator
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.config import build_config, to_toml
-from xlsent.training.loop import CHECKPOINT_DIR, FitResult, Trainer, held_out_validation
+from xlsent.training.loop import FitResult, Trainer, held_out_validation
 from xlsent.training.losses import TripletRankingLoss, WassersteinCritic
 from xlsent.training.method import Method, checked_train, model_manifest, prepare_output
 from xlsent.training.networks import mlp
+from xlsent.training.run_folder import CHECKPOINT_DIR
 
 log = logging.getLogger(__name__)
 

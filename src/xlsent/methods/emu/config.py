@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from xlsent.data.xsid import XSID_LANGS
 from xlsent.languages import TATOEBA_CHALLENGE
@@ -24,6 +25,7 @@ UNLABELLED_LANGS = tuple(lang for lang in XSID_LANGS if lang in TATOEBA_CHALLENG
 class EmuConfig(TrainConfig):
     """Hyper-parameters, data and ablation switches of EMU and its baselines (``mode``)."""
 
+    MIN_STEPS: ClassVar[int] = 0  # 0: set from epochs (with_steps)
     steps: int = 0
     mode: str = "emu"
     backbone: str = "me5-small"
@@ -55,6 +57,10 @@ class EmuConfig(TrainConfig):
     dropout: float = 0.1
     valid_size: int = 60
     selection: str = "none"
+
+    def differing_keys(self, saved: dict[str, Any]) -> list[str]:
+        """As for every config, but ``steps = 0`` (set from ``epochs``) matches the steps a model was trained for."""
+        return super().differing_keys({**saved, "steps": 0} if self.steps == 0 else saved)
 
     def problems(self) -> list[str]:
         out = super().problems()

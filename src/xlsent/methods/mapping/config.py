@@ -5,6 +5,7 @@ pairs, corpus, parallel share) and the linear-map method's own keys (:class:`Lin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from xlsent.data.bitext import parse_pair
 from xlsent.encoders.static_average import INPUTS
@@ -68,6 +69,7 @@ class MappingConfig(TrainConfig):
 class LinearMapConfig(MappingConfig):
     """A linear baseline: ``method`` (a :data:`METHODS` key) and the least-squares ``ridge``."""
 
+    MIN_STEPS: ClassVar[int] = 0  # a closed form: no steps
     steps: int = 0
     method: str = "procrustes-csls"
     ridge: float = 0.0

@@ -67,7 +67,7 @@ class MappedEncoder(abc.ABC):
     config_class: type[MappingConfig] = MappingConfig
     model_type = ""
 
-    def __init__(self, model_dir: str | Path, *, backbone: Encoder | None = None, verify: str = "size") -> None:
+    def __init__(self, model_dir: str | Path, *, backbone: Encoder | None = None, verify: str = "cached") -> None:
         self.model_dir = Path(model_dir)
         self.manifest: dict[str, Any] = read_manifest(self.model_dir, verify=verify)
         if self.manifest["type"] != self.model_type:

@@ -167,7 +167,7 @@ class LinearMapEncoder(MappedEncoder):
     config_class = LinearMapConfig
     model_type = NAME
 
-    def __init__(self, model_dir: str | Path, *, backbone: Encoder | None = None, verify: str = "size") -> None:
+    def __init__(self, model_dir: str | Path, *, backbone: Encoder | None = None, verify: str = "cached") -> None:
         super().__init__(model_dir, backbone=backbone, verify=verify)
         state = self._load(MAP_FILE)
         self.maps = {src: state[f"map.{src}"].numpy() for src in self.sources}

@@ -21,8 +21,8 @@ from xlsent.methods.mapping.config import MappingConfig
 from xlsent.methods.mapping.data import PairData, build_pair_data, data_meta, data_summary
 from xlsent.methods.mapping.encoder import write_mapped_model
 from xlsent.methods.mapping.inputs import PairVectors, fit_input_encoder, pair_vectors
-from xlsent.training.loop import CHECKPOINT_DIR
 from xlsent.training.method import TrainFn, checked_train, prepare_output
+from xlsent.training.run_folder import CHECKPOINT_DIR
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,39 @@
+"""`xlsent mine` killed with SIGKILL mid-run, then run again: the same bytes as a run never interrupted."""
+
+from __future__ import annotations
+
+import importlib
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from xlsent.cli import main
+
+if TYPE_CHECKING:
+    from conftest import GatedRuns
+
+
+def test_killed_mine_resumes_byte_identical(tmp_path: Path, gated_runs: Callable[[int], GatedRuns],
+                                            numbered_lines: Callable[[int, int], tuple[list[str], list[str]]]) -> None:
+    runs = gated_runs(1)  # the source side is embedded, the target side waits: the kill lands between them
+    src, tgt = numbered_lines(60, 50)
+    (tmp_path / "de.txt").write_text("".join(f"{line}\n" for line in src), encoding="utf-8")
+    (tmp_path / "en.txt").write_text("".join(f"{line}\n" for line in tgt), encoding="utf-8")
+    argv = ["mine", "de.txt", "en.txt", "-o", "p.tsv", "--model", "gate:tiny", "--with-ids", "-q"]
+    killed = runs.start(*argv)
+    runs.wait_for("p.tsv.work/src.npy.json")  # the first finished stage: the source side's embeddings
+    killed.send_signal(signal.SIGKILL)
+    assert killed.wait(timeout=30) == -signal.SIGKILL
+    assert not (tmp_path / "p.tsv").exists() and (tmp_path / "p.tsv.work" / "src.npy").is_file()
+
+    runs.open()
+    gate = importlib.import_module("gate")
+    assert main(["mine", str(tmp_path / "de.txt"), str(tmp_path / "en.txt"), "-o", str(tmp_path / "p.tsv"),
+                 "--model", "gate:tiny", "--with-ids", "-q"]) == 0
+    assert gate.calls == 1  # the target side only: the source side's embeddings were reused
+    assert main(["mine", str(tmp_path / "de.txt"), str(tmp_path / "en.txt"), "-o", str(tmp_path / "q.tsv"),
+                 "--model", "gate:tiny", "--with-ids", "-q"]) == 0
+    assert (tmp_path / "p.tsv").read_bytes() == (tmp_path / "q.tsv").read_bytes()
+    assert (tmp_path / "p.tsv").read_bytes().count(b"\n") >= 10
+    assert not any(p.name.endswith((".work", ".lock")) for p in tmp_path.iterdir())

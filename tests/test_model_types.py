@@ -1,0 +1,75 @@
+"""Every model type xlsent loads (the built-in directory types and the type of every method registered in the
+``xlsent.methods`` entry-point group) refuses a flipped byte in any file of its model directory.
+
+The smallest model of each type (``xlsent.testing.SMALLEST_MODELS``) is built once per session; a type registered
+without a builder fails :func:`test_every_registered_type_has_a_builder`, so a method added later is covered as soon
+as it is registered.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from xlsent.encoders.model_card import CARD
+from xlsent.encoders.model_dir import MANIFEST, ModelDirError, is_log, read_manifest
+from xlsent.encoders.registry import load_encoder
+from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.testing import SMALLEST_MODELS, registered_model_types
+
+
+def model_files(directory: Path) -> list[str]:
+    """Every file a model is made of: all but the manifest, the model card and the training logs."""
+    return sorted(p.name for p in directory.iterdir()
+                  if p.is_file() and p.name not in (MANIFEST, CARD) and not is_log(p.name))
+
+
+@pytest.fixture(scope="session")
+def built_model(tmp_path_factory: pytest.TempPathFactory, tiny_encoder: TransformerEncoder
+                ) -> Iterator[Callable[[str], Path]]:
+    """``built_model(type)``: the smallest model of ``type``, built once per session (its own ``$XLSENT_HOME``)."""
+    root = tmp_path_factory.mktemp("model-types")
+    built: dict[str, Path] = {}
+
+    def get(kind: str) -> Path:
+        if kind not in built:
+            built[kind] = SMALLEST_MODELS[kind](root / kind / "model", tiny_encoder)
+        return built[kind]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XLSENT_HOME", str(root / "home"))
+        yield get
+
+
+def test_every_registered_type_has_a_builder() -> None:
+    assert registered_model_types() == sorted(SMALLEST_MODELS), "add a builder of the smallest model of each new type"
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+@pytest.mark.parametrize("kind", registered_model_types())
+def test_a_flipped_byte_in_any_model_file_is_refused(kind: str, built_model: Callable[[str], Path],
+                                                     tmp_path: Path) -> None:
+    built = built_model(kind)
+    assert read_manifest(built, verify="sha256")["type"] == kind
+    load_encoder(built)
+    files = model_files(built)
+    assert any(name.endswith(".safetensors") or name.endswith(".pt") for name in files), files
+    for name in files:
+        copy = Path(shutil.copytree(built, tmp_path / name))
+        data = bytearray((copy / name).read_bytes())
+        data[len(data) // 2] ^= 0x01
+        (copy / name).write_bytes(bytes(data))
+        with pytest.raises(ModelDirError, match=re.escape(f"{name}: checksum differs")):
+            load_encoder(copy)
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_a_deleted_training_log_leaves_the_model_loadable(built_model: Callable[[str], Path], tmp_path: Path) -> None:
+    copy = Path(shutil.copytree(built_model("dual-pivot"), tmp_path / "model"))
+    assert "train.jsonl" not in read_manifest(copy)["files"]
+    (copy / "train.jsonl").unlink()
+    load_encoder(copy)
