@@ -38,6 +38,7 @@ from xlsent.encoders.layer_cache import LayerStates, cached_layer_means
 from xlsent.encoders.model_card import record_metrics
 from xlsent.evaluation import bucc, tatoeba
 from xlsent.evaluation.task import EmbedFn
+from xlsent.languages import language
 from xlsent.methods.dual_pivot.config import DualPivotConfig
 from xlsent.methods.dual_pivot.model import METHOD, DualPivotEncoder, train_on
 from xlsent.studies.command import main
@@ -52,8 +53,20 @@ log = logging.getLogger(__name__)
 TASK = "dual-pivot"
 DATASET = "tatoeba_v1 + BUCC-style sets"
 Projector = Callable[[np.ndarray], np.ndarray]
-PIVOT_TATOEBA = {"de-en": "deu", "ar-en": "ara", "de-fr": None}
+PIVOT_PAIRS = ("de-en", "ar-en", "de-fr")
+"""The training pairs of the pairs study (Table 5)."""
 LAST = " (last step, no selection)"
+
+
+def tatoeba_of_pair(pair: str) -> str | None:
+    """The Tatoeba v1 test language of an xx-en training pair's source side; None for a pair without English.
+
+    >>> tatoeba_of_pair("ar-en"), tatoeba_of_pair("de-fr")
+    ('ara', None)
+    """
+    src, tgt = pair.split("-")
+    lang = language(src)
+    return lang.tatoeba_v1[0] if tgt == "en" and lang is not None and lang.tatoeba_v1 else None
 
 
 @dataclass(frozen=True)
@@ -199,10 +212,10 @@ def study_main(lab: Lab, run: StudyRun[Settings]) -> None:
     first = next(iter(layer_rows[0]))
     best = max(layer_rows, key=lambda layer: layer_rows[layer][first])
     run.rows[f"layer {best} boe (best single layer)"] = layer_rows[best]
-    for pair in PIVOT_TATOEBA:
+    for pair in PIVOT_PAIRS:
         for mode in ("unsupervised", "supervised"):
             enc = lab.module(f"{mode[:5]}-{pair}", lab.config(mode, steps, f"pairs={pair}"))
-            run.rows.update(ev.model_rows(enc, f"{mode} {pair}", PIVOT_TATOEBA[pair]))
+            run.rows.update(ev.model_rows(enc, f"{mode} {pair}", tatoeba_of_pair(pair)))
     for mode in ("unsupervised", "supervised"):
         enc = lab.module(f"{mode[:5]}-de-en-last", lab.config(mode, steps, "mix_init=last"))
         run.rows.update(ev.model_rows(enc, f"{mode} de-en, mix starts at last layer (extension)", "deu"))
