@@ -440,13 +440,13 @@ def test_bad_input(case: Case, tmp_path: Path, tiny_model_dir: Path, monkeypatch
     w.mkdir()
     scratch.mkdir()
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.syspath_prepend(str(w))
     monkeypatch.chdir(w)  # a stray relative path (say, a file named -) would show among the files left
     standard_files(w)
-    if case.setup:
+    if case.setup:  # before the scratch folder is the temporary folder: what a setup leaves there is not the case's
         case.setup(w, tiny_model_dir)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     if case.stdin is not None:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(case.stdin)))
     before = tree(w)

@@ -33,6 +33,7 @@ from xlsent.atomic import atomic_path, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.text_input import InputError, InputSpec, iter_rows, readable
 from xlsent.encoders.base import Encoder
+from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.languages import check_lang
 from xlsent.store import EmbeddingFileError, base_metadata, check_output_path, save_embedding_parts
 
@@ -49,7 +50,7 @@ class EmbedOptions:
     """Options of an embedding job."""
 
     chunk_rows: int = 50_000
-    batch_tokens: int = 2048
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
     strict: bool = False
     resume: bool = False
     progress: bool = True

@@ -14,6 +14,7 @@ from xlsent.atomic import write_json
 from xlsent.encoders.model_dir import write_manifest
 from xlsent.encoders.tokenizer_build import build_unigram_tokenizer
 from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel, init_random
+from xlsent.inference import DEFAULT_BATCH_TOKENS
 
 if TYPE_CHECKING:
     from xlsent.encoders.transformer import TransformerEncoder
@@ -56,7 +57,7 @@ class LookupEncoder:
         self.name = name
         self.id = name
 
-    def encode(self, sentences: Sequence[str], lang: str | None = None, *, batch_tokens: int = 2048,
+    def encode(self, sentences: Sequence[str], lang: str | None = None, *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                progress: bool = False) -> np.ndarray:
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         for i, s in enumerate(sentences):

@@ -6,6 +6,7 @@ import argparse
 
 from xlsent.cli.commands import Commands
 from xlsent.cli.options import add_input_options, add_model, add_output, input_spec, positive_int
+from xlsent.inference import DEFAULT_BATCH_TOKENS
 
 
 def add_commands(sub: Commands) -> None:
@@ -23,7 +24,8 @@ def add_commands(sub: Commands) -> None:
     add_model(p)
     add_input_options(p)
     p.add_argument("--lang", help="language code of the input, for encoders that use it (default: none)")
-    p.add_argument("--batch-tokens", type=positive_int, default=2048, help="padded tokens per batch (default 2048)")
+    p.add_argument("--batch-tokens", type=positive_int, default=DEFAULT_BATCH_TOKENS,
+                   help=f"padded tokens per batch (default {DEFAULT_BATCH_TOKENS})")
     p.add_argument("--chunk-rows", type=positive_int, default=50_000,
                    help="rows per resumable chunk (default 50000; resuming needs the same value)")
     p.add_argument("--resume", action="store_true", help="reuse the chunks a killed run already finished "

@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xlsent.backend_names import CHOICES
+from xlsent.inference import CHOICES
 
 if TYPE_CHECKING:
     from xlsent.data.text_input import InputSpec

@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from xlsent.backend_names import BACKENDS, CHOICES
 from xlsent.encoders.batching import pad_batch
 from xlsent.encoders.transformer_model import TransformerModel
+from xlsent.inference import BACKENDS, CHOICES
 from xlsent.paths import xlsent_home
 
 log = logging.getLogger(__name__)

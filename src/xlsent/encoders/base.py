@@ -7,6 +7,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from xlsent.inference import DEFAULT_BATCH_TOKENS
+
 
 @runtime_checkable
 class Encoder(Protocol):
@@ -23,7 +25,7 @@ class Encoder(Protocol):
         sentences: Sequence[str],
         lang: str | None = None,
         *,
-        batch_tokens: int = 2048,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
         progress: bool = False,
     ) -> np.ndarray: ...
 
@@ -35,7 +37,7 @@ class HiddenStateEncoder(Encoder, Protocol):
     num_layers: int
 
     def layer_pooled(
-        self, sentences: Sequence[str], *, batch_tokens: int = 2048, progress: bool = False
+        self, sentences: Sequence[str], *, batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False
     ) -> tuple[np.ndarray, np.ndarray]: ...
 
 

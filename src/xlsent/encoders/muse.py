@@ -9,6 +9,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from xlsent.encoders.base import l2_normalize
+from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.languages import TrainedLanguages, check_lang
 
 MUSE_LANGS = ("ar", "zh", "nl", "en", "fr", "de", "it", "ja", "ko", "pl", "pt", "es", "th", "tr", "ru")
@@ -36,7 +37,7 @@ class MuseEncoder:
         self._trained = TrainedLanguages("mUSE", frozenset(MUSE_LANGS))
 
     def encode(self, sentences: Sequence[str], lang: str | None = None, *,
-               batch_tokens: int = 2048, progress: bool = False) -> np.ndarray:
+               batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False) -> np.ndarray:
         """``(len(sentences), 512)`` unit rows; empty sentences give zero rows.
 
         A ``lang`` outside mUSE's 16 training languages is encoded all the same, with a warning logged once.

@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.inference import DEFAULT_BATCH_TOKENS
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class StaticAverageEncoder:
         """SentencePiece ids of each sentence: no prefix, no special tokens."""
         return [e.ids for e in self.backbone.tokenizer.encode_batch(list(sentences), add_special_tokens=False)]
 
-    def encode(self, sentences: Sequence[str], lang: str | None = None, *, batch_tokens: int = 2048,
+    def encode(self, sentences: Sequence[str], lang: str | None = None, *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                progress: bool = False) -> np.ndarray:
         """``(len(sentences), dim)`` float32 unit rows; sentences without tokens give zero rows."""
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)

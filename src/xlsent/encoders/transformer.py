@@ -18,11 +18,11 @@ from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.batching import Window, pad_batch, split_windows, token_budget_batches
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
 from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel
+from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.languages import TrainedLanguages
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BATCH_TOKENS = 2048
 
 
 class TransformerEncoder:

@@ -48,6 +48,7 @@ from xlsent.atomic import atomic_path
 from xlsent.checksum import sha256_file
 from xlsent.data.text_input import InputSpec, iter_rows
 from xlsent.encoders.cache import encoder_id
+from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.mining.knn import (
     KnnResult,
     fill_index,
@@ -102,7 +103,7 @@ class RayConfig:
     num_cpus: int | None = None
     cpus_per_task: int = 1
     chunk_rows: int = 50_000
-    batch_tokens: int = 2048
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
 
     def __post_init__(self) -> None:
         for name in ("num_cpus", "cpus_per_task", "chunk_rows", "batch_tokens"):

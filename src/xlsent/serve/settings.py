@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from xlsent.inference import DEFAULT_BATCH_TOKENS
+
 API_KEY_ENV = "XLSENT_API_KEY"
 OPENAI_MAX_INPUTS = 2048
 """The OpenAI embeddings API's most inputs in one request (its schema's ``maxItems``)."""
@@ -53,8 +55,8 @@ class ServeSettings:
     max_input_tokens: int = 8192
     max_request_tokens: int = 262_144
     max_matrix_cells: int = 1_048_576
-    batch_tokens: int = 2048
-    batch_collect_tokens: int = 4096
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
+    batch_collect_tokens: int = 16384
     max_wait_ms: float = 5.0
     max_queue_requests: int = 1024
     max_queue_tokens: int = 524_288

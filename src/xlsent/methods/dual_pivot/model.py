@@ -54,8 +54,8 @@ from xlsent.encoders.layer_cache import CHUNK_SENTENCES, LayerStates, cached_lay
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, write_manifest
 from xlsent.encoders.registry import encoder_reference, load_encoder
-from xlsent.encoders.transformer import DEFAULT_BATCH_TOKENS
 from xlsent.evaluation.selection import csls_mean_cosine, retrieval_criterion
+from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.methods.dual_pivot.config import DEFAULTS, MODES, NAME, DualPivotConfig
 from xlsent.training.adversarial import CriticGroup
 from xlsent.training.batching import batch_indices, step_generator

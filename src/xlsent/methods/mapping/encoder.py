@@ -25,7 +25,7 @@ from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, write_manifest
 from xlsent.encoders.registry import encoder_reference, load_encoder
-from xlsent.encoders.transformer import DEFAULT_BATCH_TOKENS
+from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.languages import base_lang
 from xlsent.methods.mapping.config import MappingConfig
 from xlsent.methods.mapping.inputs import input_encoder
