@@ -119,6 +119,14 @@ def _build(c: Contender, st_dir: str, threads: int) -> Callable[[list[str]], np.
     return lambda s: np.asarray(model.encode(s, batch_size=32, normalize_embeddings=True), dtype=np.float32)
 
 
+def peak_rss_mib() -> float:
+    """This process's peak RSS in MiB (VmHWM, which starts anew at exec; ru_maxrss would carry the parent's)."""
+    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _worker(c: Contender, st_dir: str, threads: int, conn: Connection) -> None:
     """Load ``c``, then encode each list of sentences the driver sends: answer (seconds, vectors or None)."""
     import torch
@@ -133,7 +141,7 @@ def _worker(c: Contender, st_dir: str, threads: int, conn: Connection) -> None:
     while True:
         msg = conn.recv()
         if msg is None:
-            conn.send(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+            conn.send(peak_rss_mib())
             return
         sentences, want_vectors = msg
         start = time.perf_counter()
