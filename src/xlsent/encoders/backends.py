@@ -45,6 +45,8 @@ CALIBRATION = Path(__file__).with_name("calibration.txt")
 TABLE = Path(__file__).with_name("backend_table.json")  # written by ``make bench`` (benchmarks/backend_bench.py)
 CALIBRATION_BATCH = 8
 OPSET = 17
+RUNTIMES = {"onnx": "onnxruntime", "openvino": "openvino"}
+"""Backend family -> the package that runs it."""
 SMOOTH_QUANT_ALPHA = 0.5  # static int8: 0.5 (NNCF: 0.95 for transformers) lifted the worst cosine to above 0.99
 
 Runner = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -248,13 +250,10 @@ def build_runner(backend: str, model: TransformerModel, checksum: str, *,
     threads = threads or physical_cores()
     if backend == "torch":
         return torch_runner(model)
-    family = backend.split("-")[0]
-    package = "onnxruntime" if family == "onnx" else "openvino"
-    try:
-        __import__(package)
-    except ImportError as exc:
-        raise BackendError(f"backend {backend!r} needs the {package} package (pip install {package})") from exc
-    if family == "onnx":
+    if not available(backend):
+        package = RUNTIMES[backend.split("-")[0]]
+        raise BackendError(f"backend {backend!r} needs the {package} package (pip install {package})")
+    if backend.startswith("onnx"):
         fp32 = _build_once(backend_dir(checksum, "onnx"), lambda out: _export_onnx(model, out))
         if backend == "onnx":
             return _onnx_runner(fp32, threads)
@@ -271,7 +270,7 @@ def build_runner(backend: str, model: TransformerModel, checksum: str, *,
 
 def available(backend: str) -> bool:
     """Whether ``backend``'s runtime package is installed."""
-    package = {"onnx": "onnxruntime", "openvino": "openvino"}.get(backend.split("-")[0])
+    package = RUNTIMES.get(backend.split("-")[0])
     if package is None:
         return True
     try:
