@@ -22,6 +22,7 @@ PyTorch fp32 vectors. Written to ``<--out>/embed.json`` for ``xlsent report``.
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing as mp
 import resource
 import statistics
@@ -48,6 +49,7 @@ BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-int8", "auto")
 ST_BACKENDS = ("torch", "torch-bf16", "onnx", "onnx-int8", "openvino")
 TRAINED = ("models/dueam-weak", "models/emu-en", "models/laser-small", "models/sup-de-en", "models/absent-de-en")
 REFERENCE = "xlsent torch"
+CASES = ("tatoeba", "news", "trained")
 
 
 def _lines(files: Sequence[Path], n: int) -> list[str]:
@@ -211,21 +213,24 @@ def min_cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def case_rows(case: str, measured: Sequence[Measured], n: int) -> list[BenchRow]:
-    """The rows of one me5-small case: xlsent auto against the fastest sentence-transformers contender, and every
-    contender's median beside the same baseline."""
+    """The rows of one case, every contender's median beside the case's baseline: the fastest sentence-transformers
+    contender where the case has one (the me5-small cases), else the default encoder on PyTorch (the trained
+    models' case)."""
     ok = [m for m in measured if m.rates]
     ref = next((m for m in ok if m.contender.name == REFERENCE), None)
     st = [m for m in ok if m.contender.kind == "st"]
     fastest = max(st, key=lambda m: m.median) if st else None
+    baseline = fastest or ref
+    label = (f"fastest sentence-transformers: {fastest.contender.name}" if fastest else
+             f"the default encoder ({REFERENCE}, me5-small) in the same rounds" if ref else "")
     rows = []
     for m in ok:
         checks: dict[str, float | str] = {}
         if ref is not None and ref.vectors is not None and m.vectors is not None and m.vectors.shape == \
-                ref.vectors.shape:
+                ref.vectors.shape and m.contender.model == ref.contender.model:
             checks["min cosine to xlsent torch"] = round(min_cosine(m.vectors, ref.vectors), 6)
         rows.append(BenchRow(f"{case}: {m.contender.name} ({n} sentences)", "sentences/s", round(m.median, 1),
-                             round(fastest.median, 1) if fastest else None,
-                             f"fastest sentence-transformers: {fastest.contender.name}" if fastest else "",
+                             round(baseline.median, 1) if baseline else None, label,
                              checks=checks, details={"lowest": round(min(m.rates), 1),
                                                      "highest": round(max(m.rates), 1),
                                                      "peak RSS MiB": round(m.rss_mib)}))
@@ -240,14 +245,17 @@ def me5_contenders(backends: Sequence[str], st_backends: Sequence[str]) -> list[
 
 
 def trained_contenders(models: Sequence[str]) -> list[Contender]:
-    """Each shipped trained model (one per model type) on ``auto`` and on ``torch``; a mapping model encodes every
-    sentence as its source language (the figure is throughput, not accuracy)."""
-    out = []
+    """The default encoder on PyTorch (the case's baseline), then each shipped trained model (one per model type) on
+    ``auto`` and on ``torch``; a mapping model encodes every sentence as its source language (the figure is
+    throughput, not accuracy)."""
+    out = [Contender(REFERENCE, "xlsent")]
     for path in models:
-        if (ROOT / path).is_dir():
+        manifest = ROOT / path / "xlsent.json"
+        if manifest.is_file():
             lang = "de" if "absent" in path else None
+            own = json.loads(manifest.read_text())["type"] == "laser"  # a BiLSTM: no other backend than its own
             out += [Contender(f"{Path(path).name} {b}", "xlsent", model=str(ROOT / path), backend=b, lang=lang)
-                    for b in ("auto", "torch")]
+                    for b in (("torch",) if own else ("auto", "torch"))]
     return out
 
 
@@ -271,13 +279,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sentences", type=int, default=2000, help="sentences per case (default 2000)")
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds of every contender (default 5)")
-    parser.add_argument("--cases", nargs="+", choices=("tatoeba", "news", "trained"),
-                        default=["tatoeba", "news", "trained"], help="cases (default all)")
+    parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES),
+                        help="cases (default all; a subset is written as embed-<cases>.json)")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS),
                         help="xlsent backends (default all)")
     parser.add_argument("--st-backends", nargs="*", choices=ST_BACKENDS, default=list(ST_BACKENDS),
                         help="sentence-transformers backends (default all; those whose extras are missing are "
                         "reported as not measured)")
+    parser.add_argument("--models", nargs="+", default=list(TRAINED),
+                        help="trained model folders of the trained case (default: one shipped model per type)")
     parser.add_argument("--threads", type=int, default=0, help="threads per contender (default: physical cores)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -285,7 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from xlsent.encoders.backends import auto_backend, cpu_class, physical_cores
 
     threads = args.threads or physical_cores()
-    record: BenchRecord = start_record("embed", "Encoding throughput: xlsent backends against sentence-transformers",
+    name = "embed" if set(args.cases) == set(CASES) else "embed-" + "-".join(args.cases)  # a part run: its own file
+    record: BenchRecord = start_record(name, "Encoding throughput: xlsent backends against sentence-transformers",
                                        __file__, argv, args, PACKAGES)
     tatoeba, tatoeba_source = bench_sentences(args.sentences)
     cases: dict[str, tuple[list[str], str, list[Contender]]] = {}
@@ -296,7 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "news" in args.cases and news is not None:
         cases["news"] = (news[0], news[1], me5)
     if "trained" in args.cases:
-        cases["trained"] = (tatoeba, tatoeba_source, trained_contenders(TRAINED))
+        cases["trained"] = (tatoeba, tatoeba_source, trained_contenders(args.models))
     with tempfile.TemporaryDirectory() as tmp:
         st_dir = Path(tmp) / "st"
         export_st(st_dir)
@@ -308,7 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     record.notes += [f"CPU class {cpu_class()}; auto chose {auto_backend()}; {threads} threads per contender.",
                      "Each figure is the median of the rounds (lowest and highest in the details); contenders take "
                      "turns within each round, each in its own worker process (peak RSS is the worker's).",
-                     "ratio = ours / the fastest sentence-transformers contender of the case (above 1: faster)."]
+                     "ratio = ours / the case's baseline (above 1: faster): the fastest sentence-transformers "
+                     "contender on the me5-small cases, the default encoder on PyTorch on the trained models' case."]
     print(f"wrote {record.write(args.out)}")
     return 0
 

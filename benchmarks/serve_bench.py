@@ -46,10 +46,33 @@ class Load:
     statuses: Counter[str] = field(default_factory=Counter)
     answered: list[list[str]] = field(default_factory=list)
     long_inputs: int = 0
+    metrics_start: dict[str, float] = field(default_factory=dict)
+    metrics_end: dict[str, float] = field(default_factory=dict)
+    clients_cpu_s: float = 0.0
+
+    def metric(self, name: str) -> float:
+        """How much the server's total ``name`` grew over the measured window (batches counted when they end)."""
+        return self.metrics_end.get(name, 0.0) - self.metrics_start.get(name, 0.0)
 
     @property
     def sentences(self) -> int:
         return sum(len(inputs) for inputs in self.answered)
+
+
+WORKER_METRICS = ("xlsent_inference_seconds_sum", "xlsent_inference_seconds_count", "xlsent_batch_inputs_sum",
+                  "xlsent_tokenize_seconds_sum")
+
+
+def worker_metrics(url: str) -> dict[str, float]:
+    """The server's running totals of batch time, batches, batched inputs and tokenizing time (from /metrics)."""
+    import httpx
+
+    totals = dict.fromkeys(WORKER_METRICS, 0.0)
+    for line in httpx.get(url + "/metrics", timeout=30).text.splitlines():
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name in totals:
+            totals[name] += float(line.rsplit(" ", 1)[1])
+    return totals
 
 
 def rss_mib(pid: int) -> tuple[float, float]:
@@ -131,11 +154,16 @@ async def run_load(url: str, pool: list[str], longs: list[str], args, sample_rss
     window = (start, start + args.seconds)
     limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
     async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(120.0)) as client:
-        async def rss_at_start() -> None:
-            await asyncio.sleep(args.warmup_seconds)
+        async def at_start_and_end() -> None:
+            await asyncio.sleep(window[0] - time.perf_counter())
             sample_rss("warm")
+            load.metrics_start = await asyncio.to_thread(worker_metrics, url)
+            clients_cpu = time.process_time()
+            await asyncio.sleep(window[1] - time.perf_counter())
+            load.clients_cpu_s = time.process_time() - clients_cpu
+            load.metrics_end = await asyncio.to_thread(worker_metrics, url)
 
-        await asyncio.gather(rss_at_start(), *(
+        await asyncio.gather(at_start_and_end(), *(
             _client(client, url + "/v1/embeddings", np.random.default_rng(seed), pool, longs, args, window, load)
             for seed in range(args.clients)))
     return load
@@ -171,7 +199,13 @@ def add_results(record: BenchRecord, args, load: Load, rate: float, baseline: fl
         details={"p50 ms": float(np.percentile(lat, 50)), "p95 ms": float(np.percentile(lat, 95)),
                  "p99 ms": float(np.percentile(lat, 99)), "requests/s": len(load.answered) / args.seconds,
                  "long inputs": load.long_inputs, "RSS ready MiB": rss["ready"], "RSS warm MiB": rss["warm"],
-                 "RSS end MiB": rss["end"], "RSS peak MiB": rss["peak"]})
+                 "RSS end MiB": rss["end"], "RSS peak MiB": rss["peak"],
+                 "worker busy share": load.metric("xlsent_inference_seconds_sum") / args.seconds,
+                 "worker batches": load.metric("xlsent_inference_seconds_count"),
+                 "inputs per batch": load.metric("xlsent_batch_inputs_sum")
+                 / max(load.metric("xlsent_inference_seconds_count"), 1),
+                 "tokenizing share": load.metric("xlsent_tokenize_seconds_sum") / args.seconds,
+                 "client CPU share": load.clients_cpu_s / args.seconds})
     record.rows.append(row)
     record.notes += [
         f"Inputs: {source}; a request holds 1 to {args.max_inputs} of them (uniform), and with probability "
@@ -187,7 +221,7 @@ def add_results(record: BenchRecord, args, load: Load, rate: float, baseline: fl
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=60.0, help="measured load time (default 60)")
+    parser.add_argument("--seconds", type=float, default=120.0, help="measured load time (default 120)")
     parser.add_argument("--clients", type=int, default=64, help="concurrent clients (default 64)")
     parser.add_argument("--warmup-seconds", type=float, default=5.0, help="load before measuring (default 5)")
     parser.add_argument("--max-inputs", type=int, default=16, help="most inputs in one request (default 16)")
@@ -225,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     d = row.details
     print(f"  latency p50/p95/p99 {d['p50 ms']:.0f}/{d['p95 ms']:.0f}/{d['p99 ms']:.0f} ms; server RSS "
           f"ready/warm/end/peak {rss['ready']:.0f}/{rss['warm']:.0f}/{rss['end']:.0f}/{rss['peak']:.0f} MiB")
+    print(f"  worker busy {d['worker busy share']:.0%} of the window in {d['worker batches']:.0f} batches of "
+          f"{d['inputs per batch']:.1f} inputs; tokenizing {d['tokenizing share']:.1%}; the clients used "
+          f"{d['client CPU share']:.0%} of one core")
     print(f"wrote {record.write(args.out)}")
     return 0
 

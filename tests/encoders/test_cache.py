@@ -37,3 +37,34 @@ def test_cache_roundtrip_dedup_and_corruption(tmp_path: Path) -> None:
 def test_key_is_unambiguous() -> None:
     assert sentences_key(["ab", "c"]) != sentences_key(["a", "bc"])
     assert sentences_key(["a"], "de") != sentences_key(["a"], "en")
+
+
+def test_long_lists_resume_from_their_finished_parts(tmp_path: Path, monkeypatch) -> None:
+    import pytest
+
+    import xlsent.encoders.cache as cache
+
+    monkeypatch.setattr(cache, "PART_ROWS", 2)
+    words = [f"w{i}" for i in range(7)]
+    table = {w: [float(i), 1.0] for i, w in enumerate(words)}
+
+    class Failing(LookupEncoder):
+        def __init__(self, fail_at: int) -> None:
+            super().__init__(table, name="parts")
+            self.calls: list[list[str]] = []
+            self.fail_at = fail_at
+
+        def encode(self, sentences: Sequence[str], lang: str | None = None, **kw: object) -> np.ndarray:
+            if len(self.calls) == self.fail_at:
+                raise KeyboardInterrupt
+            self.calls.append(list(sentences))
+            return super().encode(sentences, lang)
+
+    sentences = [*words, "w0"]
+    with pytest.raises(KeyboardInterrupt):
+        cached_encode(Failing(fail_at=2), sentences, root=tmp_path)
+    resumed = Failing(fail_at=-1)
+    vecs = cached_encode(resumed, sentences, root=tmp_path)
+    assert resumed.calls == [["w4", "w5"], ["w6"]]  # the first two parts were kept
+    np.testing.assert_allclose(vecs, LookupEncoder(table).encode(sentences))
+    assert not list(cache_dir(resumed, tmp_path).glob("*.parts"))

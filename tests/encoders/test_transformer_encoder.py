@@ -61,6 +61,12 @@ def test_layer_pooled_matches_encode(tiny_encoder: TransformerEncoder) -> None:
     np.testing.assert_allclose(last, tiny_encoder.encode(SENTS[:3]), atol=1e-5)
 
 
+def test_encode_content_matches_encode(tiny_encoder: TransformerEncoder) -> None:
+    texts = [*SENTS[:3], "the dog barks and the cat runs " * 30]  # the last over the 64-token window
+    np.testing.assert_allclose(tiny_encoder.encode_content(tiny_encoder.content_ids(texts)),
+                               tiny_encoder.encode(texts), atol=1e-6)
+
+
 def test_corrupt_model_dir_errors(tmp_path: Path) -> None:
     d = make_tiny_model_dir(tmp_path / "m")
     weights = d / "model.safetensors"

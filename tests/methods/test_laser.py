@@ -186,3 +186,14 @@ def test_depth_verdicts_and_paper_rows() -> None:
     paper = paper_row(["deu", "spa", "xxx"])
     assert paper["tatoeba trained"] == pytest.approx((99.0 + 98.0) / 2)  # deu and spa; xxx is not reported
     assert paper["xnli en"] == 73.9 and paper["bucc de-en"] == 96.19
+
+
+def test_objective_verdicts_are_xlsent_checks_of_each_column() -> None:
+    from xlsent.methods.laser.study import claims_objective
+
+    row = {"tatoeba trained": 50.0, "bucc mean": 60.0}
+    rows = {"translate": {**row, "tatoeba trained": 1.0}, "distill": row, "both": {**row, "bucc mean": 65.0}}
+    verdicts = claims_objective(rows, "", "")
+    assert [v.held for v in verdicts] == [True, False, False, True]  # ties do not hold
+    assert {v.source for v in verdicts} == {"xlsent"}
+    assert verdicts[0].evidence == "50.0 vs 1.0" and "translation objective" in verdicts[0].claim

@@ -83,3 +83,19 @@ def test_health_ready_and_metrics(toy_server) -> None:
                  "xlsent_tokenize_seconds_bucket", "xlsent_queue_seconds_bucket", "xlsent_inference_seconds_bucket"):
         assert f'{name}{{' in text, name
     assert 'xlsent_requests_total{path="/v1/embeddings",status="404"}' in text
+
+
+def test_a_request_is_tokenized_once(tiny_model_dir, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.serve.conftest import serving
+
+    encoder = TransformerEncoder(tiny_model_dir)
+    expected = encoder.encode(TEXTS)
+    calls: list[int] = []
+    tokenize = encoder.content_ids
+    monkeypatch.setattr(encoder, "content_ids", lambda texts: calls.append(len(texts)) or tokenize(texts))
+    with serving({"tiny": encoder}) as live:
+        calls.clear()  # the warm-up's
+        r = httpx.post(live.url + "/v1/embeddings", json={"input": TEXTS, "model": "tiny"})
+    assert r.status_code == 200, r.text
+    np.testing.assert_allclose(vectors(r.json()), expected, atol=1e-6)
+    assert calls == [3]  # the handler's, to count the tokens; the worker encodes those ids

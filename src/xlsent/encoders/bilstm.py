@@ -4,9 +4,10 @@ A model directory of type ``laser`` (written by ``xlsent train laser``) holds th
 (``spm.model``, protobuf, no pickle), the encoder weights (``encoder.safetensors``, float16 to keep the shipped
 model small; computation is float32) and ``xlsent.json`` with the architecture. The sentence embedding is the
 element-wise maximum over time of the last BiLSTM layer's outputs (both directions concatenated), so its size is
-twice the hidden size per direction. The encoder reads no language tag: one vocabulary and one network for all
-languages, as in the paper. Inputs are never cut: an LSTM runs over any length (a very long line costs time and
-memory in proportion to its length only).
+twice the hidden size per direction, or, for a student trained onto a teacher's vectors, a linear projection of it
+to the teacher's size (``out_dim`` in the architecture). The encoder reads no language tag: one vocabulary and one
+network for all languages, as in the paper. Inputs are never cut: an LSTM runs over any length (a very long line
+costs time and memory in proportion to its length only).
 
 >>> import torch
 >>> net = BiLstmSentenceEncoder(vocab_size=20, embed_dim=8, hidden=4, layers=2)
@@ -43,16 +44,18 @@ DEFAULT_BATCH_TOKENS = 8192
 
 
 class BiLstmSentenceEncoder(nn.Module):
-    """Token ids ``(batch, time)`` and their lengths -> ``(batch, 2 * hidden)`` max-pooled BiLSTM states."""
+    """Token ids ``(batch, time)`` and their lengths -> ``(batch, 2 * hidden)`` max-pooled BiLSTM states, projected
+    linearly to ``out_dim`` when it is > 0."""
 
     def __init__(self, vocab_size: int, embed_dim: int = 320, hidden: int = 512, layers: int = 5,
-                 dropout: float = 0.1, pad_id: int = PAD_ID) -> None:
+                 dropout: float = 0.1, pad_id: int = PAD_ID, out_dim: int = 0) -> None:
         super().__init__()
         self.embed = nn.Embedding(vocab_size, embed_dim, padding_idx=pad_id)
         self.dropout = nn.Dropout(dropout)
         self.lstm = nn.LSTM(embed_dim, hidden, num_layers=layers, bidirectional=True, batch_first=True,
                             dropout=dropout if layers > 1 else 0.0)
-        self.dim = 2 * hidden
+        self.project = nn.Linear(2 * hidden, out_dim) if out_dim > 0 else None
+        self.dim = out_dim if out_dim > 0 else 2 * hidden
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """Every length must be >= 1 (sentences end with EOS, so even an empty one has a token)."""
@@ -60,16 +63,17 @@ class BiLstmSentenceEncoder(nn.Module):
         packed = nn.utils.rnn.pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
         out, _ = self.lstm(packed)
         states, _ = nn.utils.rnn.pad_packed_sequence(out, batch_first=True, padding_value=float("-inf"))
-        return states.max(dim=1).values
+        pooled = states.max(dim=1).values
+        return pooled if self.project is None else self.project(pooled)
 
 
 def architecture(manifest: dict[str, Any]) -> dict[str, int]:
-    """The encoder sizes recorded in a ``laser`` manifest."""
+    """The encoder sizes recorded in a ``laser`` manifest (``out_dim`` 0 where it has none: no projection)."""
     arch = manifest.get("architecture", {})
     keys = ("vocab_size", "embed_dim", "hidden", "layers")
-    if not all(isinstance(arch.get(k), int) for k in keys):
-        raise ModelDirError(f"manifest architecture must give integer {', '.join(keys)}; got {arch}")
-    return {k: arch[k] for k in keys}
+    if not all(isinstance(arch.get(k), int) for k in (*keys, *(["out_dim"] if "out_dim" in arch else []))):
+        raise ModelDirError(f"manifest architecture must give integer {', '.join(keys)} (and out_dim); got {arch}")
+    return {**{k: arch[k] for k in keys}, "out_dim": arch.get("out_dim", 0)}
 
 
 def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int = PAD_ID) -> tuple[torch.Tensor, torch.Tensor]:
@@ -79,11 +83,11 @@ def pad_batch(seqs: Sequence[Sequence[int]], pad_id: int = PAD_ID) -> tuple[torc
     (tensor([[4, 3],
             [3, 0]]), tensor([2, 1]))
     """
-    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
-    ids = torch.full((len(seqs), int(lengths.max())), pad_id, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-    return ids, lengths
+    lengths = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
+    ids = np.full((len(seqs), int(lengths.max())), pad_id, dtype=np.int64)
+    ids[np.arange(ids.shape[1]) < lengths[:, None]] = np.fromiter(
+        (t for s in seqs for t in s), dtype=np.int64, count=int(lengths.sum()))
+    return torch.from_numpy(ids), torch.from_numpy(lengths)
 
 
 class LaserEncoder:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from xlsent.encoders.base import Encoder
 from xlsent.paths import xlsent_home
@@ -37,11 +39,18 @@ def cache_dir(encoder: Encoder, root: Path | None = None) -> Path:
     return (root or xlsent_home() / "encodings") / safe
 
 
+PART_ROWS = 8192
+"""Distinct sentences per resumable part: a list longer than that is encoded part by part, each part saved as it is
+done, so an interrupted run resumes at the first missing part."""
+
+
 def cached_encode(encoder: Encoder, sentences: Sequence[str], lang: str | None = None, *,
                   root: Path | None = None, progress: bool = False) -> np.ndarray:
     """``encoder.encode(sentences, lang)``, read from or written to the on-disk cache.
 
-    Repeated sentences are encoded once (an encoder's vector does not depend on its batch).
+    The cache key is the encoder's id and the checksum of the ordered sentences (and ``lang``). Repeated sentences
+    are encoded once (an encoder's vector does not depend on its batch); more than :data:`PART_ROWS` distinct ones
+    are encoded in resumable parts.
     """
     key = sentences_key(sentences, lang)
     path = cache_dir(encoder, root) / f"{key[:32]}.npy"
@@ -52,7 +61,38 @@ def cached_encode(encoder: Encoder, sentences: Sequence[str], lang: str | None =
         except (EmbeddingFileError, ValueError) as exc:
             log.warning("ignoring unusable cache file %s (%s)", path, exc)
     unique, inverse = np.unique(np.asarray(sentences, dtype=object), return_inverse=True)
-    vecs = encoder.encode([str(u) for u in unique], lang, progress=progress)[inverse.reshape(-1)]
+    texts = [str(u) for u in unique]
+    parts = path.with_suffix(".parts")
+    if len(texts) > PART_ROWS:
+        distinct = _encode_in_parts(encoder, texts, lang, parts, progress)
+    else:
+        distinct = encoder.encode(texts, lang, progress=progress)
+    vecs = distinct[inverse.reshape(-1)]
     meta = base_metadata(len(sentences), vecs.shape[1], encoder_id(encoder), {"sha256": key, "lang": lang})
     save_embeddings(path, vecs.astype(np.float32), meta)
+    shutil.rmtree(parts, ignore_errors=True)
     return vecs
+
+
+def _encode_in_parts(encoder: Encoder, texts: list[str], lang: str | None, parts: Path,
+                     progress: bool) -> np.ndarray:
+    """The vectors of ``texts``, :data:`PART_ROWS` at a time, each part kept in ``parts`` (reused when intact)."""
+    parts.mkdir(parents=True, exist_ok=True)
+    blocks = []
+    starts = range(0, len(texts), PART_ROWS)
+    kept = 0
+    for n, start in enumerate(tqdm(starts, disable=not progress, unit="part", desc=f"encode {encoder.name}")):
+        chunk = texts[start : start + PART_ROWS]
+        key = sentences_key(chunk, lang)
+        part = parts / f"{n:05d}.npy"
+        try:
+            block, _ = load_embeddings(part, mmap=False, expect_sha256=key, expect_rows=len(chunk))
+            kept += 1
+        except (EmbeddingFileError, ValueError, OSError):
+            block = encoder.encode(chunk, lang)
+            save_embeddings(part, block.astype(np.float32),
+                            base_metadata(len(chunk), block.shape[1], encoder_id(encoder), {"sha256": key}))
+        blocks.append(np.asarray(block))
+    if kept:
+        log.info("resumed %s: %d of %d parts were encoded already", parts, kept, len(starts))
+    return np.concatenate(blocks)

@@ -88,11 +88,21 @@ def _training_lines(training: Mapping[str, Any]) -> list[str]:
         best = valid["best"]
         lines.append(f"- model selection: {best['criterion']} on {valid.get('pairs', '?')} held-out pairs, best "
                      f"{best['score']:.4g} at step {best['step']}")
+    if "objective" in training:
+        teacher = training.get("teacher")
+        lines.append(f"- objective: {training['objective']}"
+                     + (f" (teacher {teacher['id']}, {teacher['loss']} onto its vectors of the English side)"
+                        if teacher else "")
+                     + ("; subword embeddings initialised from the teacher's input embeddings"
+                        if training.get("embed_init") == "teacher" else ""))
     if "steps_done" in training:
         lines.append(f"- steps: {training['steps_done']}")
     if "seconds" in training:
         lines.append(f"- training time: {training['seconds'] / 60:.1f} min (the whole training command: data and "
                      "cached features prepared, training, validation)")
+    if training.get("time_budget_minutes"):
+        lines.append(f"- time budget: {training['time_budget_minutes']:g} min of training steps and validation "
+                     f"(`minutes`; {training.get('train_seconds', 0) / 60:.1f} min used)")
     return lines
 
 

@@ -108,12 +108,14 @@ class TransformerEncoder:
 
     def _windows(self, sentences: Sequence[str]) -> tuple[list[int], list[Window]]:
         keep = [i for i, s in enumerate(sentences) if s.strip()]
-        content = self.content_ids([sentences[i] for i in keep])
+        return keep, self._split(self.content_ids([sentences[i] for i in keep]))
+
+    def _split(self, content: Sequence[Sequence[int]]) -> list[Window]:
         windows, n_long = split_windows(content, self.max_tokens - 2)
         if n_long:
             log.warning("%d input(s) longer than %d tokens were split into windows and averaged",
                         n_long, self.max_tokens)
-        return keep, windows
+        return windows
 
     def _run(self, windows: list[Window], batch_tokens: int, progress: bool, all_layers: bool,
              total: int) -> tuple[np.ndarray, np.ndarray]:
@@ -142,10 +144,21 @@ class TransformerEncoder:
         """``(len(sentences), dim)`` float32 unit rows; empty sentences give zero rows. A ``lang`` outside the
         model's training languages (where the ``languages`` it was built with name them) is encoded all the same,
         with a warning logged once."""
+        keep, windows = self._windows(sentences)
+        return self._pooled(windows, keep, len(sentences), lang, batch_tokens, progress)
+
+    def encode_content(self, content: Sequence[Sequence[int]], lang: str | None = None, *,
+                       batch_tokens: int = DEFAULT_BATCH_TOKENS) -> np.ndarray:
+        """As :meth:`encode`, for texts given as their :meth:`content_ids` (tokenized once, e.g. by a server
+        that counted their tokens before queueing them); every row is a text's own, none is empty."""
+        return self._pooled(self._split(content), list(range(len(content))), len(content), lang, batch_tokens, False)
+
+    def _pooled(self, windows: list[Window], keep: list[int], rows: int, lang: str | None, batch_tokens: int,
+                progress: bool) -> np.ndarray:
+        """Unit mean-pooled rows of the texts ``keep`` (window-averaged), zero rows elsewhere."""
         if self.trained_languages is not None:
             self.trained_languages.check(lang)
-        out = np.zeros((len(sentences), self.dim), dtype=np.float32)
-        keep, windows = self._windows(sentences)
+        out = np.zeros((rows, self.dim), dtype=np.float32)
         if not windows:
             return out
         sums, counts = self._run(windows, batch_tokens, progress, all_layers=False, total=len(keep))

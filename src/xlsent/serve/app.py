@@ -165,8 +165,8 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
                            f"{settings.max_matrix_cells} per request", code="too_many_pairs")
         src_counts = await tokens_of(worker, req.src, "src")
         tgt_counts = await tokens_of(worker, req.tgt, "tgt")
-        x, y = await asyncio.gather(worker.encode(req.src, req.src_lang, src_counts.total),
-                                    worker.encode(req.tgt, req.tgt_lang, tgt_counts.total))
+        x, y = await asyncio.gather(worker.encode(req.src, req.src_lang, src_counts.total, src_counts.content),
+                                    worker.encode(req.tgt, req.tgt_lang, tgt_counts.total, tgt_counts.content))
         return worker, x, y, src_counts, tgt_counts
 
     @app.get("/", include_in_schema=False)
@@ -216,7 +216,7 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
         if req.dimensions is not None and req.dimensions > dim:
             raise ApiError(400, f"dimensions {req.dimensions} is more than the model's {dim}",
                            code="invalid_dimensions", param="dimensions")
-        vectors = await worker.encode(texts, None, counts.total)
+        vectors = await worker.encode(texts, None, counts.total, counts.content)
         if req.dimensions is not None and req.dimensions < dim:
             vectors = l2_normalize(vectors[:, : req.dimensions])
         data = [{"object": "embedding", "index": i, "embedding": _encoded(v, req.encoding_format)}

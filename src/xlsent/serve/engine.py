@@ -40,11 +40,13 @@ RATE_SMOOTHING = 0.2
 
 @dataclass
 class Job:
-    """One request's texts waiting for the worker; ``future`` gets their vectors (row i for text i)."""
+    """One request's texts waiting for the worker; ``future`` gets their vectors (row i for text i). ``content``:
+    their token ids when the request's handler tokenized them already (the worker then does not again)."""
 
     texts: list[str]
     lang: str | None
     tokens: int
+    content: list[list[int]] | None = None
     future: Future[np.ndarray] = field(default_factory=Future)
     enqueued: float = field(default_factory=time.perf_counter)
 
@@ -111,9 +113,10 @@ class ModelWorker:
 
     # --- submitting ----------------------------------------------------------------------------------------------
 
-    def submit(self, texts: list[str], lang: str | None, tokens: int) -> Future[np.ndarray]:
-        """Queue ``texts`` (``tokens`` in all); their vectors come in the future. 429 when the queue is full, 503 when
-        the server is shutting down."""
+    def submit(self, texts: list[str], lang: str | None, tokens: int,
+               content: list[list[int]] | None = None) -> Future[np.ndarray]:
+        """Queue ``texts`` (``tokens`` in all, token ids ``content`` where known); their vectors come in the future.
+        429 when the queue is full, 503 when the server is shutting down."""
         with self._cond:
             if self._closing:
                 raise shutting_down()
@@ -121,7 +124,7 @@ class ModelWorker:
             if full:
                 raise ApiError(429, f"model {self.name!r} is busy ({full}); retry after the time in Retry-After",
                                code="queue_full", headers={"Retry-After": str(self.retry_after())})
-            job = Job(texts, lang, tokens)
+            job = Job(texts, lang, tokens, content)
             self._queue.append(job)
             self._queued_tokens += tokens
             self._gauges()
@@ -141,10 +144,11 @@ class ModelWorker:
             return f"{self._queued_tokens} tokens queued, more than {s.request_timeout_s:g} s of work"
         return None
 
-    async def encode(self, texts: list[str], lang: str | None, tokens: int) -> np.ndarray:
+    async def encode(self, texts: list[str], lang: str | None, tokens: int,
+                     content: list[list[int]] | None = None) -> np.ndarray:
         """The vectors of ``texts``, waiting at most ``request_timeout_s`` (then 503; a job not yet started is
         dropped from the queue)."""
-        future = self.submit(texts, lang, tokens)
+        future = self.submit(texts, lang, tokens, content)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(future), self.settings.request_timeout_s)
         except TimeoutError:
@@ -245,8 +249,7 @@ class ModelWorker:
         try:
             for lang, group in groupby(sorted(live, key=lambda j: j.lang or ""), key=lambda j: j.lang):
                 batch = list(group)
-                vectors = encoder.encode([t for job in batch for t in job.texts], lang,
-                                         batch_tokens=self.settings.batch_tokens)
+                vectors = self._encode(encoder, batch, lang)
                 row = 0
                 for job in batch:
                     job.future.set_result(vectors[row : row + len(job.texts)])
@@ -265,6 +268,16 @@ class ModelWorker:
         if elapsed > 0:
             rate = tokens / elapsed
             self.rate = rate if self.rate is None else (1 - RATE_SMOOTHING) * self.rate + RATE_SMOOTHING * rate
+
+
+    def _encode(self, encoder: Encoder, batch: list[Job], lang: str | None) -> np.ndarray:
+        """The vectors of ``batch``'s texts in order: from their token ids when the encoder takes them and every job
+        has them, else from the texts."""
+        encode_content = getattr(encoder, "encode_content", None)
+        if encode_content is not None and all(job.content is not None for job in batch):
+            return encode_content([ids for job in batch for ids in job.content or []], lang,
+                                  batch_tokens=self.settings.batch_tokens)
+        return encoder.encode([t for job in batch for t in job.texts], lang, batch_tokens=self.settings.batch_tokens)
 
 
 class Engine:

@@ -19,10 +19,12 @@ from xlsent.serve.settings import ServeSettings
 
 @dataclass(frozen=True)
 class TokenCounts:
-    """Tokens of each input, and the inputs encoded as several windows (averaged, nothing cut)."""
+    """Tokens of each input, the inputs encoded as several windows (averaged, nothing cut), and each input's token
+    ids where the encoder has a tokenizer (the worker encodes those, not the texts again)."""
 
     per_input: list[int]
     windowed: list[int]
+    content: list[list[int]] | None = None
 
     @property
     def total(self) -> int:
@@ -81,13 +83,14 @@ def count_tokens(encoder: Encoder, texts: Sequence[str]) -> TokenCounts:
     max_tokens = getattr(encoder, "max_tokens", None)
     if content_ids is None or max_tokens is None:
         return TokenCounts([len(t.split()) for t in texts], [])
-    windows, _ = split_windows(content_ids(list(texts)), max_tokens - 2)
+    content = content_ids(list(texts))
+    windows, _ = split_windows(content, max_tokens - 2)
     per_input = [0] * len(texts)
     pieces = [0] * len(texts)
     for window in windows:
         per_input[window.sentence] += len(window.ids) + 2
         pieces[window.sentence] += 1
-    return TokenCounts(per_input, [i for i, n in enumerate(pieces) if n > 1])
+    return TokenCounts(per_input, [i for i, n in enumerate(pieces) if n > 1], content)
 
 
 def check_tokens(counts: TokenCounts, param: str, settings: ServeSettings) -> None:

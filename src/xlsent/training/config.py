@@ -81,13 +81,19 @@ class TrainConfig:
             out.append("warmup_steps and eval_every must be >= 0")
         if self.checkpoint_every < 1 or self.log_every < 1:
             out.append("checkpoint_every and log_every must be >= 1")
-        if self.schedule not in SCHEDULES:
-            out.append(f"schedule must be one of {SCHEDULES}, not {self.schedule!r}")
-        if self.device not in DEVICES:
-            out.append(f"device must be one of {DEVICES}, not {self.device!r}")
+        out += self.one_of(schedule=SCHEDULES, device=DEVICES)
         if self.lr <= 0 or self.grad_clip < 0:
             out.append("lr must be > 0 and grad_clip >= 0")
         return out
+
+    def one_of(self, **choices: Sequence[str]) -> list[str]:
+        """A problem for each named key whose value is not among its choices.
+
+        >>> TrainConfig(schedule="steep").one_of(schedule=SCHEDULES)
+        ["schedule must be one of ('constant', 'linear', 'cosine'), not 'steep'"]
+        """
+        return [f"{key} must be one of {tuple(options)}, not {getattr(self, key)!r}"
+                for key, options in choices.items() if getattr(self, key) not in options]
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -10,6 +10,8 @@ ValueError on shape mismatches, and returns a scalar (0-dim) tensor.
 - :class:`WassersteinCritic`: WGAN / WGAN-GP critic loss (EMU's language discriminator; dual-pivot)
 - :class:`PairDiscriminator` and :class:`PairDiscriminatorLoss`: BCE on pair logits (ABSent, paper 003)
 - :class:`CosineDistanceLoss`: mean cosine distance of paired rows (ABSent's f_d, paper 003)
+- :class:`TeacherStudentLoss`: student(x) and student(English) onto teacher(English) (Reimers & Gurevych 2020;
+  LASER3, Heffernan et al. 2022)
 - :class:`ContrastiveLoss`: pairwise contrastive loss over a labelled batch (Chopra et al. 2005; EMU's baseline)
 - :class:`NPairLoss`: multi-class N-pair loss on cosines over a labelled batch (Sohn 2016; EMU's baseline)
 """
@@ -33,6 +35,7 @@ __all__ = [
     "NPairLoss",
     "PairDiscriminator",
     "PairDiscriminatorLoss",
+    "TeacherStudentLoss",
     "TripletRankingLoss",
     "WassersteinCritic",
     "select_negatives",
@@ -388,6 +391,39 @@ class CosineDistanceLoss(nn.Module):
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         _check_pair(a, b)
         return (1 - F.cosine_similarity(a, b, dim=1)).mean()
+
+
+DISTILL_KINDS = ("mse", "cosine")
+
+
+class TeacherStudentLoss(nn.Module):
+    """Multilingual knowledge distillation: ``d(student(x), teacher(en)) + d(student(en), teacher(en))`` for
+    translation pairs ``(x, en)``, with ``d`` the mean squared error over all entries (``"mse"``, Reimers & Gurevych
+    2020) or the mean cosine distance (``"cosine"``, LASER3). The teacher's rows are targets (no gradient).
+
+    >>> loss = TeacherStudentLoss("mse")
+    >>> t = torch.tensor([[1.0, 0.0]])
+    >>> loss(torch.tensor([[0.0, 0.0]]), t, t).item()  # (1 + 0) / 2 for x, 0 for en
+    0.5
+    >>> TeacherStudentLoss("cosine")(torch.tensor([[0.0, 2.0]]), torch.tensor([[3.0, 0.0]]), t).item()
+    1.0
+    """
+
+    def __init__(self, kind: str = "mse") -> None:
+        super().__init__()
+        if kind not in DISTILL_KINDS:
+            raise ValueError(f"kind must be one of {DISTILL_KINDS}, not {kind!r}")
+        self.kind = kind
+
+    def distance(self, student: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
+        _check_pair(student, teacher)
+        if self.kind == "mse":
+            return F.mse_loss(student, teacher)
+        return (1 - F.cosine_similarity(student, teacher, dim=1)).mean()
+
+    def forward(self, student_x: torch.Tensor, student_en: torch.Tensor, teacher_en: torch.Tensor) -> torch.Tensor:
+        target = teacher_en.detach()
+        return self.distance(student_x, target) + self.distance(student_en, target)
 
 
 # --- metric-learning losses over labelled batches (EMU's baselines, paper 002) ---------------------------------

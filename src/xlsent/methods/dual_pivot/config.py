@@ -41,20 +41,17 @@ class DualPivotConfig(TrainConfig):
 
     def problems(self) -> list[str]:
         out = super().problems()
-        if self.mode not in MODES:
-            out.append(f"mode must be one of {MODES}, not {self.mode!r}")
+        out += self.one_of(mode=MODES)
         if not self.pairs:
             out.append("pairs is empty")
         if self.n_neg < 1 or self.kappa < 1 or self.batch_size < 2:
             out.append("n_neg and kappa must be >= 1, batch_size >= 2")
         if not (self.train_map or (self.train_mix and self.layer is None)):
             out.append("nothing to train: enable train_map, or train_mix without a fixed layer")
-        if self.mix_init not in MIX_INITS:
-            out.append(f"mix_init must be one of {MIX_INITS}, not {self.mix_init!r}")
+        out += self.one_of(mix_init=MIX_INITS)
         if self.mode == "unsupervised" and not (self.adversarial or self.cycle):
             out.append("the unsupervised mode needs the adversarial loss, the cycle loss or both")
-        if self.selection not in SELECTIONS:
-            out.append(f"selection must be one of {SELECTIONS}, not {self.selection!r}")
+        out += self.one_of(selection=SELECTIONS)
         if self.selection != "none" and (self.valid_pairs < 2 or self.eval_every < 1):
             out.append("selection needs valid_pairs >= 2 and eval_every >= 1 (or selection = \"none\")")
         return out

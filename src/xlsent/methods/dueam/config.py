@@ -49,16 +49,7 @@ class DueamConfig(TrainConfig):
 
     def problems(self) -> list[str]:
         out = super().problems()
-        if self.mode not in MODES:
-            out.append(f"mode must be one of {MODES}, not {self.mode!r}")
-        if self.objective not in OBJECTIVES:
-            out.append(f"objective must be one of {OBJECTIVES}, not {self.objective!r}")
-        if self.finetune not in FINETUNES:
-            out.append(f"finetune must be one of {FINETUNES}, not {self.finetune!r}")
-        if self.weighting not in WEIGHTINGS:
-            out.append(f"weighting must be one of {WEIGHTINGS}, not {self.weighting!r}")
-        if self.solver not in SOLVERS:
-            out.append(f"solver must be one of {SOLVERS}, not {self.solver!r}")
+        out += self.one_of(mode=MODES, objective=OBJECTIVES, finetune=FINETUNES, weighting=WEIGHTINGS, solver=SOLVERS)
         if self.solver == "sinkhorn" and self.sinkhorn_reg <= 0:
             out.append("sinkhorn_reg must be > 0")
         if not self.langs:

@@ -64,11 +64,7 @@ class EmuConfig(TrainConfig):
 
     def problems(self) -> list[str]:
         out = super().problems()
-        for key, value, allowed in (("mode", self.mode, MODES), ("loss", self.loss, LOSSES),
-                                    ("adversarial", self.adversarial, ADVERSARIAL),
-                                    ("selection", self.selection, SELECTIONS)):
-            if value not in allowed:
-                out.append(f"{key} must be one of {allowed}, not {value!r}")
+        out += self.one_of(mode=MODES, loss=LOSSES, adversarial=ADVERSARIAL, selection=SELECTIONS)
         unknown = sorted(set(self.train_langs) - set(XSID_LANGS))
         if not self.train_langs or unknown:
             out.append(f"train_langs must be xSID languages ({' '.join(XSID_LANGS)}); got {self.train_langs}")

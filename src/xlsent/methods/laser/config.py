@@ -8,10 +8,13 @@ import torch
 
 from xlsent.encoders.bilstm import MODEL_TYPE
 from xlsent.training.config import TrainConfig
+from xlsent.training.losses import DISTILL_KINDS
 
 NAME = MODEL_TYPE
 DEFAULTS = "laser.toml"
 SELECTIONS = ("none", "xsim")
+OBJECTIVES = ("translate", "distill", "both")
+EMBED_INITS = ("random", "teacher")
 DTYPES = {"float16": torch.float16, "float32": torch.float32}
 """``save_dtype`` -> the dtype the encoder's weights are saved in."""
 
@@ -42,6 +45,23 @@ class LaserConfig(TrainConfig):
     save_dtype: str = "float16"
     lr: float = 0.001
     steps: int = 100000
+    objective: str = "translate"
+    teacher: str = "me5-small"
+    distill_loss: str = "mse"
+    translate_weight: float = 1.0
+    distill_weight: float = 1.0
+    embed_init: str = "random"
+    freeze_embeddings: bool = False
+
+    @property
+    def translates(self) -> bool:
+        """Whether the decoder and its translation term are trained."""
+        return self.objective in ("translate", "both")
+
+    @property
+    def distills(self) -> bool:
+        """Whether the student is trained onto the teacher's vectors."""
+        return self.objective in ("distill", "both")
 
     def problems(self) -> list[str]:
         out = super().problems()
@@ -59,10 +79,13 @@ class LaserConfig(TrainConfig):
             out.append("dropout must be in [0, 1)")
         if self.minutes < 0 or self.max_pairs < 0 or self.valid_pairs < 0:
             out.append("minutes, max_pairs and valid_pairs must be >= 0")
-        if self.selection not in SELECTIONS:
-            out.append(f"selection must be one of {SELECTIONS}, not {self.selection!r}")
+        out += self.one_of(selection=SELECTIONS)
         if self.selection == "xsim" and (self.eval_every < 1 or self.valid_pairs < 1):
             out.append("selection xsim needs eval_every >= 1 and valid_pairs >= 1")
-        if self.save_dtype not in DTYPES:
-            out.append(f"save_dtype must be one of {', '.join(DTYPES)}")
+        out += self.one_of(objective=OBJECTIVES, distill_loss=DISTILL_KINDS, embed_init=EMBED_INITS)
+        if self.translate_weight < 0 or self.distill_weight < 0:
+            out.append("translate_weight and distill_weight must be >= 0")
+        if self.distills and "en" not in self.targets and "en" not in self.languages:
+            out.append("objective distill/both needs English pairs: add en to targets")
+        out += self.one_of(save_dtype=tuple(DTYPES))
         return out

@@ -41,7 +41,7 @@ from xlsent.atomic import atomic_open, atomic_path, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.bitext import MULTI30K
 from xlsent.data.parallel import load_multi30k
-from xlsent.encoders.base import l2_normalize
+from xlsent.encoders.base import Encoder, l2_normalize
 from xlsent.encoders.batching import token_budget_batches
 from xlsent.encoders.bilstm import (
     BOS_ID,
@@ -49,18 +49,23 @@ from xlsent.encoders.bilstm import (
     EOS_ID,
     PAD_ID,
     SPM_FILE,
+    UNK_ID,
     BiLstmSentenceEncoder,
     LaserEncoder,
     pad_batch,
 )
+from xlsent.encoders.cache import cached_encode
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import write_manifest
+from xlsent.encoders.registry import load_encoder
+from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.methods.laser.config import DEFAULTS, DTYPES, NAME, LaserConfig
 from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts
-from xlsent.methods.laser.vocab import train_vocab
+from xlsent.methods.laser.vocab import teacher_embeddings, train_vocab
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.config import to_toml
 from xlsent.training.loop import Trainer, held_out_validation, resolve_device
+from xlsent.training.losses import TeacherStudentLoss
 from xlsent.training.method import Method, checked_train, model_manifest, prepare_output
 
 log = logging.getLogger(__name__)
@@ -95,12 +100,14 @@ class LaserDecoder(nn.Module):
 
 @dataclass(frozen=True)
 class TokenizedPair:
-    """One language pair as token ids: sources end with EOS, targets are BOS ... EOS."""
+    """One language pair as token ids: sources end with EOS, targets are BOS ... EOS; ``rows``: the pairs of the
+    corpus they come from."""
 
     name: str
     target: int
     src: list[list[int]]
     tgt: list[list[int]]
+    rows: list[int]
 
     @property
     def lengths(self) -> list[int]:
@@ -118,7 +125,7 @@ def tokenize_corpus(sp: Any, corpus: Sequence[PairCorpus], targets: Sequence[str
         dropped[c.name] = len(src) - len(keep)
         if keep:
             out.append(TokenizedPair(c.name, targets.index(c.tgt_lang), [src[i] for i in keep],
-                                     [tgt[i] for i in keep]))
+                                     [tgt[i] for i in keep], keep))
     if any(dropped.values()):
         log.info("pairs with a side over max_sentence_tokens=%d left out: %s", max_len,
                  {k: v for k, v in dropped.items() if v})
@@ -182,6 +189,55 @@ def corpus_sentences(corpus: Sequence[PairCorpus]) -> dict[str, list[str]]:
     return out
 
 
+def english_side(pair: PairCorpus) -> int:
+    """0 when the source side is English, 1 when the target side is, -1 when neither."""
+    return 0 if pair.src_lang == "en" else 1 if pair.tgt_lang == "en" else -1
+
+
+def teacher_targets(teacher: Encoder, corpus: Sequence[PairCorpus], pairs: Sequence[TokenizedPair], *,
+                    progress: bool = True) -> dict[str, torch.Tensor]:
+    """Per pair with an English side, the teacher's vectors of the English sentences of its kept rows (row i for
+    ``pair.src[i]``); cached on disk by the teacher's id and the sentences' checksum, resumable."""
+    by_name = {c.name: c for c in corpus}
+    english: list[str] = []
+    spans: dict[str, tuple[int, int]] = {}
+    for p in pairs:
+        side = english_side(by_name[p.name])
+        if side >= 0:
+            sentences = (by_name[p.name].src, by_name[p.name].tgt)[side]
+            spans[p.name] = (len(english), len(english) + len(p.rows))
+            english.extend(sentences[r] for r in p.rows)
+    if not english:
+        raise ValueError("objective distill/both needs pairs with an English side; the corpus has none")
+    log.info("teacher %s: vectors of %d English sentences (cached)", teacher.name, len(english))
+    vectors = cached_encode(teacher, english, "en", progress=progress)
+    return {name: torch.from_numpy(np.ascontiguousarray(vectors[a:b])) for name, (a, b) in spans.items()}
+
+
+def build_encoder(config: LaserConfig, sp: Any, teacher: Encoder | None) -> BiLstmSentenceEncoder:
+    """The student BiLSTM: projected to the teacher's size when it distills and the sizes differ; subword
+    embeddings from the teacher's with ``embed_init = "teacher"``, frozen with ``freeze_embeddings``."""
+    out_dim = teacher.dim if teacher is not None and teacher.dim != 2 * config.hidden else 0
+    encoder = BiLstmSentenceEncoder(sp.get_piece_size(), config.embed_dim, config.hidden, config.layers,
+                                    config.dropout, out_dim=out_dim)
+    if config.embed_init == "teacher":
+        source = teacher or load_encoder(config.teacher)
+        if not isinstance(source, TransformerEncoder):
+            raise ValueError(f"embed_init = teacher needs a transformer teacher, not {config.teacher}")
+        table = source.model.embeddings.word_embeddings.weight.detach()
+        if table.shape[1] != config.embed_dim:
+            raise ValueError(f"embed_init = teacher needs embed_dim = {table.shape[1]} (the teacher's input "
+                             f"embeddings), not {config.embed_dim}")
+        unk = source.tokenizer.token_to_id("<unk>")
+        specials = {PAD_ID: source.pad, UNK_ID: source.pad if unk is None else unk, BOS_ID: source.bos,
+                    EOS_ID: source.eos}
+        with torch.no_grad():
+            encoder.embed.weight.copy_(teacher_embeddings(sp, source.tokenizer, table, specials))
+    if config.freeze_embeddings:
+        encoder.embed.weight.requires_grad_(False)
+    return encoder
+
+
 def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | Path, *, resume: bool = False,
              progress: bool = True, data: str | Path | None = None) -> Path:
     """Train LASER on ``corpus`` and write the model directory ``out_dir`` (the vocabulary is reused on resume)."""
@@ -202,22 +258,32 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     sp = spm.SentencePieceProcessor(model_file=str(vocab_path))
     vocab = sp.get_piece_size()
     pairs, dropped = tokenize_corpus(sp, corpus, config.targets, config.max_sentence_tokens)
-    encoder = BiLstmSentenceEncoder(vocab, config.embed_dim, config.hidden, config.layers, config.dropout)
-    decoder = LaserDecoder(vocab, encoder.dim, len(config.targets), embed_dim=config.decoder_embed_dim,
-                           hidden=config.decoder_hidden, lang_dim=config.lang_embed_dim, dropout=config.dropout)
-    params = [*encoder.parameters(), *decoder.parameters()]
+    teacher = load_encoder(config.teacher) if config.distills else None
+    encoder = build_encoder(config, sp, teacher)
+    modules: dict[str, nn.Module] = {"encoder": encoder}
+    if config.translates:
+        modules["decoder"] = LaserDecoder(vocab, encoder.dim, len(config.targets),
+                                          embed_dim=config.decoder_embed_dim, hidden=config.decoder_hidden,
+                                          lang_dim=config.lang_embed_dim, dropout=config.dropout)
+    decoder = modules.get("decoder")
+    targets = teacher_targets(teacher, corpus, pairs, progress=progress) if teacher is not None else {}
+    if not config.translates:
+        pairs = [p for p in pairs if p.name in targets]
+    params = [q for m in modules.values() for q in m.parameters() if q.requires_grad]
     optimizer = torch.optim.Adam(params, lr=config.lr)
     counts = corpus_counts(corpus)
     meta = {"data": counts, "vocab_sha256": sha256_file(vocab_path)}
     device = resolve_device(config.device)
     valid = validation_sets(sp, config.languages, config.valid_pairs, data) if config.eval_every else []
-    trainer = Trainer(out, config, TrainState({"encoder": encoder, "decoder": decoder}, {"adam": optimizer}),
+    trainer = Trainer(out, config, TrainState(modules, {"adam": optimizer}),
                       meta=meta, progress=progress,
                       validation=held_out_validation(config, valid or None, partial(held_out_xsim, encoder, device),
                                                      "xsim", higher_is_better=False),
                       desc="laser", time_budget_s=60.0 * config.minutes, bar_keys=("loss", "tok/s"))
     batches = TokenBudgetBatches({p.name: p.lengths for p in pairs}, config.max_tokens, seed=config.seed)
     by_name = {p.name: p for p in pairs}
+    sides = {c.name: english_side(c) for c in corpus}
+    distill = TeacherStudentLoss(config.distill_loss)
     tokens_seen = {"src": 0, "tgt": 0}
     clock = {"last": time.perf_counter()}
 
@@ -225,24 +291,43 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
         name, rows = batches.batch(s)
         pair = by_name[name]
         src, src_len = pad_batch([pair.src[i] for i in rows])
-        tgt, _ = pad_batch([pair.tgt[i] for i in rows])
-        src, tgt = src.to(device), tgt.to(device)
-        sentence = encoder(src, src_len)
-        lang = torch.full((len(rows),), pair.target, dtype=torch.long, device=device)
-        logits = decoder(sentence, lang, tgt[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, vocab), tgt[:, 1:].reshape(-1), ignore_index=PAD_ID)
+        sentence = encoder(src.to(device), src_len)
+        terms: dict[str, torch.Tensor] = {}
+        tgt_tokens = 0
+        if decoder is not None:
+            tgt, _ = pad_batch([pair.tgt[i] for i in rows])
+            tgt = tgt.to(device)
+            lang = torch.full((len(rows),), pair.target, dtype=torch.long, device=device)
+            logits = decoder(sentence, lang, tgt[:, :-1])
+            terms["translate"] = F.cross_entropy(logits.reshape(-1, vocab), tgt[:, 1:].reshape(-1),
+                                                 ignore_index=PAD_ID)
+            tgt_tokens = int((tgt[:, 1:] != PAD_ID).sum())
+        if name in targets:
+            other, other_len = pad_batch([pair.tgt[i][1:] for i in rows])  # the target side as encoder input
+            other_vec = encoder(other.to(device), other_len)
+            x_vec, en_vec = (other_vec, sentence) if sides[name] == 0 else (sentence, other_vec)
+            terms["distill"] = distill(x_vec, en_vec, targets[name][rows].to(device))
+            tgt_tokens = int(other_len.sum())
+        weights = {"translate": config.translate_weight, "distill": config.distill_weight}
+        loss = terms["translate"] if list(terms) == ["translate"] else sum(weights[k] * v for k, v in terms.items())
+        assert isinstance(loss, torch.Tensor)
         trainer.update("adam", loss)
-        n_tokens = int(src_len.sum()) + int((tgt[:, 1:] != PAD_ID).sum())
-        tokens_seen["src"] += int(src_len.sum())
-        tokens_seen["tgt"] += int((tgt[:, 1:] != PAD_ID).sum())
+        src_tokens = int(src_len.sum())
+        tokens_seen["src"] += src_tokens
+        tokens_seen["tgt"] += tgt_tokens
         now = time.perf_counter()
-        rate, clock["last"] = n_tokens / max(now - clock["last"], 1e-9), now
+        rate, clock["last"] = (src_tokens + tgt_tokens) / max(now - clock["last"], 1e-9), now
         value = loss.item()
-        return {"loss": value, f"loss {name}": value, "tok/s": rate}
+        extra = {k: v.item() for k, v in terms.items()} if config.objective != "translate" else {}
+        return {"loss": value, f"loss {name}": value, "tok/s": rate, **extra}
 
     result = trainer.run(step, resume=resume)
     best = trainer.restore_best(["encoder"]) if config.selection == "xsim" else None
     training = {
+        "objective": config.objective,
+        **({"teacher": {"ref": config.teacher, "id": str(getattr(teacher, "id", teacher.name)),
+                        "loss": config.distill_loss}} if teacher is not None else {}),
+        "embed_init": config.embed_init,
         "steps_done": result.steps, "seconds": round(time.perf_counter() - start, 1),
         "train_seconds": round(result.seconds, 1), "time_budget_minutes": config.minutes,
         "tokens_this_run": tokens_seen, "data": counts, "over_long_pairs_left_out": dropped,
@@ -266,7 +351,7 @@ def save_model(out: Path, config: LaserConfig, encoder: BiLstmSentenceEncoder, t
         fh.write(to_toml(config))
     write_json(out / COUNTS_FILE, training["data"])
     arch = {"vocab_size": encoder.embed.num_embeddings, "embed_dim": config.embed_dim, "hidden": config.hidden,
-            "layers": config.layers}
+            "layers": config.layers, **({"out_dim": encoder.dim} if encoder.project is not None else {})}
     write_manifest(out, model_manifest(
         NAME, config, name=out.name, architecture=arch, dim=encoder.dim,
         languages={"trained": sorted({*config.languages, *config.targets}), "targets": list(config.targets)},

@@ -6,15 +6,18 @@ Tatoeba v1 (accuracy, both directions) on the trained languages and on related l
 BUCC-style mining sets (F1; de, fr, ru from newstest, zh the BUCC 2018 sample) and XNLI zero-shot transfer
 (English-trained MLP on ``(p, h, p*h, |p-h|)``, 15 languages). Studies:
 
-- ``main``: the model of ``configs/laser-small.toml`` (the shipped ``models/laser-small``) beside the paper's
-  numbers (Tables 1/3, 5 and the Tatoeba appendix), with what separates the two runs; its task results are saved
-  one per task (``results/<task>-laser__laser-small.json``) and recorded in the model card.
-- ``depth`` (Table 6): the same configuration with a 1-layer and a 3-layer BiLSTM trained for the same wall time
-  (``minutes``); the paper compares 1, 3 and 5 layers at 17 epochs each.
+- ``main``: the model of ``configs/laser-small.toml`` (the shipped ``models/laser-small``, a student trained onto
+  me5-small's vectors) beside the paper's numbers (Tables 1/3, 5 and the Tatoeba appendix) and its teacher's,
+  with what separates the runs; its task results are saved one per task (``results/<task>-laser__laser-small.json``)
+  and recorded in the model card.
+- ``objective``: the same configuration trained with the paper's translation objective, with distillation onto
+  the teacher, and with both, for the same wall time (``--study-minutes``); an xlsent check, not a paper claim.
+- ``depth`` (Table 6): the shipped objective with a 1-layer and a 3-layer BiLSTM trained for the same wall time
+  (``--study-minutes``); the paper compares 1, 3 and 5 layers at 17 epochs each.
 
 A study's summary score is the row it declares as its method, never the best row.
 
-    python -m xlsent.methods.laser.study --studies main depth
+    python -m xlsent.methods.laser.study --studies main objective depth
 """
 
 from __future__ import annotations
@@ -27,15 +30,18 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.xnli import XNLI_LANGS
+from xlsent.encoders.base import Encoder
 from xlsent.encoders.bilstm import LaserEncoder
+from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.model_card import record_metrics
+from xlsent.encoders.registry import load_encoder
 from xlsent.evaluation import bucc, tatoeba, xnli
 from xlsent.evaluation.published import PUBLISHED
-from xlsent.evaluation.results import TaskResult
+from xlsent.evaluation.results import TaskResult, load_result
 from xlsent.evaluation.task import encoder_embed
 from xlsent.languages import TATOEBA_CHALLENGE, TATOEBA_CHALLENGE_TO_V1
 from xlsent.methods.laser import METHOD
-from xlsent.methods.laser.config import LaserConfig
+from xlsent.methods.laser.config import OBJECTIVES, LaserConfig
 from xlsent.studies.command import main
 from xlsent.studies.numbers import versus
 from xlsent.studies.settings import StudySettings, option
@@ -72,6 +78,8 @@ class Settings(StudySettings):
                             metavar="DIR")
     configs: tuple[str, ...] = option((SMALL_CONFIG,), "config layers of every model", flag="--config",
                                       metavar="FILE", repeat=True)
+    study_minutes: float = option(15.0, "training minutes of each model the objective and depth studies compare",
+                                  metavar="MIN")
 
 
 def tatoeba_code(lang: str) -> str:
@@ -108,8 +116,9 @@ class Scored:
 class Lab:
     """Trains (or reuses) the study's models and scores each once (a model two studies share is scored once)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, out_dir: Path) -> None:
         self.settings = settings
+        self.out_dir = out_dir
         self.scored: dict[str, Scored] = {}
 
     def config(self, *extra: str) -> LaserConfig:
@@ -123,23 +132,36 @@ class Lab:
         ensure_trained(METHOD, cfg, out, data=self.settings.data, retrain=self.settings.retrain)
         return LaserEncoder(out), cfg
 
+    def timed(self, objective: str, layers: int) -> tuple[LaserEncoder, LaserConfig]:
+        """The settings' config with ``objective`` and ``layers``, trained for ``study_minutes`` (one folder per
+        variant, so the objective and depth studies share the model they both have)."""
+        minutes = self.settings.study_minutes
+        return self.model(self.settings.models_dir / f"{objective}-{layers}layer-{minutes:g}min",
+                          f"objective={objective}", f"layers={layers}", f"minutes={minutes}", "steps=1000000")
+
     @property
     def encoder(self) -> str:
         """The main model's id, which both studies' results are filed under."""
         return self.model(self.settings.main_dir)[0].id
 
-    def score(self, encoder: LaserEncoder, config: LaserConfig) -> Scored:
-        """Tatoeba (trained and related languages), BUCC and XNLI of ``encoder``, with a study row of their means."""
-        if encoder.id in self.scored:
-            return self.scored[encoder.id]
+    def score(self, encoder: Encoder, config: LaserConfig) -> Scored:
+        """Tatoeba (trained and related languages), BUCC and XNLI of ``encoder``, with a study row of their means
+        (and its training steps and minutes where it is a trained LASER model)."""
+        key = encoder_id(encoder)
+        if key in self.scored:
+            return self.scored[key]
         root, embed = self.settings.data, encoder_embed(encoder)
         trained = trained_tatoeba(config)
         related = [code for lang, code in RELATED.items() if lang not in config.languages]
-        tat = tatoeba.evaluate(embed, encoder_id=encoder.id, langs=[*trained, *related], root=root)
-        mining = bucc.evaluate(embed, encoder_id=encoder.id, langs=list(BUCC_SETS), root=root)
-        nli = xnli.evaluate(embed, encoder_id=encoder.id, root=root)
-        for result in (tat, mining, nli):
-            result.variant = VARIANT
+        saved = None if isinstance(encoder, LaserEncoder) else self.saved(encoder)
+        if saved is not None:
+            tat, mining, nli = saved
+        else:
+            tat = tatoeba.evaluate(embed, encoder_id=key, langs=[*trained, *related], root=root)
+            mining = bucc.evaluate(embed, encoder_id=key, langs=list(BUCC_SETS), root=root)
+            nli = xnli.evaluate(embed, encoder_id=key, root=root)
+            for result in (tat, mining, nli):
+                result.variant = VARIANT
         acc = {lang: tat.scores[lang]["mean"] for lang in tat.scores}
         f1 = {x: mining.scores[bucc.SETS[x]]["f1"] for x in BUCC_SETS}
         row = {"tatoeba trained": float(np.mean([acc[x] for x in trained])),
@@ -147,18 +169,29 @@ class Lab:
                **{f"bucc {x}-en": v for x, v in f1.items()}, "bucc mean": float(np.mean(list(f1.values()))),
                "xnli en": nli.scores["en"]["accuracy"],
                "xnli xx": float(np.mean([nli.scores[x]["accuracy"] for x in XNLI_LANGS if x != "en"]))}
-        training = encoder.manifest["training"]
-        row["steps"] = float(training["steps_done"])
-        row["train minutes"] = training["train_seconds"] / 60
-        self.scored[encoder.id] = Scored([tat, mining, nli], row)
-        return self.scored[encoder.id]
+        if isinstance(encoder, LaserEncoder):
+            training = encoder.manifest["training"]
+            row["steps"] = float(training["steps_done"])
+            row["train minutes"] = training["train_seconds"] / 60
+        self.scored[key] = Scored([tat, mining, nli], row)
+        return self.scored[key]
+
+    def saved(self, encoder: Encoder) -> tuple[TaskResult, TaskResult, TaskResult] | None:
+        """``encoder``'s own Tatoeba, BUCC and XNLI results in the results folder (``xlsent eval --record``, the same
+        tasks and protocol), when all three are there for its current id; None otherwise."""
+        found = [load_result(self.out_dir / f"{task}__{encoder.name}.json") for task in ("tatoeba", "bucc", "xnli")]
+        if any(r is None or r.encoder != encoder_id(encoder) for r in found):
+            return None
+        tat, mining, nli = found
+        assert tat is not None and mining is not None and nli is not None
+        return tat, mining, nli
 
     def notes(self, run: StudyRun[Settings]) -> list[str]:
         return []
 
 
 def setup(settings: Settings, out_dir: Path) -> Lab:
-    return Lab(settings)
+    return Lab(settings, out_dir)
 
 
 def _gap_notes(encoder: LaserEncoder, config: LaserConfig) -> list[str]:
@@ -185,37 +218,72 @@ def _gap_notes(encoder: LaserEncoder, config: LaserConfig) -> list[str]:
 
 
 def study_main(lab: Lab, run: StudyRun[Settings]) -> None:
-    """The small model's scores beside the paper's, with the task results saved and recorded in the card."""
+    """The small model's scores beside the paper's and its teacher's, with the task results saved and recorded in
+    the card."""
     encoder, cfg = lab.model(run.settings.main_dir)
     scored = lab.score(encoder, cfg)
     run.results += scored.results
     record_metrics(encoder.model_dir, [asdict(r) for r in scored.results])
     run.rows[STUDIES["main"].method_row] = scored.row
+    if cfg.distills:
+        teacher = load_encoder(cfg.teacher)
+        run.rows[f"teacher ({cfg.teacher})"] = lab.score(teacher, cfg).row
+        run.notes.append(f"teacher row: {teacher.name}'s own results in {lab.out_dir} (`xlsent eval tatoeba bucc xnli "
+                         "--record`), the same tasks and protocol" if lab.saved(teacher) is not None else
+                         f"teacher row: {teacher.name} scored here with the same tasks")
     run.rows[f"LASER ({PAPER})"] = paper_row(trained_tatoeba(cfg))
     related = [c for lang, c in RELATED.items() if lang not in cfg.languages]
     run.notes += [f"Tatoeba trained: {' '.join(trained_tatoeba(cfg))}; related, untrained: {' '.join(related)}",
                   *_gap_notes(encoder, cfg)]
 
 
+def _equal_time_note(run: StudyRun[Settings], rows: Sequence[str]) -> str:
+    steps = ", ".join(f"{row} {run.rows[row]['steps']:.0f}" for row in rows)
+    return (f"every row trained for {run.settings.study_minutes:g} minutes of wall time on this machine, one at a "
+            f"time (steps: {steps}); the paper trains for 17 epochs (about 5 days on 16 GPUs), so these rows compare "
+            "early-training snapshots, not converged models: XNLI's chance level is 33.3% and Tatoeba's about 0.1%")
+
+
+def study_objective(lab: Lab, run: StudyRun[Settings]) -> None:
+    """The paper's translation objective, distillation onto the teacher, and both, at equal training time."""
+    layers = lab.config().layers
+    for objective in OBJECTIVES:
+        encoder, cfg = lab.timed(objective, layers)
+        run.rows[objective] = lab.score(encoder, cfg).row
+    run.notes += [_equal_time_note(run, OBJECTIVES),
+                  f"the same configuration ({' + '.join(run.settings.configs)}) in every row but `objective`: "
+                  f"{layers} BiLSTM layer(s), the same vocabulary, corpus and subword initialisation; distill and "
+                  "both regress onto the teacher's vectors of the English side of each pair"]
+
+
 def study_depth(lab: Lab, run: StudyRun[Settings]) -> None:
-    """Table 6 at equal training time: the main configuration with 1 and with 3 BiLSTM layers."""
-    three, cfg = lab.model(run.settings.main_dir)
-    if cfg.layers != 3 or cfg.minutes <= 0:
-        raise ValueError(f"the depth study compares with the main model, which must have 3 layers and a time "
-                         f"budget (minutes > 0); it has {cfg.layers} layers and minutes = {cfg.minutes}")
-    one, _ = lab.model(run.settings.models_dir / "depth-1", "layers=1")
-    run.rows.update({"1 layer": lab.score(one, cfg).row, "3 layers": lab.score(three, cfg).row})
+    """Table 6 at equal training time: the shipped objective with 1 and with 3 BiLSTM layers."""
+    objective = lab.config().objective
+    one, one_cfg = lab.timed(objective, 1)
+    three, three_cfg = lab.timed(objective, 3)
+    run.rows.update({"1 layer": lab.score(one, one_cfg).row, "3 layers": lab.score(three, three_cfg).row})
     run.rows.update({f"paper, {k}": v for k, v in PAPER_DEPTH.items()})
-    run.notes += [f"both trained for {cfg.minutes:g} minutes of wall time (time_budget), side by side, one CPU thread "
-                  f"each ({run.rows['1 layer']['steps']:.0f} and {run.rows['3 layers']['steps']:.0f} steps); the "
-                  "paper trains every depth for the same number of epochs (17, about 5 days), so these rows compare "
-                  "early-training snapshots, not converged models: XNLI's chance level is 33.3% and Tatoeba's about "
-                  "0.1%",
+    run.notes += [_equal_time_note(run, ("1 layer", "3 layers")) + f"; objective {objective}",
                   "paper rows: Table 6 (Tatoeba as 100 - error over its languages; BUCC mean F1 on the real test "
                   "sets)"]
 
 
 # --- claims --------------------------------------------------------------------------------------------------
+
+
+def claims_objective(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
+    """LASER3's premise (teacher-student training learns an encoder far faster than translation) and whether the
+    translation term helps beside it, on Tatoeba and mean BUCC F1 at equal training time."""
+    out = []
+    for col, what in (("tatoeba trained", "Tatoeba accuracy on the trained languages"),
+                      ("bucc mean", "mean BUCC F1")):
+        out.append(Verdict(f"distillation beats the translation objective on {what} at equal CPU time",
+                           rows["distill"][col] > rows["translate"][col],
+                           versus(rows["distill"][col], rows["translate"][col]), source="xlsent"))
+        out.append(Verdict(f"adding the translation term to distillation (both) beats distillation alone on {what} "
+                           "at equal CPU time", rows["both"][col] > rows["distill"][col],
+                           versus(rows["both"][col], rows["distill"][col]), source="xlsent"))
+    return out
 
 
 def claims_depth(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
@@ -233,7 +301,8 @@ def claims_depth(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
 
 STUDIES = {
     "main": Study(study_main, "LASER small (xlsent)", "tatoeba trained"),
-    "depth": Study(study_depth, "3 layers", "tatoeba trained", claims=claims_depth),
+    "objective": Study(study_objective, "distill", "tatoeba trained", claims=claims_objective),
+    "depth": Study(study_depth, "1 layer", "tatoeba trained", claims=claims_depth),
 }
 """Each study, the row it declares as its method and the column that scores it."""
 

@@ -21,8 +21,10 @@ import io
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import torch
 
 from xlsent.atomic import atomic_path
 from xlsent.encoders.bilstm import BOS_ID, EOS_ID, PAD_ID, UNK_ID
@@ -67,3 +69,22 @@ def train_vocab(per_language: Mapping[str, Sequence[str]], path: Path, *, vocab_
     with atomic_path(path) as tmp:
         Path(tmp).write_bytes(model.getvalue())
     return path
+
+
+def teacher_embeddings(sp: Any, tokenizer: Any, table: torch.Tensor, specials: dict[int, int]) -> torch.Tensor:
+    """Initial subword embeddings ``(pieces, dim)`` from a teacher's input embeddings ``table``: each piece of the
+    SentencePiece model ``sp`` gets the mean of the teacher's embeddings of its text's pieces (a word-start piece
+    ``▁x`` is the text `` x``; a continuation piece loses the teacher's lone word-start piece where it adds one);
+    our special ids take the teacher's ids in ``specials`` (pad, unknown, begin, end)."""
+    space = tokenizer.token_to_id("▁")
+    out = torch.empty(sp.get_piece_size(), table.shape[1], dtype=table.dtype)
+    for i in range(sp.get_piece_size()):
+        if i in specials:
+            out[i] = table[specials[i]]
+            continue
+        piece = sp.id_to_piece(i)
+        ids = tokenizer.encode(piece.replace("▁", " "), add_special_tokens=False).ids
+        if not piece.startswith("▁") and len(ids) > 1 and ids[0] == space:
+            ids = ids[1:]
+        out[i] = table[ids].mean(dim=0) if ids else table[specials[UNK_ID]]
+    return out

@@ -38,10 +38,7 @@ class MappingConfig(TrainConfig):
 
     def problems(self) -> list[str]:
         out = super().problems()
-        if self.inputs not in INPUTS:
-            out.append(f"inputs must be one of {INPUTS}, not {self.inputs!r}")
-        if self.corpus not in CORPORA:
-            out.append(f"corpus must be one of {CORPORA}, not {self.corpus!r}")
+        out += self.one_of(inputs=INPUTS, corpus=CORPORA)
         if not 0 < self.parallel_ratio <= 1:
             out.append("parallel_ratio must be in (0, 1]")
         if self.valid_pairs < 0 or (self.max_pairs is not None and self.max_pairs < 2):
@@ -76,8 +73,7 @@ class LinearMapConfig(MappingConfig):
 
     def problems(self) -> list[str]:
         out = super().problems()
-        if self.method not in METHODS:
-            out.append(f"method must be one of {tuple(METHODS)}, not {self.method!r}")
+        out += self.one_of(method=tuple(METHODS))
         if self.ridge < 0:
             out.append("ridge must be >= 0")
         return out

@@ -1,0 +1,115 @@
+"""LASER's teacher-student objective: the shared loss, cached teacher vectors, projection, embedding init, and the
+translate objective left as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+
+import xlsent
+from xlsent.encoders.bilstm import LaserEncoder
+from xlsent.encoders.cache import cache_dir
+from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.methods.laser.model import train_on
+from xlsent.methods.laser.vocab import teacher_embeddings
+from xlsent.training.config import ConfigError
+
+from .test_laser import tiny_config, toy_corpus
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "xlsent_home")
+
+
+def losses_of(out: Path) -> list[dict[str, float]]:
+    return [ln["losses"] for ln in map(json.loads, (out / "train.jsonl").read_text().splitlines()) if "losses" in ln]
+
+
+def test_translate_reproduces_the_model_from_before_the_distillation_objective(tmp_path: Path) -> None:
+    """Reference values: the same tiny run with the code before ``objective`` existed (commit ed76ba0)."""
+    out = train_on(tiny_config("objective=translate"), toy_corpus(), tmp_path / "m", progress=False)
+    losses = losses_of(out)
+    np.testing.assert_allclose([losses[0]["loss"], losses[1]["loss"]], [4.043936109542846, 4.035248231887818],
+                               rtol=1e-5)
+    assert not {"translate", "distill"} & set(losses[0])
+    weights = load_file(out / "encoder.safetensors")
+    got = {k: float(weights[k].double().sum()) for k in ("embed.weight", "lstm.weight_ih_l1", "lstm.bias_ih_l1")}
+    np.testing.assert_allclose(list(got.values()), [45.516483567946125, 2.6173743497638498, -1.3552189245820045],
+                               rtol=1e-4)
+    assert "project.weight" not in weights
+
+
+def distill_config(teacher: Path, *sets: str):
+    return tiny_config(f"teacher={teacher}", "objective=distill", "lr=0.01", "steps=60", *sets)
+
+
+def test_distillation_lands_on_the_teacher_and_reuses_its_cached_vectors(tmp_path: Path, tiny_model_dir: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    out = train_on(distill_config(tiny_model_dir), toy_corpus(), tmp_path / "m", progress=False)
+    losses = [ln["distill"] for ln in losses_of(out)]
+    assert losses[-1] < 0.5 * losses[0]
+    assert {"loss de-en", "loss en-es"} <= {k for ln in losses_of(out) for k in ln}
+    assert "loss de-es" not in {k for ln in losses_of(out) for k in ln}  # no English side: not distilled
+    weights = load_file(out / "encoder.safetensors")
+    assert "project.weight" in weights and not any(k.startswith("decoder") for k in weights)
+    student = xlsent.load(out)
+    teacher = TransformerEncoder(tiny_model_dir)
+    assert isinstance(student, LaserEncoder) and student.dim == teacher.dim == 32
+    manifest = json.loads((out / "xlsent.json").read_text())
+    assert manifest["training"]["objective"] == "distill"
+    assert manifest["training"]["teacher"]["id"] == teacher.id
+    texts = ["hund katze", "dog cat", "baum haus rot"]
+    assert (student.encode(texts) * teacher.encode(texts)).sum(1).mean() > 0.5  # the teacher's space
+    assert list(cache_dir(teacher).glob("*.npy"))
+
+    def no_encoding(*args, **kwargs):
+        raise AssertionError("the teacher's vectors are cached: nothing is encoded again")
+
+    monkeypatch.setattr(TransformerEncoder, "encode", no_encoding)
+    train_on(distill_config(tiny_model_dir), toy_corpus(), tmp_path / "again", progress=False)
+
+
+def test_both_trains_the_decoder_beside_the_distillation_term(tmp_path: Path, tiny_model_dir: Path) -> None:
+    cfg = distill_config(tiny_model_dir, "objective=both", "steps=6", "distill_weight=0.5", "log_every=1")
+    out = train_on(cfg, toy_corpus(), tmp_path / "m", progress=False)
+    for ln in losses_of(out):
+        expected = ln["translate"] + 0.5 * ln.get("distill", 0.0)
+        assert ln["loss"] == pytest.approx(expected, rel=1e-5)
+    assert any("distill" in ln for ln in losses_of(out)) and all("translate" in ln for ln in losses_of(out))
+
+
+def test_embeddings_start_from_the_teachers(tmp_path: Path, tiny_model_dir: Path) -> None:
+    out = train_on(distill_config(tiny_model_dir, "embed_init=teacher", "embed_dim=32", "freeze_embeddings=true",
+                                  "steps=3"), toy_corpus(), tmp_path / "m", progress=False)
+    import sentencepiece as spm
+
+    sp = spm.SentencePieceProcessor(model_file=str(out / "spm.model"))
+    teacher = TransformerEncoder(tiny_model_dir)
+    table = teacher.model.embeddings.word_embeddings.weight.detach()
+    embed = load_file(out / "encoder.safetensors")["embed.weight"]
+    words = [i for i in range(4, sp.get_piece_size())
+             if sp.id_to_piece(i).startswith("▁") and len(sp.id_to_piece(i)) > 2]
+    for piece in words:
+        ids = teacher.tokenizer.encode(sp.id_to_piece(piece).replace("▁", " "), add_special_tokens=False).ids
+        torch.testing.assert_close(embed[piece], table[ids].mean(0))  # frozen: as initialised
+    assert words
+    assert teacher_embeddings(sp, teacher.tokenizer, table, {0: teacher.pad, 1: teacher.pad, 2: teacher.bos,
+                                                             3: teacher.eos}).shape == (sp.get_piece_size(), 32)
+
+
+def test_objective_settings_are_checked() -> None:
+    with pytest.raises(ConfigError, match="objective must be one of"):
+        tiny_config("objective=teach")
+    with pytest.raises(ConfigError, match="distill_loss"):
+        tiny_config("distill_loss=l1")
+    with pytest.raises(ConfigError, match="needs English pairs"):
+        tiny_config("objective=distill", "targets=es")
+
+
+def test_embed_init_needs_the_teachers_width(tmp_path: Path, tiny_model_dir: Path) -> None:
+    with pytest.raises(ValueError, match="embed_dim = 32"):
+        train_on(distill_config(tiny_model_dir, "embed_init=teacher", "embed_dim=8"), toy_corpus(), tmp_path / "m",
+                 progress=False)
