@@ -152,6 +152,9 @@ TATOEBA_CHALLENGE_TO_V1: dict[str, tuple[str, ...]] = {lang.challenge: lang.tato
 """Tatoeba-Challenge code -> the Tatoeba v1 test languages it covers (``zho``: cmn, yue, wuu)."""
 
 
+_BY_NTREX: dict[str, str] = {lang.ntrex_file: lang.iso1 for lang in LANGUAGES}
+
+
 def language(code: str) -> Language | None:
     """The table's entry for ``code`` (any of its :meth:`Language.codes`), or None."""
     return BY_CODE.get(code)
@@ -162,6 +165,16 @@ def ntrex_code(code: str) -> str:
     know is taken as an NTREX code already (``kaz``, ``srp-Latn``)."""
     lang = language(code)
     return lang.ntrex_file if lang is not None else code
+
+
+def from_ntrex(code: str) -> str:
+    """The code xlsent names an NTREX-128 language by: the table's two-letter code where it knows the file code
+    (``arb`` -> ``ar``, ``zho_Hans`` -> ``zh``), else the file code itself (``kaz``, ``srp-Latn``).
+
+    >>> from_ntrex("arb"), from_ntrex("deu"), from_ntrex("srp-Latn")
+    ('ar', 'de', 'srp-Latn')
+    """
+    return _BY_NTREX.get(code, code)
 
 
 def flores_code(code: str) -> str:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from xlsent.data.held_out import tatoeba_v1_sentences
-from xlsent.languages import TATOEBA_CHALLENGE
+from xlsent.languages import TATOEBA_CHALLENGE, ntrex_code
 from xlsent.paths import data_root
 
 log = logging.getLogger(__name__)
@@ -114,6 +114,19 @@ def bitext_sources(a: str, b: str, root: Path) -> dict[str, Loader]:
         years.append(2014)
     for year in years:
         sources[f"newstest{year}"] = _newstest(year, a, b, root)
+    return sources
+
+
+def all_sources(a: str, b: str, root: Path) -> dict[str, Loader]:
+    """:func:`bitext_sources` and NTREX-128 (newstest2019 and its translations, multi-way) where it has both
+    languages: every corpus of ``parallel/`` holding ``a``-``b`` pairs (LASER's corpus, the multilingual bitext)."""
+    from xlsent.data.parallel import load_ntrex, ntrex_languages
+
+    sources = bitext_sources(a, b, root)
+    have = set(ntrex_languages(root))
+    x, y = ntrex_code(a), ntrex_code(b)
+    if x in have and y in have:
+        sources["ntrex128"] = lambda: load_ntrex(x, y, root=root)
     return sources
 
 

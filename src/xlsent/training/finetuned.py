@@ -58,6 +58,25 @@ class TrainedPart(nn.Module):
         return super().load_state_dict(state_dict, strict=False, assign=assign)
 
 
+def parameter_groups(learner: nn.Module, lr: float, weight_decay: float = 0.01) -> list[dict[str, Any]]:
+    """AdamW groups of the trainable parameters as sentence-transformers' ``fit`` builds them: weight decay 0.01,
+    none on biases and LayerNorm weights (empty groups are left out).
+
+    >>> groups = parameter_groups(nn.Sequential(nn.Linear(2, 2), nn.LayerNorm(2)), 1e-3)
+    >>> [(g["name"], len(g["params"]), g["weight_decay"]) for g in groups]
+    [('decay', 1, 0.01), ('no_decay', 3, 0.0)]
+    """
+    norms = {id(p) for m in learner.modules() if isinstance(m, nn.LayerNorm) for p in m.parameters()}
+    decay: list[nn.Parameter] = []
+    no_decay: list[nn.Parameter] = []
+    for name, p in learner.named_parameters():
+        if p.requires_grad:
+            (no_decay if name.endswith("bias") or id(p) in norms else decay).append(p)
+    groups = [{"params": decay, "lr": lr, "weight_decay": weight_decay, "name": "decay"},
+              {"params": no_decay, "lr": lr, "weight_decay": 0.0, "name": "no_decay"}]
+    return [g for g in groups if g["params"]]
+
+
 def transformer_backbone(name: str, role: str = "backbone") -> TransformerEncoder:
     """The encoder ``name`` (registered name or model directory), which must be a transformer to fine-tune."""
     from xlsent.encoders.registry import load_encoder

@@ -49,7 +49,13 @@ from xlsent.methods.dueam.data import HeldOut, SentencePairs, build_pairs, heldo
 from xlsent.methods.dueam.wmd import Idf, TokenAnchor, WmdSettings, content_ids, pair_distances
 from xlsent.training.batching import batch_indices
 from xlsent.training.checkpoint import TrainState
-from xlsent.training.finetuned import TrainedPart, load_finetuned, save_finetuned, transformer_backbone
+from xlsent.training.finetuned import (
+    TrainedPart,
+    load_finetuned,
+    parameter_groups,
+    save_finetuned,
+    transformer_backbone,
+)
 from xlsent.training.loop import FitResult, Trainer, held_out_validation
 from xlsent.training.method import Method, checked_train, prepare_output
 
@@ -106,25 +112,6 @@ def make_learner(backbone: TransformerEncoder, config: DueamConfig) -> Trainable
     if config.finetune == "lora":
         learner.apply_lora(r=config.lora_r, alpha=config.lora_alpha, dropout=config.lora_dropout)
     return learner
-
-
-def parameter_groups(learner: nn.Module, lr: float, weight_decay: float = 0.01) -> list[dict[str, Any]]:
-    """AdamW groups of the trainable parameters as sentence-transformers' ``fit`` builds them: weight decay 0.01,
-    none on biases and LayerNorm weights (empty groups are left out).
-
-    >>> groups = parameter_groups(nn.Sequential(nn.Linear(2, 2), nn.LayerNorm(2)), 1e-3)
-    >>> [(g["name"], len(g["params"]), g["weight_decay"]) for g in groups]
-    [('decay', 1, 0.01), ('no_decay', 3, 0.0)]
-    """
-    norms = {id(p) for m in learner.modules() if isinstance(m, nn.LayerNorm) for p in m.parameters()}
-    decay: list[nn.Parameter] = []
-    no_decay: list[nn.Parameter] = []
-    for name, p in learner.named_parameters():
-        if p.requires_grad:
-            (no_decay if name.endswith("bias") or id(p) in norms else decay).append(p)
-    groups = [{"params": decay, "lr": lr, "weight_decay": weight_decay, "name": "decay"},
-              {"params": no_decay, "lr": lr, "weight_decay": 0.0, "name": "no_decay"}]
-    return [g for g in groups if g["params"]]
 
 
 # --- data preparation ----------------------------------------------------------------------------------------

@@ -22,10 +22,8 @@ from typing import Any
 import numpy as np
 
 from xlsent.atomic import atomic_open, write_json
-from xlsent.data.bitext import Loader, bitext_sources, filter_pairs
+from xlsent.data.bitext import all_sources, filter_pairs
 from xlsent.data.held_out import held_out_sentences
-from xlsent.data.parallel import load_ntrex, ntrex_languages
-from xlsent.languages import ntrex_code
 from xlsent.paths import data_root
 
 log = logging.getLogger(__name__)
@@ -48,16 +46,6 @@ class PairCorpus:
         return f"{self.src_lang}-{self.tgt_lang}"
 
 
-def pair_sources(src: str, tgt: str, root: Path) -> dict[str, Loader]:
-    """Every corpus holding ``src``-``tgt`` pairs, as loaders returning ``(src side, tgt side)``."""
-    sources = bitext_sources(src, tgt, root)
-    have = set(ntrex_languages(root))
-    a, b = ntrex_code(src), ntrex_code(tgt)
-    if a in have and b in have:
-        sources["ntrex128"] = lambda: load_ntrex(a, b, root=root)
-    return sources
-
-
 def build_corpus(languages: Sequence[str], targets: Sequence[str], root: str | Path | None = None, *,
                  max_pairs: int = 0, seed: int = 0, banned: set[str] | None = None) -> list[PairCorpus]:
     """The pairs of every language (and target) into every target that has data, in a fixed order."""
@@ -66,7 +54,7 @@ def build_corpus(languages: Sequence[str], targets: Sequence[str], root: str | P
     out = []
     for i, src in enumerate(dict.fromkeys([*languages, *targets])):
         for tgt in targets:
-            sources = pair_sources(src, tgt, base) if src != tgt else {}
+            sources = all_sources(src, tgt, base) if src != tgt else {}
             if not sources:
                 continue
             xs, ys, per_source = filter_pairs(f"{src}-{tgt}", sources, banned, banned_key=BANNED_KEY)

@@ -1,0 +1,66 @@
+"""The distillation method's configuration; ``src/xlsent/configs/distill.toml`` documents each key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xlsent.training.config import TrainConfig
+from xlsent.training.losses import DISTILL_KINDS
+
+NAME = "distill"
+DEFAULTS = "distill.toml"
+LOSSES = ("distill", "ranking", "both")
+
+
+@dataclass
+class DistillConfig(TrainConfig):
+    """Teacher, student, data, losses and optimisation of a distilled multilingual student."""
+
+    teacher: str = "me5-small"
+    backbone: str = "me5-small"
+    languages: list[str] = field(default_factory=list)
+    max_pairs: int = 3000
+    valid_pairs: int = 50
+    temperature: float = 5.0
+    max_sentence_tokens: int = 128
+    loss: str = "both"
+    distill_loss: str = "mse"
+    distill_weight: float = 1.0
+    ranking_weight: float = 1.0
+    ranking_scale: float = 20.0
+    ranking_margin: float = 0.3
+    batch_size: int = 32
+    lora_r: int = 16
+    lora_alpha: int = 32
+    lora_dropout: float = 0.1
+    dropout: float = 0.1
+    minutes: float = 0.0
+    steps: int = 3000
+    lr: float = 2e-4
+    warmup_steps: int = 200
+    schedule: str = "linear"
+    grad_clip: float = 1.0
+    eval_every: int = 500
+
+    @property
+    def distills(self) -> bool:
+        return self.loss in ("distill", "both")
+
+    @property
+    def ranks(self) -> bool:
+        return self.loss in ("ranking", "both")
+
+    def problems(self) -> list[str]:
+        out = super().problems()
+        out += self.one_of(loss=LOSSES, distill_loss=DISTILL_KINDS)
+        if self.temperature <= 0:
+            out.append("temperature must be > 0 (1 follows the data; larger favours small languages)")
+        if self.batch_size < 2:
+            out.append("batch_size must be >= 2 (the ranking loss needs in-batch negatives)")
+        if min(self.max_pairs, self.valid_pairs, self.minutes) < 0 or self.max_sentence_tokens < 3:
+            out.append("max_pairs, valid_pairs and minutes must be >= 0, max_sentence_tokens >= 3")
+        if self.distill_weight < 0 or self.ranking_weight < 0 or self.ranking_scale <= 0:
+            out.append("distill_weight and ranking_weight must be >= 0, ranking_scale > 0")
+        if self.lora_r < 1 or self.lora_alpha < 1:
+            out.append("lora_r and lora_alpha must be >= 1")
+        return out

@@ -1,0 +1,206 @@
+"""``xlsent train distill``: a LoRA student of the default encoder trained on the bitext of every language with
+English, by multilingual knowledge distillation, translation ranking, or both.
+
+- data (:mod:`xlsent.data.multilingual`): the X-en pairs of every corpus of ``parallel/``, test sets removed,
+  ``valid_pairs`` per language held out; a batch holds ``batch_size`` pairs of one language, the language drawn with
+  temperature ``temperature`` (small languages are seen);
+- teacher: the frozen ``teacher`` encoder's unit vectors of the English sides, computed once and cached
+  (``$XLSENT_HOME/encodings``, keyed by its id and the sentences, resumable);
+- student: ``backbone`` with LoRA adapters on every attention and feed-forward Linear (adapter-sized model
+  directory, merged on load);
+- losses: ``distill`` (:class:`~xlsent.training.losses.TeacherStudentLoss` between the student's unit vectors of
+  x and of its English side and the teacher's vector of the English side; Reimers & Gurevych 2020), ``ranking``
+  (:class:`~xlsent.training.losses.MultipleNegativesRankingLoss`: bidirectional in-batch softmax with additive
+  margin; LaBSE, Feng et al. 2022), or ``both`` (weighted sum);
+- validation: every ``eval_every`` steps, retrieval accuracy (both directions) of the held-out pairs of each
+  language among that language's held-out pairs, averaged over languages; the best step's adapters are kept.
+
+>>> from xlsent.training.method import get_method                               # doctest: +SKIP
+>>> cfg = get_method("distill").config(sets=["minutes=5"])                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from xlsent.atomic import write_json
+from xlsent.data.multilingual import EnglishBitext, TemperatureSampler, bitext_counts, build_english_bitext
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.cache import cached_encode, encoder_id
+from xlsent.encoders.registry import load_encoder
+from xlsent.encoders.trainable import TrainableTransformer
+from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.evaluation.selection import retrieval_criterion
+from xlsent.methods.distill.config import DEFAULTS, NAME, DistillConfig
+from xlsent.training.batching import batch_indices
+from xlsent.training.checkpoint import TrainState
+from xlsent.training.finetuned import (
+    TrainedPart,
+    load_finetuned,
+    parameter_groups,
+    save_finetuned,
+    transformer_backbone,
+)
+from xlsent.training.loop import Trainer, held_out_validation
+from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherStudentLoss
+from xlsent.training.method import Method, checked_train, prepare_output
+
+log = logging.getLogger(__name__)
+
+COUNTS_FILE = "data.json"
+"""Next to the model: the training pairs per language, their held-out pairs and sources."""
+
+
+@dataclass(frozen=True)
+class LanguageData:
+    """One language's training pairs (those that fit the student's window) and the teacher's English vectors."""
+
+    lang: str
+    xx: list[str]
+    en: list[str]
+    teacher: torch.Tensor
+
+
+def fitting(bitext: Sequence[EnglishBitext], learner: TrainableTransformer, max_tokens: int
+            ) -> tuple[list[EnglishBitext], dict[str, int]]:
+    """The bitext without training pairs holding a side over ``max_tokens`` student tokens (counted per language;
+    a language left without pairs is dropped)."""
+    limit = min(max_tokens, learner.max_tokens) - 2
+    out, dropped = [], {}
+    for b in bitext:
+        lengths = [len(e.ids) for e in learner.tokenizer.encode_batch([learner.prefix + s for s in b.xx + b.en],
+                                                                       add_special_tokens=False)]
+        n = len(b.xx)
+        keep = [i for i in range(n) if lengths[i] <= limit and lengths[n + i] <= limit]
+        dropped[b.lang] = n - len(keep)
+        if keep:
+            out.append(EnglishBitext(b.lang, [b.xx[i] for i in keep], [b.en[i] for i in keep], b.valid_xx,
+                                     b.valid_en, b.sources))
+    if any(dropped.values()):
+        log.info("pairs with a side over %d tokens left out: %s", limit, {k: v for k, v in dropped.items() if v})
+    return out, dropped
+
+
+def teacher_vectors(teacher: Encoder, bitext: Sequence[EnglishBitext], *, progress: bool = True
+                    ) -> list[LanguageData]:
+    """Every language's pairs with the teacher's unit vectors of their English sides (one cached encoding of all
+    English sides together, in the bitext's order)."""
+    english = [s for b in bitext for s in b.en]
+    log.info("teacher %s: vectors of %d English sentences (cached)", teacher.name, len(english))
+    vectors = torch.from_numpy(np.ascontiguousarray(cached_encode(teacher, english, "en", progress=progress)))
+    out, start = [], 0
+    for b in bitext:
+        out.append(LanguageData(b.lang, b.xx, b.en, vectors[start : start + len(b.en)]))
+        start += len(b.en)
+    return out
+
+
+def held_out_retrieval(learner: TrainableTransformer, bitext: Sequence[EnglishBitext]) -> dict[str, float]:
+    """Retrieval accuracy (%, both directions) of each language's held-out pairs among themselves, and the mean
+    over languages (``retrieval``)."""
+    scores = {f"retrieval/{b.lang}": retrieval_criterion(learner.vectors(b.valid_xx), learner.vectors(b.valid_en))
+              for b in bitext if len(b.valid_xx) >= 2}
+    return {"retrieval": float(np.mean(list(scores.values()))) if scores else 0.0, **scores}
+
+
+def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: Encoder,
+             backbone: TransformerEncoder, out_dir: str | Path, *, resume: bool = False,
+             progress: bool = True) -> Path:
+    """Train the student on ``bitext`` and write its model directory (adapters, config, card)."""
+    out = Path(out_dir)
+    if prepare_output(out, resume, config):
+        return out
+    start = time.perf_counter()
+    torch.manual_seed(config.seed)
+    learner = TrainableTransformer(backbone)
+    learner.set_dropout(config.dropout, config.dropout)
+    learner.apply_lora(r=config.lora_r, alpha=config.lora_alpha, dropout=config.lora_dropout)
+    usable, dropped = fitting(bitext, learner, config.max_sentence_tokens)
+    if not usable:
+        raise ValueError("no training pairs fit max_sentence_tokens; raise it or check the data")
+    data = teacher_vectors(teacher, usable, progress=progress) if config.distills else [
+        LanguageData(b.lang, b.xx, b.en, torch.empty(0)) for b in usable]
+    sampler = TemperatureSampler([len(d.xx) for d in data], config.temperature, seed=config.seed)
+    optimizer = torch.optim.AdamW(parameter_groups(learner, config.lr), lr=config.lr)
+    valid = [b for b in usable if len(b.valid_xx) >= 2] if config.eval_every else []
+    trainer = Trainer(out, config, TrainState({"learner": TrainedPart(learner)}, {"learner": optimizer}),
+                      meta={"teacher": encoder_id(teacher), "backbone": encoder_id(backbone)},
+                      validation=held_out_validation(config, valid or None, partial(held_out_retrieval, learner),
+                                                     "retrieval"),
+                      progress=progress, desc="distill", time_budget_s=60.0 * config.minutes)
+    distill = TeacherStudentLoss(config.distill_loss)
+    ranking = MultipleNegativesRankingLoss(config.ranking_scale, config.ranking_margin, bidirectional=True)
+
+    def step(s: int) -> dict[str, float]:
+        lang = sampler.language(s)
+        d = data[lang]
+        rows = batch_indices(len(d.xx), config.batch_size, s, config.seed, stream=lang)
+        emb = learner.embed([d.xx[i] for i in rows] + [d.en[i] for i in rows])
+        x, en = emb[: len(rows)], emb[len(rows):]
+        terms: dict[str, torch.Tensor] = {}
+        if config.distills:
+            target = d.teacher[torch.from_numpy(rows)].to(emb.device)
+            terms["distill"] = distill(F.normalize(x, dim=1), F.normalize(en, dim=1), target)
+        if config.ranks:
+            terms["ranking"] = ranking(x, en)
+        weights = {"distill": config.distill_weight, "ranking": config.ranking_weight}
+        loss = sum(weights[k] * v for k, v in terms.items())
+        assert isinstance(loss, torch.Tensor)
+        trainer.update("learner", loss)
+        return {"loss": loss.item(), **{k: v.item() for k, v in terms.items()}, f"batches {d.lang}": 1.0}
+
+    result = trainer.run(step, resume=resume)
+    best = trainer.restore_best(["learner"]) if valid else None
+    learner.eval()
+    counts = bitext_counts(usable)
+    training = {
+        "loss": config.loss, "teacher": {"ref": config.teacher, "id": encoder_id(teacher)},
+        "data": {"kind": "X-en bitext of every corpus", "summary": {
+            "pairs": counts["pairs"], "langs": [b.lang for b in usable]}, "per_lang": counts["per_lang"]},
+        "over_long_pairs_left_out": dropped, "temperature": config.temperature,
+        "sampling": {d.lang: round(float(w), 5) for d, w in zip(data, sampler.weights, strict=True)},
+        "steps_done": result.steps, "pairs_seen": result.steps * config.batch_size,
+        "validation": {"criterion": "retrieval accuracy % on held-out pairs, mean over languages",
+                       "pairs": sum(len(b.valid_xx) for b in valid), "selection": "retrieval" if valid else "none",
+                       "best": result.best, "restored": best,
+                       "last": result.validations[-1]["validation"] if result.validations else None},
+        "train_seconds": round(result.seconds, 1), "seconds": round(time.perf_counter() - start, 1),
+        "time_budget_minutes": config.minutes,
+    }
+    write_json(out / COUNTS_FILE, counts)
+    path = save_finetuned(out, learner, NAME, config, training=training, metrics={})
+    trainer.finish()
+    return path
+
+
+def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,
+           progress: bool = True) -> Path:
+    """``xlsent train distill``: build the bitext, load teacher and backbone, train, save."""
+    bitext = build_english_bitext(data, languages=config.languages or None, max_pairs=config.max_pairs,
+                                  valid_pairs=config.valid_pairs if config.eval_every else 0, seed=config.seed)
+    backbone = transformer_backbone(config.backbone)
+    teacher = backbone if config.teacher == config.backbone else load_encoder(config.teacher)
+    return train_on(config, bitext, teacher, backbone, out, resume=resume, progress=progress)
+
+
+train = checked_train(DistillConfig, _train)
+
+
+def load_model(model_dir: str | Path) -> TransformerEncoder:
+    """The encoder of a ``distill`` model directory (LoRA adapters merged on load)."""
+    return load_finetuned(model_dir, NAME)
+
+
+METHOD = Method(
+    name=NAME,
+    summary="multilingual distillation and translation ranking on all X-en bitext: a LoRA student of me5-small",
+    config_class=DistillConfig, defaults=DEFAULTS, train=train, encoder=load_model)

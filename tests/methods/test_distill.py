@@ -1,0 +1,136 @@
+"""``xlsent train distill``: the multilingual bitext builder, temperature sampling, and the LoRA student trained by
+distillation, ranking or both on a tiny random transformer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+
+import xlsent
+from xlsent.data.held_out import held_out_sentences
+from xlsent.data.multilingual import EnglishBitext, TemperatureSampler, build_english_bitext, english_languages
+from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.methods.distill.config import DistillConfig
+from xlsent.methods.distill.model import METHOD, train_on
+from xlsent.training.config import ConfigError
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread", "xlsent_home")
+
+TINY = ["steps=30", "batch_size=4", "eval_every=10", "checkpoint_every=10", "log_every=5", "device=cpu",
+        "lora_r=2", "lora_alpha=4", "warmup_steps=0", "lr=0.01", "dropout=0.0", "lora_dropout=0.0"]
+
+
+def tiny_config(*sets: str) -> DistillConfig:
+    cfg = METHOD.config(sets=[*TINY, *sets])
+    assert isinstance(cfg, DistillConfig)
+    return cfg
+
+
+def toy_bitext() -> list[EnglishBitext]:
+    """de-en and fr-en toy pairs (words translate one to one) with 4 held-out pairs each."""
+    rng = np.random.default_rng(0)
+    words = {"en": ["dog", "cat", "house", "tree", "red", "blue"], "de": ["hund", "katze", "haus", "baum", "rot",
+             "blau"], "fr": ["chien", "chat", "maison", "arbre", "rouge", "bleu"]}
+    rows = [rng.choice(6, size=rng.integers(2, 4)) for _ in range(40)]
+
+    def side(lang: str, part: list[np.ndarray]) -> list[str]:
+        return [" ".join(words[lang][i] for i in r) for r in part]
+
+    return [EnglishBitext(x, side(x, rows[:36]), side("en", rows[:36]), side(x, rows[36:]), side("en", rows[36:]))
+            for x in ("de", "fr")]
+
+
+def losses_of(out: Path) -> list[dict[str, float]]:
+    return [ln["losses"] for ln in map(json.loads, (out / "train.jsonl").read_text().splitlines()) if "losses" in ln]
+
+
+def test_temperature_sampling_favours_small_languages_and_repeats() -> None:
+    sampler = TemperatureSampler([9000, 1000], temperature=5.0, seed=0)
+    draws = [sampler.language(d) for d in range(4000)]
+    assert 0.3 < np.mean(draws) < 0.45  # 1000 ** 0.2 / (9000 ** 0.2 + 1000 ** 0.2) = 0.39, far above 0.1
+    assert draws == [sampler.language(d) for d in range(4000)]
+    assert np.mean([TemperatureSampler([9000, 1000], 1.0).language(d) for d in range(4000)]) < 0.15
+
+
+def test_ranking_and_distillation_train_a_student_that_reloads(tmp_path: Path, tiny_model_dir: Path) -> None:
+    teacher = TransformerEncoder(tiny_model_dir)
+    out = train_on(tiny_config(), toy_bitext(), teacher, teacher, tmp_path / "m", progress=False)
+    losses = losses_of(out)
+    assert {"loss", "distill", "ranking"} <= set(losses[0])
+    assert losses[-1]["ranking"] < losses[0]["ranking"]
+    assert any(k.startswith("batches ") for k in losses[0])
+    manifest = json.loads((out / "xlsent.json").read_text())
+    assert manifest["type"] == "distill" and manifest["weights"] == "transformer-lora"
+    training = manifest["training"]
+    assert training["teacher"]["id"] == teacher.id and training["data"]["per_lang"]["de"]["pairs"] == 36
+    assert json.loads((out / "data.json").read_text())["per_lang"]["fr"]["held_out"] == 4
+    assert training["validation"]["selection"] == "retrieval" and training["validation"]["best"] is not None
+    student = xlsent.load(out)
+    assert isinstance(student, TransformerEncoder) and student.dim == teacher.dim
+    assert not np.allclose(student.encode(["hund katze"]), teacher.encode(["hund katze"]))
+    adapters = [f for f in out.iterdir() if f.suffix == ".safetensors"]
+    assert adapters and sum(f.stat().st_size for f in adapters) < 1e6  # adapter-sized
+    assert all("lora" in k for f in adapters for k in load_file(f))
+
+
+def test_the_teachers_vectors_are_encoded_once(tmp_path: Path, tiny_model_dir: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    teacher = TransformerEncoder(tiny_model_dir)
+    train_on(tiny_config("steps=2", "eval_every=0", "loss=distill"), toy_bitext(), teacher, teacher, tmp_path / "a",
+             progress=False)
+
+    def no_encoding(*args, **kwargs):
+        raise AssertionError("cached: nothing is encoded again")
+
+    monkeypatch.setattr(TransformerEncoder, "encode", no_encoding)
+    train_on(tiny_config("steps=2", "eval_every=0", "loss=distill"), toy_bitext(), teacher, teacher, tmp_path / "b",
+             progress=False)
+    out = train_on(tiny_config("steps=2", "eval_every=0", "loss=ranking"), toy_bitext(), teacher, teacher,
+                   tmp_path / "c", progress=False)  # ranking alone needs no teacher vectors
+    assert "distill" not in losses_of(out)[0]
+
+
+def test_resume_after_a_kill_equals_the_uninterrupted_run(tmp_path: Path, tiny_model_dir: Path,
+                                                           killed_run: Callable[..., AbstractContextManager[None]]
+                                                           ) -> None:
+    teacher = TransformerEncoder(tiny_model_dir)
+    cfg = tiny_config("steps=12", "eval_every=0")
+    whole = train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "whole", progress=False)
+    with killed_run(7):
+        train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "part", progress=False)
+    resumed = train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "part", resume=True, progress=False)
+    a = xlsent.load(whole).encode(["hund katze", "chat rouge"])
+    b = xlsent.load(resumed).encode(["hund katze", "chat rouge"])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def test_config_checks() -> None:
+    with pytest.raises(ConfigError, match="loss must be one of"):
+        tiny_config("loss=translate")
+    with pytest.raises(ConfigError, match="temperature must be > 0"):
+        tiny_config("temperature=0")
+    with pytest.raises(ConfigError, match="batch_size must be >= 2"):
+        tiny_config("batch_size=1")
+
+
+@pytest.mark.data
+def test_the_bitext_covers_every_language_with_english_and_no_test_sentence(parallel_data: Path) -> None:
+    langs = english_languages(parallel_data)
+    assert {"de", "kk", "zh", "zho_Hant", "srp-Latn"} <= set(langs) and "en" not in langs
+    bitext = build_english_bitext(parallel_data, languages=["de", "kk", "sw"], max_pairs=500, valid_pairs=20)
+    banned = held_out_sentences(parallel_data)
+    for b in bitext:
+        assert len(b.valid_xx) == 20 and 0 < len(b.xx) <= 500
+        assert not (set(b.xx) | set(b.en)) & banned
+        assert not (set(b.valid_xx) | set(b.valid_en)) & (set(b.xx) | set(b.en))  # held-out pairs share nothing
+        assert len(set(zip(b.xx, b.en, strict=True))) == len(b.xx)
+    again = build_english_bitext(parallel_data, languages=["de", "kk", "sw"], max_pairs=500, valid_pairs=20)
+    assert [(b.xx, b.valid_en) for b in again] == [(b.xx, b.valid_en) for b in bitext]
+    assert "ntrex128" in bitext[1].sources and torch is not None
