@@ -1,6 +1,7 @@
 """`make bench`: every benchmark with its defaults, each printing ratios against a baseline measured in the same
-run and writing its figures to ``<--out>/<bench>.json`` (embed.json, mining.json, serve.json), which ``xlsent report``
-renders into the Benchmarks section of docs/results.md. ``benchmarks/<bench>.py --help`` says what each measures.
+run and writing its figures to ``<--out>/<bench>.json`` (backends.json, embed.json, mining.json, serve.json), which ``xlsent report``
+renders into the Benchmarks section of docs/results.md; backend_bench.py also writes the table ``auto``
+reads (src/xlsent/encoders/backend_table.json). ``benchmarks/<bench>.py --help`` says what each measures.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_record import DEFAULT_OUT, OUT_HELP  # noqa: E402
 
 BENCHES = [
+    ("backend_bench", []),  # first: it writes the table that auto (in the benches after it) reads
     ("embed_bench", []),
     ("mining_bench", []),
     ("serve_bench", []),
