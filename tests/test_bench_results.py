@@ -90,3 +90,25 @@ def test_embed_bench_rows_from_fabricated_measurements(tmp_path: Path) -> None:
     assert auto.details == {"lowest": 280.0, "highest": 320.0, "peak RSS MiB": 1200}
     assert not any("mUSE" in case for case in rows)  # not measured: no row (the bench notes it)
 
+
+
+def test_backend_table_ranks_by_speed_guards_accuracy_and_keeps_other_cpus(tmp_path: Path) -> None:
+    bench = load("backend_bench")
+    embed = sys.modules["embed_bench"]
+    from xlsent.encoders.backends import backend_choice
+
+    measured = [embed.Measured(embed.Contender(f"xlsent {b}", "xlsent", backend=b), [rate])
+                for b, rate in (("torch", 100.0), ("onnx-int8", 180.0), ("openvino", 130.0), ("onnx", 90.0))]
+    scores = {"torch": {"tatoeba xtreme-36": 80.0, "sts17": 70.0},
+              "onnx-int8": {"tatoeba xtreme-36": 79.2, "sts17": 70.1},  # loses 0.8 on Tatoeba: fails
+              "openvino": {"tatoeba xtreme-36": 80.0, "sts17": 69.6},   # loses 0.4 on STS17: holds
+              "onnx": {"tatoeba xtreme-36": 80.1, "sts17": 70.0}}
+    rows = bench.table_rows(measured, scores, 0.5)
+    assert [(r["backend"], r["guard"]) for r in rows] == [("onnx-int8", False), ("openvino", True), ("torch", True),
+                                                         ("onnx", True)]
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps({"avx512-amx": [{"backend": "openvino-int8", "guard": True}]}))
+    bench.write_table(table, "avx2", rows)
+    saved = json.loads(table.read_text())
+    assert set(saved) == {"avx2", "avx512-amx"}
+    assert backend_choice(saved, "avx2")[0] == "openvino"
