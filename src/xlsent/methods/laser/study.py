@@ -196,15 +196,18 @@ def setup(settings: Settings, out_dir: Path) -> Lab:
 
 def _gap_notes(encoder: LaserEncoder, config: LaserConfig) -> list[str]:
     training = encoder.manifest["training"]
+    projected = f", projected to {encoder.dim}" if encoder.dim != 2 * config.hidden else ""
     pairs = training["data"]["pairs"]
     return [
-        f"what separates the two rows: the paper trains 93 languages on 223M sentence pairs for 17 epochs (about 5 "
+        f"what separates xlsent's row from the paper's: the paper trains 93 languages on 223M sentence pairs for 17 epochs (about 5 "
         f"days on 16 V100 GPUs) with a 5 x 512 BiLSTM (1024-d), 50k BPE and a 2048 decoder; xlsent's small model "
         f"trains {len(trained_tatoeba(config)) + 1} languages on {pairs:,} pairs (Tatoeba-Challenge test minus "
         f"Tatoeba v1, Multi30k, newstest, NTREX) for {training['train_seconds'] / 60:.0f} minutes on a CPU "
         f"({training['steps_done']} steps of at most {config.max_tokens} tokens) with a {config.layers} x "
-        f"{config.hidden} BiLSTM ({2 * config.hidden}-d), {config.vocab_size} SentencePiece pieces and a "
-        f"{config.decoder_hidden} decoder",
+        f"{config.hidden} BiLSTM ({2 * config.hidden}-d{projected}) and {config.vocab_size} SentencePiece pieces, "
+        + (f"and the objective {config.objective}: onto {config.teacher}'s vectors of the English sides"
+           + (f" beside a {config.decoder_hidden} decoder" if config.translates else "")
+           if config.distills else f"and a {config.decoder_hidden} decoder (the paper's objective)"),
         "the paper's BUCC numbers are on the real BUCC test sets; ours on the BUCC 2018 zh-en sample and "
         "BUCC-style sets built from newstest2012 (xlsent.data.bucc), so the BUCC columns compare protocols only",
         "the paper's XNLI classifier is trained on MultiNLI; ours on 90% of English XNLI dev (XNLI-MT and MultiNLI "
