@@ -203,7 +203,8 @@ def _gap_notes(encoder: LaserEncoder, config: LaserConfig) -> list[str]:
         f"epochs (about 5 days on 16 V100 GPUs) with a 5 x 512 BiLSTM (1024-d), 50k BPE and a 2048 decoder; "
         f"xlsent's small model trains {len(trained_tatoeba(config)) + 1} languages on {pairs:,} pairs "
         f"(Tatoeba-Challenge test minus Tatoeba v1, Multi30k, newstest, NTREX) for "
-        f"{training['train_seconds'] / 60:.0f} minutes on a CPU ({training['steps_done']} steps of at most {config.max_tokens} tokens) with a {config.layers} x "
+        f"{training['train_seconds'] / 60:.0f} minutes on a CPU ({training['steps_done']} steps of at most "
+        f"{config.max_tokens} tokens) with a {config.layers} x "
         f"{config.hidden} BiLSTM ({2 * config.hidden}-d{projected}) and {config.vocab_size} SentencePiece pieces, "
         + (f"and the objective {config.objective}: onto {config.teacher}'s vectors of the English sides"
            + (f" beside a {config.decoder_hidden} decoder" if config.translates else "")
