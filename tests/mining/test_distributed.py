@@ -230,3 +230,11 @@ def test_failed_driver_resumes_the_index_search_from_finished_shards(
     assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in finished] == stamps
     assert len(list(work.glob("knn-ivf-*.npz"))) == 3 + 3
     assert out.read_bytes() == single_process(src, tgt, tmp_path / "single.tsv", cfg)
+
+
+def test_encoder_actors_load_the_model_on_the_asked_backend(tiny_model_dir: Path) -> None:
+    from xlsent.mining import distributed
+
+    actor = distributed._Embedder(str(tiny_model_dir), 1024, "onnx")  # the class Ray runs as an actor
+    assert actor.encoder.backend == "onnx"
+    assert distributed.RayConfig().backend == "torch"

@@ -182,7 +182,8 @@ def _mine(args: argparse.Namespace) -> int:
     if args.engine == "ray":
         from xlsent.mining.distributed import RayConfig, mine_files_ray
 
-        ray_cfg = RayConfig(address=args.address, num_cpus=args.num_cpus, cpus_per_task=args.cpus_per_task)
+        ray_cfg = RayConfig(address=args.address, num_cpus=args.num_cpus, cpus_per_task=args.cpus_per_task,
+                            backend=args.backend)
         summary = mine_files_ray(src, tgt, args.output, args.model, cfg, ray_cfg, src_lang=args.src_lang,
                                  tgt_lang=args.tgt_lang, progress=not args.quiet)
     else:

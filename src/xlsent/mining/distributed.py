@@ -97,13 +97,15 @@ CONNECT_TIMEOUT = 5.0
 class RayConfig:
     """Where and how to run on Ray: ``address`` of a cluster (default: start Ray in this process with
     ``num_cpus``, default all cores), CPUs reserved by each task and actor (its thread budget), rows per
-    embedding chunk (as ``xlsent embed --chunk-rows``) and the encoder's batch size in tokens."""
+    embedding chunk (as ``xlsent embed --chunk-rows``), the encoder's batch size in tokens, and the inference
+    backend each encoder actor loads the model on (``auto`` is resolved on the actor's own CPU)."""
 
     address: str | None = None
     num_cpus: int | None = None
     cpus_per_task: int = 1
     chunk_rows: int = 50_000
     batch_tokens: int = DEFAULT_BATCH_TOKENS
+    backend: str = "torch"
 
     def __post_init__(self) -> None:
         for name in ("num_cpus", "cpus_per_task", "chunk_rows", "batch_tokens"):
@@ -122,10 +124,10 @@ def task_cpus() -> int:
 class _Embedder:
     """Ray actor: loads the encoder once, embeds one chunk of rows per call within its CPU reservation."""
 
-    def __init__(self, model: str, batch_tokens: int) -> None:
+    def __init__(self, model: str, batch_tokens: int, backend: str) -> None:
         from xlsent.encoders.registry import load_encoder
 
-        self.encoder = load_encoder(model)
+        self.encoder = load_encoder(model, backend)
         self.batch_tokens = batch_tokens
 
     def encoder_id(self) -> str:
@@ -360,7 +362,7 @@ def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: st
         chunks = len(shard_bounds(len(src_text), ray_cfg.chunk_rows)) + len(shard_bounds(len(tgt_text),
                                                                                            ray_cfg.chunk_rows))
         actor = ray.remote(num_cpus=ray_cfg.cpus_per_task)(_Embedder)
-        actors: list[Any] = [actor.remote(model, ray_cfg.batch_tokens)
+        actors: list[Any] = [actor.remote(model, ray_cfg.batch_tokens, ray_cfg.backend)
                   for _ in range(max(1, min(chunks, cpus // ray_cfg.cpus_per_task)))]
         made_by = str(ray.get(actors[0].encoder_id.remote()))
         src_sha, tgt_sha = sha256_file(src.path), sha256_file(tgt.path)
