@@ -253,6 +253,20 @@ def test_train_save_reload_identical(tiny_encoder: TransformerEncoder, tmp_path:
     assert train_on(cfg, Bitext(DE, EN), tiny_encoder, out, resume=True) == out
 
 
+@pytest.mark.parametrize("backend", ["torch", "onnx", "openvino"])
+def test_backends_run_the_layer_mix(tiny_encoder: TransformerEncoder, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch, backend: str) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    cfg = _config("supervised", "steps=3", "batch_size=4", "selection=none")
+    out = train_on(cfg, Bitext(DE, EN, "de", "en"), tiny_encoder, tmp_path / "model", progress=False)
+    reference = DualPivotEncoder(out).encode(DE)
+    enc = DualPivotEncoder(out)
+    enc.use_backend(backend)
+    assert enc.backend == backend and enc.id == DualPivotEncoder(out).id
+    np.testing.assert_allclose(enc.encode(DE), reference, atol=1e-4)
+    assert DualPivotEncoder(out).backbone._runner is None  # the shared backbone keeps running on its own
+
+
 def test_backbone_with_other_weights_is_refused(tiny_encoder: TransformerEncoder, tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))

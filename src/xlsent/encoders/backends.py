@@ -22,6 +22,7 @@ plugs into the same token-budget batching. Exported graphs are written once unde
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -99,20 +100,36 @@ def physical_cores() -> int:
 
 
 class PooledSums(torch.nn.Module):
-    """The graph every backend runs: sums of the last layer's token states under the attention mask."""
+    """The graph every backend runs: sums of the last layer's token states under the attention mask, or, with
+    ``layer_weights`` (one per layer, embeddings first), of their weighted mix over every layer (dual-pivot's
+    layer mix)."""
 
-    def __init__(self, model: TransformerModel) -> None:
+    def __init__(self, model: TransformerModel, layer_weights: np.ndarray | None = None) -> None:
         super().__init__()
         self.model = model
+        self.mix = None if layer_weights is None else torch.nn.Parameter(
+            torch.as_tensor(np.asarray(layer_weights, dtype=np.float32)), requires_grad=False)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        states = self.model(input_ids, attention_mask)[0]
+        if self.mix is None:
+            states = self.model(input_ids, attention_mask)[0]
+        else:
+            layers = torch.stack(self.model(input_ids, attention_mask, all_layers=True))
+            states = (layers * self.mix.view(-1, 1, 1, 1)).sum(dim=0)
         return (states * attention_mask.unsqueeze(-1).to(states.dtype)).sum(dim=1)
 
 
-def torch_runner(model: TransformerModel) -> Runner:
+def mix_key(checksum: str, layer_weights: np.ndarray | None) -> str:
+    """The export key of a model's graph: its checksum, and a digest of the layer mix where it has one."""
+    if layer_weights is None:
+        return checksum
+    digest = hashlib.sha256(np.ascontiguousarray(layer_weights, dtype=np.float32).tobytes()).hexdigest()[:16]
+    return f"{checksum}-mix-{digest}"
+
+
+def torch_runner(model: TransformerModel, layer_weights: np.ndarray | None = None) -> Runner:
     """The model itself, fp32, under ``torch.inference_mode``."""
-    graph = PooledSums(model).eval()
+    graph = PooledSums(model, layer_weights).eval()
 
     def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
@@ -150,8 +167,8 @@ def calibration_sentences() -> list[str]:
     return [s for s in CALIBRATION.read_text(encoding="utf-8").splitlines() if s.strip()]
 
 
-def _export_onnx(model: TransformerModel, out: Path) -> None:
-    torch.onnx.export(PooledSums(model).eval(), _example_inputs(), str(out / "model.onnx"),
+def _export_onnx(graph: PooledSums, out: Path) -> None:
+    torch.onnx.export(graph.eval(), _example_inputs(), str(out / "model.onnx"),
                       input_names=["input_ids", "attention_mask"], output_names=["sums"],
                       dynamic_axes={"input_ids": {0: "batch", 1: "tokens"}, "attention_mask": {0: "batch", 1: "tokens"},
                                     "sums": {0: "batch"}},
@@ -176,11 +193,11 @@ def _quantize_onnx(fp32: Path, out: Path, model: TransformerModel, reduce_range:
                      nodes_to_exclude=keep_float)
 
 
-def _export_openvino(model: TransformerModel, out: Path) -> None:
+def _export_openvino(graph: PooledSums, out: Path) -> None:
     import openvino as ov
 
-    graph = ov.convert_model(PooledSums(model).eval(), example_input=_example_inputs())
-    ov.save_model(graph, str(out / "model.xml"), compress_to_fp16=False)
+    converted = ov.convert_model(graph.eval(), example_input=_example_inputs())
+    ov.save_model(converted, str(out / "model.xml"), compress_to_fp16=False)
 
 
 def _quantize_openvino(fp32: Path, out: Path, model: TransformerModel,
@@ -240,8 +257,10 @@ def backend_dir(checksum: str, backend: str) -> Path:
 
 
 def build_runner(backend: str, model: TransformerModel, checksum: str, *,
-                 tokenize: Callable[[list[str]], list[list[int]]], pad: int, threads: int | None = None) -> Runner:
-    """A runner of ``backend`` for ``model``, exporting (once per model checksum) what it needs.
+                 tokenize: Callable[[list[str]], list[list[int]]], pad: int, threads: int | None = None,
+                 layer_weights: np.ndarray | None = None) -> Runner:
+    """A runner of ``backend`` for ``model`` (pooling the last layer, or the ``layer_weights`` mix of every layer),
+    exporting (once per model checksum and mix) what it needs.
 
     ``tokenize`` turns sentences into full model inputs (specials included) for int8 calibration.
     """
@@ -249,19 +268,21 @@ def build_runner(backend: str, model: TransformerModel, checksum: str, *,
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(CHOICES)}")
     threads = threads or physical_cores()
     if backend == "torch":
-        return torch_runner(model)
+        return torch_runner(model, layer_weights)
+    graph = PooledSums(model, layer_weights)
+    checksum = mix_key(checksum, layer_weights)
     if not available(backend):
         package = RUNTIMES[backend.split("-")[0]]
         raise BackendError(f"backend {backend!r} needs the {package} package (pip install {package})")
     if backend.startswith("onnx"):
-        fp32 = _build_once(backend_dir(checksum, "onnx"), lambda out: _export_onnx(model, out))
+        fp32 = _build_once(backend_dir(checksum, "onnx"), lambda out: _export_onnx(graph, out))
         if backend == "onnx":
             return _onnx_runner(fp32, threads)
         reduce_range = cpu_class() not in ("amx", "avx512-vnni")
         name = "onnx-int8-reduce-range" if reduce_range else "onnx-int8"
         return _onnx_runner(_build_once(backend_dir(checksum, name),
                                         lambda out: _quantize_onnx(fp32, out, model, reduce_range)), threads)
-    fp32 = _build_once(backend_dir(checksum, "openvino"), lambda out: _export_openvino(model, out))
+    fp32 = _build_once(backend_dir(checksum, "openvino"), lambda out: _export_openvino(graph, out))
     if backend == "openvino":
         return _openvino_runner(fp32, threads)
     return _openvino_runner(_build_once(backend_dir(checksum, backend),

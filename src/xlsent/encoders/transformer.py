@@ -76,16 +76,19 @@ class TransformerEncoder:
         self.id: str = f"{self.name}@{self.checksum}"
         self.trained_languages = TrainedLanguages(self.name, languages) if languages else None
 
-    def use_backend(self, backend: str, *, threads: int | None = None) -> None:
-        """Run ``encode`` on ``backend`` (one of ``backends.BACKENDS``), exporting its graph once if needed.
+    def use_backend(self, backend: str, *, threads: int | None = None,
+                    layer_weights: np.ndarray | None = None) -> None:
+        """Run ``encode`` on ``backend`` (one of ``backends.BACKENDS``), exporting its graph once if needed; with
+        ``layer_weights`` (one per layer, embeddings first), ``encode`` pools their weighted mix of every layer
+        instead of the last layer (on every backend, PyTorch included).
 
         Layer-wise and token-level outputs stay on PyTorch. An int8 backend changes the vectors, so it becomes
         part of the encoder id (embedding files of two backends are not mixed by mistake).
         """
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-        self._runner = None if backend == "torch" else build_runner(
-            backend, self.model, self.checksum, pad=self.pad, threads=threads,
+        self._runner = None if backend == "torch" and layer_weights is None else build_runner(
+            backend, self.model, self.checksum, pad=self.pad, threads=threads, layer_weights=layer_weights,
             tokenize=lambda texts: [[self.bos, *ids, self.eos] for ids in self.content_ids(texts)])
         self.backend = backend
         lossy = backend.endswith("-int8")

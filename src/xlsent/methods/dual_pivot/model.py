@@ -31,6 +31,7 @@ alignment used, fit for the unsupervised mode) or ``retrieval`` (accuracy on the
 
 from __future__ import annotations
 
+import copy
 import logging
 import shutil
 import time
@@ -54,6 +55,7 @@ from xlsent.encoders.layer_cache import CHUNK_SENTENCES, LayerStates, cached_lay
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, write_manifest
 from xlsent.encoders.registry import encoder_reference, load_encoder
+from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import csls_mean_cosine, retrieval_criterion
 from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.methods.dual_pivot.config import DEFAULTS, MODES, NAME, DualPivotConfig
@@ -390,10 +392,25 @@ class DualPivotEncoder:
         self.name: str = self.manifest.get("name", self.model_dir.name)
         self.dim: int = loaded.dim
         self.id: str = f"{self.name}@{model_checksum(self.manifest)}"
+        self.backend = "torch"
+        self._mixed: TransformerEncoder | None = None
 
     def project(self, sums: np.ndarray) -> np.ndarray:
         """Unit rows from sum-pooled layer states ``(n, layers, dim)`` (zero rows stay zero)."""
         return project(self.module, sums)
+
+    def use_backend(self, backend: str, *, threads: int | None = None) -> None:
+        """Run ``encode`` on ``backend``: the backbone's graph with this model's layer mix built in (exported once
+        per backbone and mix), then the linear map. An input longer than the backbone's window is encoded as its
+        windows' mixes averaged (the PyTorch path sums them); every other input gets the PyTorch path's vector.
+        An int8 backend becomes part of the id, as for the backbone."""
+        if not isinstance(self.backbone, TransformerEncoder):
+            raise ValueError(f"{self.name}: backends run transformer backbones only")
+        mixed = copy.copy(self.backbone)  # its own runner; the shared backbone keeps its own
+        mixed.use_backend(backend, threads=threads, layer_weights=self.module.mix_weights().detach().numpy())
+        self._mixed = mixed
+        self.backend = backend
+        self.id = f"{self.name}@{model_checksum(self.manifest)}" + (f"+{backend}" if backend.endswith("-int8") else "")
 
     def encode(self, sentences: Sequence[str], lang: str | None = None, *,
                batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False,
@@ -401,6 +418,9 @@ class DualPivotEncoder:
         """``(len(sentences), dim)`` float32 unit rows; empty sentences give zero rows."""
         if cache:
             return self.project(cached_layer_means(self.backbone, sentences, lang, progress=progress).sums())
+        if self._mixed is not None:
+            mixes = self._mixed.encode(sentences, batch_tokens=batch_tokens, progress=progress)
+            return l2_normalize(mixes @ self.module.map.detach().numpy().T)
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         bar = tqdm(total=len(sentences), disable=not progress, unit="sent", desc=f"encode {self.name}")
         for start in range(0, len(sentences), CHUNK_SENTENCES):
