@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
+from torch import nn
 
 import xlsent
 from xlsent.data.held_out import tatoeba_v1_sentences
@@ -56,6 +57,20 @@ def test_max_pooling_ignores_padding() -> None:
     padded = net(*pad_batch([[4, 5, 3], [7, 8, 9, 10, 11, 12, 3]]))[:1]
     assert alone.shape == (1, 10)
     torch.testing.assert_close(alone, padded)
+
+
+def test_padded_bilstm_equals_packed_sequences_and_ignores_its_batch() -> None:
+    """The padded forward pass (oneDNN, bf16-capable) gives the packed-sequence LSTM's vectors, row by row."""
+    torch.manual_seed(0)
+    for layers in (1, 3):
+        net = BiLstmSentenceEncoder(vocab_size=50, embed_dim=16, hidden=8, layers=layers, out_dim=6).eval()
+        ids, lengths = pad_batch([[5, 9, 3], [4], [7, 8, 9, 10, 11, 12, 3], [6, 6, 3]])
+        packed = nn.utils.rnn.pack_padded_sequence(net.embed(ids), lengths, batch_first=True, enforce_sorted=False)
+        states, _ = nn.utils.rnn.pad_packed_sequence(net.lstm(packed)[0], batch_first=True,
+                                                     padding_value=float("-inf"))
+        assert net.project is not None
+        torch.testing.assert_close(net(ids, lengths), net.project(states.max(dim=1).values), atol=1e-6, rtol=0)
+        torch.testing.assert_close(net(*pad_batch([[7, 8, 9, 10, 11, 12, 3]]))[0], net(ids, lengths)[2])
 
 
 def test_decoder_starts_from_the_sentence_and_reads_the_language() -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from xlsent.studies.trained import config_differences
 from xlsent.training.config import ConfigError, TrainConfig, build_config, parse_assignment, read_layers, to_toml
 from xlsent.training.method import get_method, method_names
 
@@ -112,3 +115,17 @@ def test_registry_finds_dual_pivot() -> None:
         method.config(mode="semi")
     with pytest.raises(ValueError, match="unknown method 'laser2'; methods: .*dual-pivot"):
         get_method("laser2")
+
+
+def test_keys_added_later_keep_the_fingerprints_of_older_models() -> None:
+    """A key in LATER_KEYS at the value older configs meant is left out of the fingerprint and differences."""
+    cfg = build_config(Toy, [DEFAULTS])
+    older = {k: v for k, v in cfg.to_dict().items() if k not in TrainConfig.NOT_FINGERPRINTED and k != "precision"}
+    assert cfg.fingerprint() == hashlib.sha256(json.dumps(older, sort_keys=True).encode()).hexdigest()[:16]
+    assert cfg.differing_keys(older) == []
+    assert config_differences(cfg, {"config": older}) == []
+    bf16 = build_config(Toy, [DEFAULTS], sets=["precision=bf16"])
+    assert bf16.fingerprint() != cfg.fingerprint()
+    assert bf16.differing_keys(older) == ["precision 'fp32' -> 'bf16'"]
+    with pytest.raises(ConfigError, match="precision must be one of"):
+        build_config(Toy, [DEFAULTS], sets=["precision=fp8"])

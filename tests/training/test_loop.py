@@ -265,3 +265,17 @@ def test_a_term_of_some_steps_is_averaged_over_those_steps(tmp_path: Path) -> No
     problem.trainer.run(step)
     logged = [ln["losses"] for ln in _log_lines(tmp_path)]
     assert [ln["odd"] for ln in logged] == [2.0, 6.0]  # (1 + 3) / 2 and (5 + 7) / 2, not divided by 4
+
+
+def test_bf16_precision_runs_steps_under_autocast(tmp_path: Path) -> None:
+    dtypes: list[torch.dtype] = []
+    for precision in ("fp32", "bf16"):
+        problem = _Problem(tmp_path / precision, steps=4, precision=precision)
+
+        def step(s: int, p: _Problem = problem) -> dict[str, float]:
+            dtypes.append(p.model[0](p.x[:2]).dtype)
+            return p.step(s)
+
+        problem.trainer.run(step)
+        assert next(problem.model.parameters()).dtype == torch.float32  # weights stay float32
+    assert dtypes == [torch.float32] * 4 + [torch.bfloat16] * 4

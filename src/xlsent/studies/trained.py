@@ -27,12 +27,14 @@ def config_differences(config: TrainConfig, manifest: dict[str, Any]) -> list[st
     ['steps: 1000 in the model, 3 wanted']
     """
     stored = manifest.get("config") or {}
-    wanted = {k: v for k, v in config.to_dict().items() if k not in config.NOT_FINGERPRINTED}
+    wanted = config.fingerprinted()
+    later = config.LATER_KEYS
     out = [f"{key}: {stored[key]!r} in the model, {value!r} wanted" if key in stored else
            f"{key}: not in the model's config, {value!r} wanted"
-           for key, value in wanted.items() if stored.get(key, object()) != value]
+           for key, value in wanted.items() if stored.get(key, later.get(key, object())) != value]
     out += [f"{key}: {stored[key]!r} in the model, not a key of {type(config).__name__}"
-            for key in stored if key not in wanted and key not in config.NOT_FINGERPRINTED]
+            for key in stored if key not in wanted and key not in config.NOT_FINGERPRINTED
+            and not (key in later and later[key] == stored[key])]
     return out
 
 

@@ -35,6 +35,7 @@ from typing import Any, ClassVar, TypeVar
 
 SCHEDULES = ("constant", "linear", "cosine")
 DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("fp32", "bf16")
 
 
 class ConfigError(ValueError):
@@ -48,10 +49,16 @@ class TrainConfig:
     ``warmup_steps`` ramps the learning rate linearly from 0; ``schedule`` then keeps it (``constant``) or decays
     it to 0 at ``steps`` (``linear``, ``cosine``). ``grad_clip`` > 0 clips the global gradient norm of each
     optimizer's parameters. ``eval_every`` > 0 runs the method's validation (and keeps the best checkpoint).
+    ``precision = "bf16"`` runs each training step under ``torch.autocast`` in bfloat16 (matrix work on AMX
+    CPUs and recent GPUs; weights, optimizer state and validation stay float32).
+
+    Keys added after models were trained are listed in ``LATER_KEYS`` with the value that older configurations
+    meant; at that value they are left out of the fingerprint, so those models keep theirs.
     """
 
     NOT_FINGERPRINTED: ClassVar[frozenset[str]] = frozenset(
         {"checkpoint_every", "log_every", "device", "progress"})
+    LATER_KEYS: ClassVar[dict[str, Any]] = {"precision": "fp32"}
     MIN_STEPS: ClassVar[int] = 1
     """The least ``steps`` (0 where the method does not train step by step or derives them)."""
 
@@ -65,6 +72,7 @@ class TrainConfig:
     checkpoint_every: int = 500
     log_every: int = 50
     eval_every: int = 0
+    precision: str = "fp32"
 
     def check(self) -> None:
         """Raise :class:`ConfigError` for inconsistent values; subclasses extend it with their own rules."""
@@ -81,7 +89,7 @@ class TrainConfig:
             out.append("warmup_steps and eval_every must be >= 0")
         if self.checkpoint_every < 1 or self.log_every < 1:
             out.append("checkpoint_every and log_every must be >= 1")
-        out += self.one_of(schedule=SCHEDULES, device=DEVICES)
+        out += self.one_of(schedule=SCHEDULES, device=DEVICES, precision=PRECISIONS)
         if self.lr <= 0 or self.grad_clip < 0:
             out.append("lr must be > 0 and grad_clip >= 0")
         return out
@@ -98,14 +106,21 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def fingerprinted(self) -> dict[str, Any]:
+        """The keys that shape the training trajectory (not logging or device; a later key at its old meaning
+        is left out)."""
+        return {k: v for k, v in self.to_dict().items()
+                if k not in self.NOT_FINGERPRINTED and not (k in self.LATER_KEYS and self.LATER_KEYS[k] == v)}
+
     def differing_keys(self, saved: dict[str, Any]) -> list[str]:
         """``key old -> new`` for each fingerprinted key whose value in the ``saved`` config (a model's) differs."""
-        mine = {k: v for k, v in self.to_dict().items() if k not in self.NOT_FINGERPRINTED}
-        return [f"{k} {saved.get(k)!r} -> {v!r}" for k, v in sorted(mine.items()) if saved.get(k) != v]
+        mine = self.fingerprinted()
+        return [f"{k} {saved.get(k, self.LATER_KEYS.get(k))!r} -> {v!r}" for k, v in sorted(mine.items())
+                if saved.get(k, self.LATER_KEYS.get(k)) != v]
 
     def fingerprint(self) -> str:
         """16 hex digits identifying the values that shape the training trajectory (not logging or device)."""
-        kept = {k: v for k, v in self.to_dict().items() if k not in self.NOT_FINGERPRINTED}
+        kept = self.fingerprinted()
         return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
 
 

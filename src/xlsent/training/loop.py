@@ -154,7 +154,7 @@ class Trainer:
         self.desc = desc
         self.time_budget_s = time_budget_s
         self.bar_keys = None if bar_keys is None else set(bar_keys)
-        kept = {k: v for k, v in config.to_dict().items() if k not in config.NOT_FINGERPRINTED}
+        kept = config.fingerprinted()
         self.meta = json.loads(json.dumps({"fingerprint": config.fingerprint(), "config": kept, **(meta or {})}))
         self.lrs: dict[str, float] = {}
 
@@ -264,7 +264,9 @@ class Trainer:
             if 0 < self.time_budget_s <= time.perf_counter() - began:
                 break  # a resumed run whose budget was already spent
             self._set_lrs(step)
-            for k, v in step_fn(step).items():
+            with torch.autocast(self.device.type, torch.bfloat16, enabled=cfg.precision == "bf16"):
+                values = step_fn(step)
+            for k, v in values.items():
                 acc[k] = acc.get(k, 0.0) + v
                 counts[k] = counts.get(k, 0) + 1
             done = step + 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import torch
 
@@ -22,6 +23,9 @@ DTYPES = {"float16": torch.float16, "float32": torch.float32}
 @dataclass
 class LaserConfig(TrainConfig):
     """Corpus, vocabulary, architecture and training of a LASER model; the defaults are the paper's."""
+
+    LATER_KEYS: ClassVar[dict[str, Any]] = {**TrainConfig.LATER_KEYS, "ranking_weight": 0.0,
+                                            "ranking_scale": 20.0, "ranking_margin": 0.0}
 
     languages: list[str] = field(default_factory=lambda: ["de", "fr", "es", "it", "ru"])
     targets: list[str] = field(default_factory=lambda: ["en", "es"])
@@ -50,6 +54,9 @@ class LaserConfig(TrainConfig):
     distill_loss: str = "mse"
     translate_weight: float = 1.0
     distill_weight: float = 1.0
+    ranking_weight: float = 0.0
+    ranking_scale: float = 20.0
+    ranking_margin: float = 0.0
     embed_init: str = "random"
     freeze_embeddings: bool = False
 
@@ -83,8 +90,10 @@ class LaserConfig(TrainConfig):
         if self.selection == "xsim" and (self.eval_every < 1 or self.valid_pairs < 1):
             out.append("selection xsim needs eval_every >= 1 and valid_pairs >= 1")
         out += self.one_of(objective=OBJECTIVES, distill_loss=DISTILL_KINDS, embed_init=EMBED_INITS)
-        if self.translate_weight < 0 or self.distill_weight < 0:
-            out.append("translate_weight and distill_weight must be >= 0")
+        if min(self.translate_weight, self.distill_weight, self.ranking_weight) < 0 or self.ranking_scale <= 0:
+            out.append("translate_weight, distill_weight and ranking_weight must be >= 0, ranking_scale > 0")
+        if self.ranking_weight > 0 and not self.distills:
+            out.append("ranking_weight > 0 needs objective distill or both (it ranks the English pairs)")
         if self.distills and "en" not in self.targets and "en" not in self.languages:
             out.append("objective distill/both needs English pairs: add en to targets")
         out += self.one_of(save_dtype=tuple(DTYPES))

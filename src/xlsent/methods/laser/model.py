@@ -65,7 +65,7 @@ from xlsent.methods.laser.vocab import teacher_embeddings, train_vocab
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.config import to_toml
 from xlsent.training.loop import Trainer, held_out_validation, resolve_device
-from xlsent.training.losses import TeacherStudentLoss
+from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherStudentLoss
 from xlsent.training.method import Method, checked_train, model_manifest, prepare_output
 
 log = logging.getLogger(__name__)
@@ -197,7 +197,8 @@ def english_side(pair: PairCorpus) -> int:
 def teacher_targets(teacher: Encoder, corpus: Sequence[PairCorpus], pairs: Sequence[TokenizedPair], *,
                     progress: bool = True) -> dict[str, torch.Tensor]:
     """Per pair with an English side, the teacher's vectors of the English sentences of its kept rows (row i for
-    ``pair.src[i]``); cached on disk by the teacher's id and the sentences' checksum, resumable."""
+    ``pair.src[i]``); each distinct sentence is encoded once, cached on disk by the teacher's id and the sentences'
+    checksum, resumable."""
     by_name = {c.name: c for c in corpus}
     english: list[str] = []
     spans: dict[str, tuple[int, int]] = {}
@@ -209,8 +210,11 @@ def teacher_targets(teacher: Encoder, corpus: Sequence[PairCorpus], pairs: Seque
             english.extend(sentences[r] for r in p.rows)
     if not english:
         raise ValueError("objective distill/both needs pairs with an English side; the corpus has none")
-    log.info("teacher %s: vectors of %d English sentences (cached)", teacher.name, len(english))
-    vectors = cached_encode(teacher, english, "en", progress=progress)
+    distinct = list(dict.fromkeys(english))
+    log.info("teacher %s: vectors of %d distinct English sentences of %d (cached)", teacher.name, len(distinct),
+             len(english))
+    where = {sentence: i for i, sentence in enumerate(distinct)}
+    vectors = cached_encode(teacher, distinct, "en", progress=progress)[[where[s] for s in english]]
     return {name: torch.from_numpy(np.ascontiguousarray(vectors[a:b])) for name, (a, b) in spans.items()}
 
 
@@ -284,6 +288,7 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     by_name = {p.name: p for p in pairs}
     sides = {c.name: english_side(c) for c in corpus}
     distill = TeacherStudentLoss(config.distill_loss)
+    ranking = MultipleNegativesRankingLoss(config.ranking_scale, config.ranking_margin, bidirectional=True)
     tokens_seen = {"src": 0, "tgt": 0}
     clock = {"last": time.perf_counter()}
 
@@ -307,8 +312,11 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
             other_vec = encoder(other.to(device), other_len)
             x_vec, en_vec = (other_vec, sentence) if sides[name] == 0 else (sentence, other_vec)
             terms["distill"] = distill(x_vec, en_vec, targets[name][rows].to(device))
+            if config.ranking_weight > 0:
+                terms["ranking"] = ranking(x_vec, en_vec)
             tgt_tokens = int(other_len.sum())
-        weights = {"translate": config.translate_weight, "distill": config.distill_weight}
+        weights = {"translate": config.translate_weight, "distill": config.distill_weight,
+                   "ranking": config.ranking_weight}
         loss = terms["translate"] if list(terms) == ["translate"] else sum(weights[k] * v for k, v in terms.items())
         assert isinstance(loss, torch.Tensor)
         trainer.update("adam", loss)
