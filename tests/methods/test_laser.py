@@ -212,3 +212,6 @@ def test_objective_verdicts_are_xlsent_checks_of_each_column() -> None:
     assert [v.held for v in verdicts] == [True, False, False, True]  # ties do not hold
     assert {v.source for v in verdicts} == {"xlsent"}
     assert verdicts[0].evidence == "50.0 vs 1.0" and "translation objective" in verdicts[0].claim
+    ranked = claims_objective({**rows, "distill, no ranking term": {**row, "tatoeba trained": 40.0}}, "", "")
+    assert [v.held for v in ranked] == [True, False, True, False, True, False]
+    assert "ranking term" in ranked[2].claim and ranked[2].evidence == "50.0 vs 40.0"
