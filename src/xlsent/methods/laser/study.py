@@ -79,7 +79,7 @@ class Settings(StudySettings):
                             metavar="DIR")
     configs: tuple[str, ...] = option((SMALL_CONFIG,), "config layers of every model", flag="--config",
                                       metavar="FILE", repeat=True)
-    study_minutes: float = option(6.0, "training minutes of each model the objective and depth studies compare",
+    study_minutes: float = option(5.0, "training minutes of each model the objective and depth studies compare",
                                   metavar="MIN")
 
 
