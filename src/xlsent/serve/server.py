@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 from collections.abc import Mapping
+from types import FrameType
 
 import uvicorn
 from fastapi import FastAPI
@@ -33,6 +35,12 @@ class Server(uvicorn.Server):
         self.engine: Engine = app.state.engine
         self.stop_on_load_failure = stop_on_load_failure
         self.failure: str | None = None
+        self.interrupted = False
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """Remember a Ctrl-C, so that :func:`run` reports it even where uvicorn does not re-raise the signal."""
+        self.interrupted = self.interrupted or sig == signal.SIGINT
+        super().handle_exit(sig, frame)
 
     async def on_tick(self, counter: int) -> bool:
         if self.stop_on_load_failure and self.failure is None:
@@ -61,3 +69,5 @@ def run(models: Mapping[str, ModelSource], settings: ServeSettings | None = None
     server.run()
     if server.failure:
         raise ValueError(server.failure)
+    if server.interrupted:
+        raise KeyboardInterrupt
