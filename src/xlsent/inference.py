@@ -1,6 +1,6 @@
 """Names and defaults of inference, importable without torch (the CLI's start-up stays light)."""
 
-BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-int8")
+BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8")
 CHOICES = (*BACKENDS, "auto")
 DEFAULT_BATCH_TOKENS = 1024
 """Padded tokens per forward pass. On a 2-core AVX2 machine, me5-small encoded 256-sentence calls of Tatoeba text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -73,11 +74,46 @@ def test_auto_follows_the_measured_table(monkeypatch: pytest.MonkeyPatch) -> Non
     assert backends.backend_choice({}, "avx512-vnni")[0] == "torch"
 
 
+def test_auto_reads_the_table_named_by_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    table = tmp_path / "mine.json"
+    table.write_text(json.dumps({backends.cpu_class(): [{"backend": "torch", "guard": True}]}))
+    monkeypatch.setenv("XLSENT_BACKEND_TABLE", str(table))
+    assert backends.auto_backend() == "torch"
+    table.write_text("{not json")
+    with pytest.raises(backends.BackendError, match="mine.json: not a backend table"):
+        backends.auto_backend()
+    monkeypatch.setenv("XLSENT_BACKEND_TABLE", str(tmp_path / "missing.json"))
+    with pytest.raises(backends.BackendError, match="missing.json: no such backend table"):
+        backends.auto_backend()
+
+
+def test_a_missing_table_is_a_clear_command_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from xlsent.cli import main
+
+    (tmp_path / "in.txt").write_text("Hallo.\n", encoding="utf-8")
+    monkeypatch.setenv("XLSENT_BACKEND_TABLE", str(tmp_path / "missing.json"))
+    assert main(["embed", str(tmp_path / "in.txt"), "-o", str(tmp_path / "o.npy"), "--model",
+                 str(tiny_model_dir), "-q"]) == 2
+    assert "missing.json: no such backend table ($XLSENT_BACKEND_TABLE)" in capsys.readouterr().err
+    assert not (tmp_path / "o.npy").exists()
+
+
+def test_the_shipped_table_names_a_guarded_backend_for_each_cpu_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XLSENT_BACKEND_TABLE")
+    assert backends.table_path() == backends.TABLE
+    table = json.loads(backends.TABLE.read_text(encoding="utf-8"))
+    for klass, rows in table.items():
+        assert {r["backend"] for r in rows} <= set(backends.BACKENDS), klass
+        assert any(r["guard"] for r in rows), klass
+
+
 @pytest.mark.integration
 @pytest.mark.parametrize(("backend", "floor"), [("openvino", 0.9999), ("onnx", 0.9999),
-                                                 ("onnx-int8", 0.99), ("openvino-int8", 0.99)])
+                                                 ("openvino-bf16", 0.998), ("onnx-int8", 0.99),
+                                                 ("openvino-int8", 0.99)])
 def test_backends_on_the_real_model(default_encoder: TransformerEncoder, backend: str, floor: float) -> None:
-    """50 sentences in 10 scripts: every backend within its floor of PyTorch fp32 (int8: 0.99)."""
+    """50 sentences in 10 scripts: every backend within its floor of PyTorch fp32 (bf16: 0.998, int8: 0.99)."""
     lines = (FIXTURES / "multiscript.txt").read_text(encoding="utf-8").splitlines()
     sentences = [s for i, s in enumerate(lines) if i % 7 < 5][:50]  # 5 of each language's 7 lines
     ref = default_encoder.encode(sentences)
@@ -85,3 +121,14 @@ def test_backends_on_the_real_model(default_encoder: TransformerEncoder, backend
     enc.use_backend(backend)
     cos = np.sum(enc.encode(sentences) * ref, axis=1)
     assert cos.min() >= floor, (backend, sentences[int(cos.argmin())], float(cos.min()))
+
+
+@pytest.mark.integration
+def test_openvino_streams_keep_each_row_with_its_sentence(default_encoder: TransformerEncoder) -> None:
+    """Small batches keep several OpenVINO requests in flight; every row still belongs to its own sentence."""
+    lines = (FIXTURES / "multiscript.txt").read_text(encoding="utf-8").splitlines()[:30]
+    ref = default_encoder.encode(lines)
+    enc = TransformerEncoder(default_encoder.model_dir, name="me5-small")
+    enc.use_backend("openvino")
+    cos = np.sum(enc.encode(lines, batch_tokens=48) * ref, axis=1)
+    assert cos.min() >= 0.9999, float(cos.min())

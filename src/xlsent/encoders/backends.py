@@ -8,15 +8,17 @@ plugs into the same token-budget batching. Exported graphs are written once unde
 - ``torch``: the model as it is, fp32.
 - ``onnx``: ONNX Runtime, all graph optimizations. ``onnx-int8``: dynamic int8 of the MatMul weights (per channel;
   ``reduce_range`` on CPUs without VNNI, where u8 x s8 products saturate).
-- ``openvino``: OpenVINO in fp32 on every CPU (its bf16 default on AMX CPUs is about 1e-4 off PyTorch fp32, which
-  broke save/reload identity; a bf16 backend would need its own accuracy guard and encoder id).
+- ``openvino``: OpenVINO in fp32 on every CPU (its bf16 default on AMX CPUs is about 1e-4 off PyTorch fp32).
+  ``openvino-bf16``: the same graph with bf16 matrix work where the CPU has it (AMX, AVX512-BF16; fp32 elsewhere);
+  lossy, so part of the encoder id.
   ``openvino-int8``: static int8 (NNCF), calibrated on ``calibration.txt`` (news sentences in 16 languages and
   14 scripts from NTREX-128, CC BY-SA 4.0; never English alone).
 - ``auto``: the fastest backend that held the accuracy guard on this kind of CPU in the measured table
-  ``backend_table.json`` (see ``backend_choice``); OpenVINO where the CPU kind was not measured.
+  ``backend_table.json`` (or ``$XLSENT_BACKEND_TABLE``; see ``backend_choice``); OpenVINO fp32 where the CPU kind
+  was not measured.
 
 >>> sorted(BACKENDS)
-['onnx', 'onnx-int8', 'openvino', 'openvino-int8', 'torch']
+['onnx', 'onnx-int8', 'openvino', 'openvino-bf16', 'openvino-int8', 'torch']
 >>> cpu_class(frozenset({"avx2", "avx512_vnni"}))
 'avx512-vnni'
 """
@@ -29,7 +31,8 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,7 @@ log = logging.getLogger(__name__)
 
 CALIBRATION = Path(__file__).with_name("calibration.txt")
 TABLE = Path(__file__).with_name("backend_table.json")  # written by ``make bench`` (benchmarks/backend_bench.py)
+TABLE_ENV = "XLSENT_BACKEND_TABLE"
 CALIBRATION_BATCH = 8
 OPSET = 17
 RUNTIMES = {"onnx": "onnxruntime", "openvino": "openvino"}
@@ -53,11 +57,12 @@ OPENVINO_FLOAT_EDGE = 2
 """Transformer layers at each end that OpenVINO's static int8 keeps in float (part of its export folder's name)."""
 SMOOTH_QUANT_ALPHA = 0.5  # static int8: 0.5 (NNCF: 0.95 for transformers) lifted the worst cosine to above 0.99
 
-Runner = Callable[[np.ndarray, np.ndarray], np.ndarray]
-"""``(ids, mask)`` int64 ``(batch, tokens)`` -> ``(batch, dim)`` float32 sums of the last layer's token states."""
+Runner = Callable[[Iterable[tuple[np.ndarray, np.ndarray]]], Iterator[np.ndarray]]
+"""Batches ``(ids, mask)``, int64 ``(batch, tokens)``, -> per batch, in order, ``(batch, dim)`` float32 sums of the
+last layer's token states. A runner may work on several batches at once (OpenVINO's streams)."""
 
 
-class BackendError(RuntimeError):
+class BackendError(ValueError):
     """A backend cannot run here (its package is missing, or the model type has no such graph)."""
 
 
@@ -134,10 +139,11 @@ def torch_runner(model: TransformerModel, layer_weights: np.ndarray | None = Non
     """The model itself, fp32, under ``torch.inference_mode``."""
     graph = PooledSums(model, layer_weights).eval()
 
-    def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        with torch.inference_mode():
-            out: np.ndarray = graph(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
-        return out
+    def run(batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[np.ndarray]:
+        for ids, mask in batches:
+            with torch.inference_mode():
+                out: np.ndarray = graph(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
+            yield out
 
     return run
 
@@ -235,24 +241,39 @@ def _onnx_runner(path: Path, threads: int) -> Runner:
     options.inter_op_num_threads = 1
     session = ort.InferenceSession(str(path / "model.onnx"), options, providers=["CPUExecutionProvider"])
 
-    def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        out: np.ndarray = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
-        return out
+    def run(batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[np.ndarray]:
+        for ids, mask in batches:
+            out: np.ndarray = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+            yield out
 
     return run
 
 
-def _openvino_runner(path: Path, threads: int) -> Runner:
+def _openvino_runner(path: Path, threads: int, precision: str = "f32") -> Runner:
+    """OpenVINO with one stream per thread: as many batches in flight as there are cores (a 2-core AMX machine
+    encoded Tatoeba text 1.4x faster than with one stream on both cores; small batches do not keep two cores
+    busy)."""
     import openvino as ov
 
     compiled = ov.Core().compile_model(str(path / "model.xml"), "CPU",
-                                       {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads,
-                                        "INFERENCE_PRECISION_HINT": "f32"})
-    request = compiled.create_infer_request()
+                                       {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": threads,
+                                        "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": precision})
 
-    def run(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        out: np.ndarray = request.infer([ids, mask])[0]
-        return np.asarray(out, dtype=np.float32)
+    def finish(request: Any) -> np.ndarray:
+        request.wait()
+        return np.array(request.get_output_tensor(0).data, dtype=np.float32)
+
+    def run(batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[np.ndarray]:
+        requests = [compiled.create_infer_request() for _ in range(threads)]  # per call: calls may overlap
+        pending: deque[Any] = deque()
+        for k, (ids, mask) in enumerate(batches):
+            if len(pending) == len(requests):
+                yield finish(pending.popleft())  # the oldest batch holds request k % len(requests)
+            request = requests[k % len(requests)]
+            request.start_async([ids, mask])
+            pending.append(request)
+        while pending:
+            yield finish(pending.popleft())
 
     return run
 
@@ -289,8 +310,8 @@ def build_runner(backend: str, model: TransformerModel, checksum: str, *,
         return _onnx_runner(_build_once(backend_dir(checksum, name),
                                         lambda out: _quantize_onnx(fp32, out, model, reduce_range)), threads)
     fp32 = _build_once(backend_dir(checksum, "openvino"), lambda out: _export_openvino(graph, out))
-    if backend == "openvino":
-        return _openvino_runner(fp32, threads)
+    if backend in ("openvino", "openvino-bf16"):
+        return _openvino_runner(fp32, threads, "bf16" if backend == "openvino-bf16" else "f32")
     name = f"{backend}-edge{OPENVINO_FLOAT_EDGE}"
     return _openvino_runner(_build_once(backend_dir(checksum, name),
                                         lambda out: _quantize_openvino(fp32, out, model, tokenize, pad)), threads)
@@ -329,9 +350,24 @@ def backend_choice(table: dict[str, Any], klass: str | None = None) -> tuple[str
     return "torch", f"no measured table for {klass} CPUs and openvino is not installed"
 
 
+def table_path() -> Path:
+    """The measured table ``auto`` reads: ``$XLSENT_BACKEND_TABLE`` (e.g. one that ``backend_bench.py --table``
+    measured on your own machine) or the shipped one."""
+    env = os.environ.get(TABLE_ENV)
+    return Path(env) if env else TABLE
+
+
 def auto_backend() -> str:
-    """``auto``'s backend on this CPU, from the shipped measured table; the choice and the reason are logged."""
-    table = json.loads(TABLE.read_text(encoding="utf-8")) if TABLE.is_file() else {}
+    """``auto``'s backend on this CPU, from the measured table; the choice and the reason are logged."""
+    path = table_path()
+    if not path.is_file():
+        raise BackendError(f"{path}: no such backend table (${TABLE_ENV}); measure one with "
+                           f"benchmarks/backend_bench.py --table {path}, or unset {TABLE_ENV}")
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BackendError(f"{path}: not a backend table ({exc}); write it again with "
+                           "benchmarks/backend_bench.py") from exc
     backend, reason = backend_choice(table)
     log.info("backend auto -> %s: %s", backend, reason)
     return backend

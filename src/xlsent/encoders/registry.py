@@ -86,7 +86,8 @@ def encoder_reference(encoder: Encoder) -> str:
 
 def load_encoder(name_or_path: str | Path, backend: str = "torch") -> Encoder:
     """Build an encoder from a registered name, a model directory, or ``module:function``, running on ``backend``
-    (``torch``, ``onnx``, ``onnx-int8``, ``openvino``, ``openvino-int8`` or ``auto``; see ``encoders.backends``).
+    (``torch``, ``onnx``, ``onnx-int8``, ``openvino``, ``openvino-bf16``, ``openvino-int8`` or ``auto``; see
+    ``encoders.backends``).
 
     Only transformer models have other backends than their own: ``auto`` leaves the others as they are.
     """

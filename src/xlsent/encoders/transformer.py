@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,7 @@ class TransformerEncoder:
         ``layer_weights`` (one per layer, embeddings first), ``encode`` pools their weighted mix of every layer
         instead of the last layer (on every backend, PyTorch included).
 
-        Layer-wise and token-level outputs stay on PyTorch. An int8 backend changes the vectors, so it becomes
+        Layer-wise and token-level outputs stay on PyTorch. An int8 or bf16 backend changes the vectors, so it becomes
         part of the encoder id (embedding files of two backends are not mixed by mistake).
         """
         if backend not in BACKENDS:
@@ -91,7 +91,7 @@ class TransformerEncoder:
             backend, self.model, self.checksum, pad=self.pad, threads=threads, layer_weights=layer_weights,
             tokenize=lambda texts: [[self.bos, *ids, self.eos] for ids in self.content_ids(texts)])
         self.backend = backend
-        lossy = backend.endswith("-int8")
+        lossy = backend.endswith(("-int8", "-bf16"))
         self.id = f"{self.name}@{self.checksum}" + (f"+{backend}" if lossy else "")
 
     def content_ids(self, sentences: Sequence[str]) -> list[list[int]]:
@@ -125,22 +125,29 @@ class TransformerEncoder:
         """Per-window token sums ``(windows, layers, dim)`` and token counts."""
         n_layers = self.num_layers + 1 if all_layers else 1
         sums = np.zeros((len(windows), n_layers, self.dim), dtype=np.float32)
-        counts = np.zeros(len(windows), dtype=np.float32)
         lengths = [len(w.ids) + 2 for w in windows]
+        batches = list(token_budget_batches(lengths, batch_tokens))
+        padded = (pad_batch([[self.bos, *windows[i].ids, self.eos] for i in batch], self.pad) for batch in batches)
         bar = tqdm(total=total, disable=not progress, unit="sent", desc=f"encode {self.name}")
         with torch.inference_mode():
-            for batch in token_budget_batches(lengths, batch_tokens):
-                ids, mask = pad_batch([[self.bos, *windows[i].ids, self.eos] for i in batch], self.pad)
-                if self._runner is not None and not all_layers:
-                    sums[batch, 0] = self._runner(ids.numpy(), mask.numpy())
-                else:
-                    states = self.model(ids, mask, all_layers=all_layers)
-                    m = mask.unsqueeze(-1).to(states[0].dtype)
-                    sums[batch] = torch.stack([(s * m).sum(dim=1) for s in states], dim=1).numpy()
-                counts[batch] = mask.sum(dim=1).numpy()
+            if self._runner is not None and not all_layers:
+                outputs: Iterator[np.ndarray] = (
+                    out[:, None] for out in self._runner((ids.numpy(), mask.numpy()) for ids, mask in padded))
+            else:
+                outputs = (self._layer_sums(ids, mask, all_layers) for ids, mask in padded)
+            for batch, out in zip(batches, outputs, strict=True):
+                sums[batch] = out
                 bar.update(len(batch) * total / max(len(windows), 1))
         bar.close()
-        return sums, counts
+        return sums, np.asarray(lengths, dtype=np.float32)
+
+    def _layer_sums(self, ids: torch.Tensor, mask: torch.Tensor, all_layers: bool) -> np.ndarray:
+        """``(batch, layers, dim)`` sums over the mask of the last layer's (or every layer's) token states, on
+        PyTorch."""
+        states = self.model(ids, mask, all_layers=all_layers)
+        m = mask.unsqueeze(-1).to(states[0].dtype)
+        out: np.ndarray = torch.stack([(s * m).sum(dim=1) for s in states], dim=1).numpy()
+        return out
 
     def encode(self, sentences: Sequence[str], lang: str | None = None, *,
                batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False) -> np.ndarray:
@@ -166,6 +173,9 @@ class TransformerEncoder:
             return out
         sums, counts = self._run(windows, batch_tokens, progress, all_layers=False, total=len(keep))
         means = sums[:, 0, :] / counts[:, None]
+        if len(windows) == len(keep):  # nothing was split: window i is text keep[i]
+            out[keep] = l2_normalize(means)
+            return out
         weights = np.array([max(len(w.ids), 1) for w in windows], dtype=np.float32)
         acc = np.zeros((len(keep), self.dim), dtype=np.float64)
         owner = np.array([w.sentence for w in windows])
