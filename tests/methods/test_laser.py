@@ -17,6 +17,7 @@ import xlsent
 from xlsent.data.held_out import tatoeba_v1_sentences
 from xlsent.encoders.bilstm import BiLstmSentenceEncoder, LaserEncoder, pad_batch
 from xlsent.encoders.model_dir import ModelDirError
+from xlsent.encoders.registry import load_encoder
 from xlsent.methods.laser.config import LaserConfig
 from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts, write_corpus
 from xlsent.methods.laser.model import METHOD, LaserDecoder, tokenize_corpus, train_on
@@ -147,6 +148,20 @@ def test_time_budget_stops_training(tmp_path: Path) -> None:
     out = train_on(tiny_config("steps=100000", "minutes=0.002"), toy_corpus(), tmp_path / "m", progress=False)
     training = json.loads((out / "xlsent.json").read_text())["training"]
     assert 1 <= training["steps_done"] < 100000 and training["time_budget_minutes"] == 0.002
+
+
+def test_laser_backends_are_pytorch_fp32_and_bf16(tmp_path: Path) -> None:
+    out = train_on(tiny_config("steps=5"), toy_corpus(), tmp_path / "m", progress=False)
+    sentences = ["hund katze", "dog cat", "perro gato", "baum haus rot"]
+    fp32 = load_encoder(out, "torch")
+    assert "+" not in fp32.id
+    bf16 = load_encoder(out, "torch-bf16")
+    assert bf16.id == f"{fp32.id}+torch-bf16"
+    assert np.sum(bf16.encode(sentences) * fp32.encode(sentences), axis=1).min() > 0.99
+    auto = load_encoder(out, "auto")
+    assert isinstance(auto, LaserEncoder) and auto.backend == auto.auto_backend() in ("torch", "torch-bf16")
+    with pytest.raises(ValueError, match="runs on torch or torch-bf16"):
+        load_encoder(out, "openvino")
 
 
 def test_corrupt_model_directories_are_refused(tmp_path: Path) -> None:

@@ -203,6 +203,14 @@ def test_model_directory_round_trip(inputs: str, tiny_encoder: TransformerEncode
     manifest = json.loads((out / "xlsent.json").read_text(encoding="utf-8"))
     assert manifest["languages"] == {"sources": ["de"], "target": "en"}
     assert ("idf.safetensors" in manifest["files"]) == (inputs == "tfidf") and (idf is None) == (inputs != "tfidf")
+    assert load_encoder(out, "auto").id == enc.id  # the conftest's table: auto is OpenVINO fp32, or nothing (tfidf)
+    if inputs == "tfidf":
+        with pytest.raises(ValueError, match="transformer backbone's own vectors only"):
+            load_encoder(out, "openvino")
+        return
+    bf16 = load_encoder(out, "openvino-bf16")
+    assert bf16.id == f"{enc.id}+openvino-bf16"
+    np.testing.assert_allclose(bf16.encode(data.bitext.src, "deu"), expect, atol=0.05)
 
 
 @pytest.mark.data

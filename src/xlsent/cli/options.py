@@ -47,7 +47,8 @@ def add_backend(p: argparse.ArgumentParser) -> None:
     """``--backend``, what runs transformer models."""
     p.add_argument("--backend", default="auto", choices=CHOICES,
                    help="inference backend of transformer models (default auto: the fastest that holds the accuracy "
-                   "guard on this CPU; int8 backends give other vectors and so another encoder id)")
+                   "guard on this CPU; LASER models: torch or torch-bf16; bf16 and int8 backends give other vectors "
+                   "and so another encoder id)")
 
 
 def add_data(p: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@ A backend runs one graph, ``(input_ids, attention_mask) -> per-sentence sums of 
 plugs into the same token-budget batching. Exported graphs are written once under
 ``$XLSENT_HOME/backends/<model checksum>/<backend>/`` and reused; nothing is rebuilt on the next load.
 
-- ``torch``: the model as it is, fp32.
+- ``torch``: the model as it is, fp32. ``torch-bf16``: the same under bf16 autocast (lossy: part of the id).
 - ``onnx``: ONNX Runtime, all graph optimizations. ``onnx-int8``: dynamic int8 of the MatMul weights (per channel;
   ``reduce_range`` on CPUs without VNNI, where u8 x s8 products saturate).
 - ``openvino``: OpenVINO in fp32 on every CPU (its bf16 default on AMX CPUs is about 1e-4 off PyTorch fp32).
@@ -18,7 +18,7 @@ plugs into the same token-budget batching. Exported graphs are written once unde
   was not measured.
 
 >>> sorted(BACKENDS)
-['onnx', 'onnx-int8', 'openvino', 'openvino-bf16', 'openvino-int8', 'torch']
+['onnx', 'onnx-int8', 'openvino', 'openvino-bf16', 'openvino-int8', 'torch', 'torch-bf16']
 >>> cpu_class(frozenset({"avx2", "avx512_vnni"}))
 'avx512-vnni'
 """
@@ -135,14 +135,15 @@ def mix_key(checksum: str, layer_weights: np.ndarray | None) -> str:
     return f"{checksum}-mix-{digest}"
 
 
-def torch_runner(model: TransformerModel, layer_weights: np.ndarray | None = None) -> Runner:
-    """The model itself, fp32, under ``torch.inference_mode``."""
+def torch_runner(model: TransformerModel, layer_weights: np.ndarray | None = None, *, bf16: bool = False) -> Runner:
+    """The model itself under ``torch.inference_mode``: fp32 weights, matrix work in fp32 or, with ``bf16``, under
+    bf16 autocast."""
     graph = PooledSums(model, layer_weights).eval()
 
     def run(batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[np.ndarray]:
         for ids, mask in batches:
-            with torch.inference_mode():
-                out: np.ndarray = graph(torch.from_numpy(ids), torch.from_numpy(mask)).numpy()
+            with torch.inference_mode(), torch.autocast("cpu", torch.bfloat16, enabled=bf16):
+                out: np.ndarray = graph(torch.from_numpy(ids), torch.from_numpy(mask)).float().numpy()
             yield out
 
     return run
@@ -294,8 +295,8 @@ def build_runner(backend: str, model: TransformerModel, checksum: str, *,
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(CHOICES)}")
     threads = threads or physical_cores()
-    if backend == "torch":
-        return torch_runner(model, layer_weights)
+    if backend.startswith("torch"):
+        return torch_runner(model, layer_weights, bf16=backend == "torch-bf16")
     graph = PooledSums(model, layer_weights)
     checksum = mix_key(checksum, layer_weights)
     if not available(backend):

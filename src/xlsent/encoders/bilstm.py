@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.batching import token_budget_batches
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
+from xlsent.inference import id_suffix
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,7 @@ SPM_FILE = "spm.model"
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 """SentencePiece ids fixed at training (``xlsent.methods.laser.vocab``): padding, unknown, begin and end."""
 DEFAULT_BATCH_TOKENS = 8192
+OWN_BACKENDS = ("torch", "torch-bf16")
 
 
 class BiLstmSentenceEncoder(nn.Module):
@@ -139,6 +141,24 @@ class LaserEncoder:
         self.name: str = self.manifest.get("name", self.model_dir.name)
         self.dim: int = self.model.dim
         self.id: str = f"{self.name}@{model_checksum(self.manifest)}"
+        self.backend = "torch"
+
+    def auto_backend(self) -> str:
+        """``auto``'s choice for this encoder: ``torch-bf16`` where the CPU has bf16 matrix instructions (AMX,
+        AVX512-BF16; on AMX, laser-small encoded Tatoeba text 1.6x faster, at a minimum cosine of 0.99999 to fp32),
+        ``torch`` (fp32) elsewhere and on GPUs."""
+        from xlsent.encoders.backends import cpu_flags
+
+        bf16 = self.device.type == "cpu" and bool({"amx_bf16", "avx512_bf16"} & cpu_flags())
+        return "torch-bf16" if bf16 else "torch"
+
+    def use_backend(self, backend: str) -> None:
+        """Run on ``backend``: ``torch`` (fp32) or ``torch-bf16`` (bf16 autocast; lossy, so part of the id)."""
+        if backend not in OWN_BACKENDS:
+            raise ValueError(f"{self.name}: a LASER BiLSTM runs on {' or '.join(OWN_BACKENDS)} (or auto), not "
+                             f"{backend!r}")
+        self.backend = backend
+        self.id = f"{self.name}@{model_checksum(self.manifest)}{id_suffix(backend)}"
 
     def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
         """SentencePiece ids of each sentence followed by EOS (an empty sentence is ``[EOS]``)."""
@@ -154,7 +174,8 @@ class LaserEncoder:
         ids = self.token_ids(sentences)
         rows = [i for i, s in enumerate(sentences) if s.strip()]
         batches = list(token_budget_batches([len(ids[i]) for i in rows], batch_tokens))
-        with torch.inference_mode():
+        bf16 = self.backend == "torch-bf16"
+        with torch.inference_mode(), torch.autocast(self.device.type, torch.bfloat16, enabled=bf16):
             for batch in tqdm(batches, disable=not progress, desc=f"encode {self.name}", unit="batch"):
                 idx = [rows[j] for j in batch]
                 tokens, lengths = pad_batch([ids[i] for i in idx])

@@ -86,20 +86,23 @@ def encoder_reference(encoder: Encoder) -> str:
 
 def load_encoder(name_or_path: str | Path, backend: str = "torch") -> Encoder:
     """Build an encoder from a registered name, a model directory, or ``module:function``, running on ``backend``
-    (``torch``, ``onnx``, ``onnx-int8``, ``openvino``, ``openvino-bf16``, ``openvino-int8`` or ``auto``; see
-    ``encoders.backends``).
+    (``torch``, ``torch-bf16``, ``onnx``, ``onnx-int8``, ``openvino``, ``openvino-bf16``, ``openvino-int8`` or
+    ``auto``; see ``encoders.backends``).
 
-    Only transformer models have other backends than their own: ``auto`` leaves the others as they are.
+    Transformer models (and mapping models over a transformer's own vectors) run on every backend, LASER models on
+    ``torch`` and ``torch-bf16``; ``auto`` leaves the others as they are.
     """
     encoder = _build(name_or_path)
-    if backend in ("torch", "auto") and not hasattr(encoder, "use_backend"):
+    if backend in ("torch", "auto") and not getattr(encoder, "has_backends", hasattr(encoder, "use_backend")):
         return encoder
     if not hasattr(encoder, "use_backend"):
         raise ValueError(f"{name_or_path}: backend {backend!r} runs transformer models only; this model runs on "
                          "its own (use --backend auto or torch)")
     from xlsent.encoders.backends import auto_backend
 
-    encoder.use_backend(auto_backend() if backend == "auto" else backend)
+    if backend == "auto":  # a model type with its own rule (LASER: bf16 where the CPU has it), else the table's
+        backend = getattr(encoder, "auto_backend", auto_backend)()
+    encoder.use_backend(backend)
     return encoder
 
 

@@ -18,7 +18,7 @@ from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.batching import Window, pad_batch, split_windows, token_budget_batches
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
 from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel
-from xlsent.inference import DEFAULT_BATCH_TOKENS
+from xlsent.inference import DEFAULT_BATCH_TOKENS, id_suffix
 from xlsent.languages import TrainedLanguages
 
 log = logging.getLogger(__name__)
@@ -91,8 +91,7 @@ class TransformerEncoder:
             backend, self.model, self.checksum, pad=self.pad, threads=threads, layer_weights=layer_weights,
             tokenize=lambda texts: [[self.bos, *ids, self.eos] for ids in self.content_ids(texts)])
         self.backend = backend
-        lossy = backend.endswith(("-int8", "-bf16"))
-        self.id = f"{self.name}@{self.checksum}" + (f"+{backend}" if lossy else "")
+        self.id = f"{self.name}@{self.checksum}{id_suffix(backend)}"
 
     def content_ids(self, sentences: Sequence[str]) -> list[list[int]]:
         """Token ids of ``prefix + sentence`` without the special tokens."""

@@ -57,7 +57,7 @@ from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manife
 from xlsent.encoders.registry import encoder_reference, load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import csls_mean_cosine, retrieval_criterion
-from xlsent.inference import DEFAULT_BATCH_TOKENS
+from xlsent.inference import DEFAULT_BATCH_TOKENS, id_suffix
 from xlsent.methods.dual_pivot.config import DEFAULTS, MODES, NAME, DualPivotConfig
 from xlsent.training.adversarial import CriticGroup
 from xlsent.training.batching import batch_indices, step_generator
@@ -403,14 +403,14 @@ class DualPivotEncoder:
         """Run ``encode`` on ``backend``: the backbone's graph with this model's layer mix built in (exported once
         per backbone and mix), then the linear map. An input longer than the backbone's window is encoded as its
         windows' mixes averaged (the PyTorch path sums them); every other input gets the PyTorch path's vector.
-        An int8 backend becomes part of the id, as for the backbone."""
+        A lossy backend (bf16, int8) becomes part of the id, as for the backbone."""
         if not isinstance(self.backbone, TransformerEncoder):
             raise ValueError(f"{self.name}: backends run transformer backbones only")
         mixed = copy.copy(self.backbone)  # its own runner; the shared backbone keeps its own
         mixed.use_backend(backend, threads=threads, layer_weights=self.module.mix_weights().detach().numpy())
         self._mixed = mixed
         self.backend = backend
-        self.id = f"{self.name}@{model_checksum(self.manifest)}" + (f"+{backend}" if backend.endswith("-int8") else "")
+        self.id = f"{self.name}@{model_checksum(self.manifest)}{id_suffix(backend)}"
 
     def encode(self, sentences: Sequence[str], lang: str | None = None, *,
                batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False,

@@ -25,7 +25,7 @@ from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, write_manifest
 from xlsent.encoders.registry import encoder_reference, load_encoder
-from xlsent.inference import DEFAULT_BATCH_TOKENS
+from xlsent.inference import DEFAULT_BATCH_TOKENS, id_suffix
 from xlsent.languages import base_lang
 from xlsent.methods.mapping.config import MappingConfig
 from xlsent.methods.mapping.inputs import input_encoder
@@ -87,6 +87,23 @@ class MappedEncoder(abc.ABC):
         self.name: str = self.manifest.get("name", self.model_dir.name)
         self.dim: int = self.inputs.dim
         self.id: str = f"{self.name}@{model_checksum(self.manifest)}"
+
+    @property
+    def has_backends(self) -> bool:
+        """Whether the inputs are a transformer backbone's own vectors (which run on any backend)."""
+        return self.inputs is self.backbone and hasattr(self.backbone, "use_backend")
+
+    def use_backend(self, backend: str) -> None:
+        """Encode the inputs on ``backend`` (one of ``encoders.backends.BACKENDS``) where :attr:`has_backends`; a
+        lossy backend becomes part of the id, as it does the backbone's."""
+        use = getattr(self.backbone, "use_backend", None)
+        if not self.has_backends or use is None:
+            if backend == "torch":
+                return
+            raise ValueError(f"{self.name}: backend {backend!r} runs a transformer backbone's own vectors only; "
+                             f"this model's inputs are {self.config.inputs!r} of {self.backbone.name} (use torch)")
+        use(backend)
+        self.id = f"{self.name}@{model_checksum(self.manifest)}{id_suffix(backend)}"
 
     def _load(self, file: str) -> dict[str, torch.Tensor]:
         try:
