@@ -138,6 +138,23 @@ def test_lookup_order_model_directory_then_cache_then_shipped(tmp_path: Path, ho
                                      f"the thresholds shipped with xlsent {__version__}")
 
 
+def test_a_lossy_backend_uses_the_threshold_of_the_same_weights(tmp_path: Path, home: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    """`auto` on an AMX CPU is OpenVINO bf16 (id ``...+openvino-bf16``): `--threshold auto` must still find the
+    threshold calibrated for the same weights, unless the backend has one of its own."""
+    fp32 = LookupEncoder({"a": [1.0]}, name="toy@abc")
+    bf16 = LookupEncoder({"a": [1.0]}, name="toy@abc+openvino-bf16")
+    save_threshold(fp32, {"threshold": 1.2, "encoder": "toy@abc"})
+    with caplog.at_level("INFO", logger="xlsent.mining.calibration"):
+        assert load_calibration(bf16) == ({"threshold": 1.2, "encoder": "toy@abc"},
+                                          str(home / "calibration" / "toy@abc.json"))
+    assert "same weights on fp32 (toy@abc)" in caplog.text
+    save_threshold(bf16, {"threshold": 1.25, "encoder": "toy@abc+openvino-bf16"})
+    assert load_threshold(bf16) == 1.25
+    with pytest.raises(FileNotFoundError, match="no calibrated threshold for other@abc\\+onnx-int8"):
+        load_calibration(LookupEncoder({"a": [1.0]}, name="other@abc+onnx-int8"))
+
+
 def test_ship_refuses_an_unregistered_encoder(tmp_path: Path, home: Path) -> None:
     enc = LookupEncoder({"a": [1.0]}, name="my-model")
     with pytest.raises(ValueError, match="registered encoders"):

@@ -67,9 +67,9 @@ def calibrate(encoder: Encoder, *, langs: Sequence[str] = CALIBRATION_SETS, root
             "per_set": per_set, "date": datetime.now(UTC).date().isoformat(), "xlsent_version": __version__}
 
 
-def calibration_path(encoder: Encoder) -> Path:
-    """Where the calibration of ``encoder`` lives in the cache."""
-    safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", encoder_id(encoder))
+def calibration_path(encoder: Encoder, key: str | None = None) -> Path:
+    """Where the calibration of ``encoder`` (or of the encoder id ``key``) lives in the cache."""
+    safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", key or encoder_id(encoder))
     return xlsent_home() / "calibration" / f"{safe}.json"
 
 
@@ -111,24 +111,35 @@ def ship_threshold(encoder: Encoder, record: dict[str, Any], path: Path | None =
 
 def load_calibration(encoder: Encoder) -> tuple[dict[str, Any], str]:
     """The calibration record of ``encoder`` and where it was found: its model directory, the user's cache, or
-    the thresholds shipped with xlsent, in that order. A record made for another encoder id is never used.
+    the thresholds shipped with xlsent, in that order. A record made for another encoder id is never used, except
+    that an encoder on a lossy backend (id ``...+openvino-bf16``) falls back to the record of the same weights on
+    fp32 (its id without the suffix; logged) when it has none of its own.
     ``FileNotFoundError`` naming the places looked in, and the command that calibrates, when there is none."""
     key = encoder_id(encoder)
+    keys = list(dict.fromkeys([key, key.partition("+")[0]]))
     manifest_path = _manifest_path(encoder)
+    manifest_record = None
     if manifest_path is not None:
-        record = json.loads(manifest_path.read_text(encoding="utf-8")).get("mining")
-        if record is not None and record.get("encoder", key) == key:
-            return record, str(manifest_path)
-        if record is not None:
-            log.warning("%s: its mining threshold was calibrated for %s, not %s; ignored", manifest_path,
-                        record.get("encoder"), key)
-    cached = calibration_path(encoder)
-    if cached.is_file():
-        return json.loads(cached.read_text(encoding="utf-8")), str(cached)
+        manifest_record = json.loads(manifest_path.read_text(encoding="utf-8")).get("mining")
+    if manifest_record is not None and manifest_record.get("encoder", key) not in keys:
+        log.warning("%s: its mining threshold was calibrated for %s, not %s; ignored", manifest_path,
+                    manifest_record.get("encoder"), key)
+    cached = [calibration_path(encoder, k) for k in keys]
     shipped = shipped_records()
-    if key in shipped:
-        return shipped[key], f"the thresholds shipped with xlsent {__version__}"
-    looked = [str(p) for p in (manifest_path, cached) if p is not None]
+    for k, path in zip(keys, cached, strict=True):
+        found: tuple[dict[str, Any], str] | None = None
+        if manifest_record is not None and manifest_record.get("encoder", key) == k:
+            found = manifest_record, str(manifest_path)
+        elif path.is_file():
+            found = json.loads(path.read_text(encoding="utf-8")), str(path)
+        elif k in shipped:
+            found = shipped[k], f"the thresholds shipped with xlsent {__version__}"
+        if found is not None:
+            if k != key:
+                log.info("%s has no threshold of its own; using the one calibrated for the same weights on fp32 (%s)",
+                         key, k)
+            return found
+    looked = [str(p) for p in (manifest_path, *cached) if p is not None]
     raise FileNotFoundError(
         f"no calibrated threshold for {key} (looked in {', '.join(looked)} and the thresholds shipped with xlsent "
         f"{__version__}, which cover {', '.join(sorted(shipped)) or 'no encoder'}); run `xlsent calibrate --model "
