@@ -8,21 +8,22 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 
 .PHONY: run serve test bench lint setup clean
 
+# $(call venv,FOLDER,EXTRA): a virtual environment with torch (the local CPU wheel) and xlsent with EXTRA
+define venv
+	test -x $(1)/bin/python || $(PY) -m venv $(1)
+	$(1)/bin/pip install -q --upgrade pip
+	$(1)/bin/pip install -q torch==2.13.0
+	$(1)/bin/pip install -q -e '.[$(2)]'
+	touch $(1)/.installed
+endef
+
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev]'
-	touch $(STAMP)
+	$(call venv,$(VENV),dev)
 
 # the benchmark's own environment: sentence-transformers with its ONNX and OpenVINO extras (optimum), which pin an
 # older transformers than the runtime's
 $(BENCH_STAMP): pyproject.toml
-	test -x $(BENCH_VENV)/bin/python || $(PY) -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/pip install -q --upgrade pip
-	$(BENCH_VENV)/bin/pip install -q torch==2.13.0
-	$(BENCH_VENV)/bin/pip install -q -e '.[bench]'
-	touch $(BENCH_STAMP)
+	$(call venv,$(BENCH_VENV),bench)
 
 setup: $(STAMP)
 	$(BIN)/xlsent models --prepare

@@ -93,14 +93,14 @@ def load_encoder(name_or_path: str | Path, backend: str = "torch") -> Encoder:
     ``torch`` and ``torch-bf16``; ``auto`` leaves the others as they are.
     """
     encoder = _build(name_or_path)
-    if backend in ("torch", "auto") and not getattr(encoder, "has_backends", hasattr(encoder, "use_backend")):
+    if backend in ("torch", "auto") and not hasattr(encoder, "use_backend"):
         return encoder
     if not hasattr(encoder, "use_backend"):
         raise ValueError(f"{name_or_path}: backend {backend!r} runs transformer models only; this model runs on "
                          "its own (use --backend auto or torch)")
     from xlsent.encoders.backends import auto_backend
 
-    if backend == "auto":  # a model type with its own rule (LASER: bf16 where the CPU has it), else the table's
+    if backend == "auto":  # a model type with its own rule (LASER, mapping models), else the table's
         backend = getattr(encoder, "auto_backend", auto_backend)()
     encoder.use_backend(backend)
     return encoder

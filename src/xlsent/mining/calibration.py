@@ -67,9 +67,14 @@ def calibrate(encoder: Encoder, *, langs: Sequence[str] = CALIBRATION_SETS, root
             "per_set": per_set, "date": datetime.now(UTC).date().isoformat(), "xlsent_version": __version__}
 
 
-def calibration_path(encoder: Encoder, key: str | None = None) -> Path:
-    """Where the calibration of ``encoder`` (or of the encoder id ``key``) lives in the cache."""
-    safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", key or encoder_id(encoder))
+def calibration_path(encoder: Encoder) -> Path:
+    """Where the calibration of ``encoder`` lives in the cache."""
+    return _cache_file(encoder_id(encoder))
+
+
+def _cache_file(key: str) -> Path:
+    """Where the calibration of the encoder id ``key`` lives in the cache."""
+    safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", key)
     return xlsent_home() / "calibration" / f"{safe}.json"
 
 
@@ -124,7 +129,7 @@ def load_calibration(encoder: Encoder) -> tuple[dict[str, Any], str]:
     if manifest_record is not None and manifest_record.get("encoder", key) not in keys:
         log.warning("%s: its mining threshold was calibrated for %s, not %s; ignored", manifest_path,
                     manifest_record.get("encoder"), key)
-    cached = [calibration_path(encoder, k) for k in keys]
+    cached = [_cache_file(k) for k in keys]
     shipped = shipped_records()
     for k, path in zip(keys, cached, strict=True):
         found: tuple[dict[str, Any], str] | None = None

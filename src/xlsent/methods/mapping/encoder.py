@@ -88,16 +88,22 @@ class MappedEncoder(abc.ABC):
         self.dim: int = self.inputs.dim
         self.id: str = f"{self.name}@{model_checksum(self.manifest)}"
 
-    @property
-    def has_backends(self) -> bool:
+    def auto_backend(self) -> str:
+        """``auto``'s choice: the measured table's where the inputs are a transformer backbone's own vectors,
+        ``torch`` otherwise (the only backend of averaged subword inputs)."""
+        from xlsent.encoders.backends import auto_backend
+
+        return auto_backend() if self._own_vectors() else "torch"
+
+    def _own_vectors(self) -> bool:
         """Whether the inputs are a transformer backbone's own vectors (which run on any backend)."""
         return self.inputs is self.backbone and hasattr(self.backbone, "use_backend")
 
     def use_backend(self, backend: str) -> None:
-        """Encode the inputs on ``backend`` (one of ``encoders.backends.BACKENDS``) where :attr:`has_backends`; a
-        lossy backend becomes part of the id, as it does the backbone's."""
+        """Encode the inputs on ``backend`` (one of ``encoders.backends.BACKENDS``) where they are the backbone's
+        own vectors; a lossy backend becomes part of the id, as it does the backbone's."""
         use = getattr(self.backbone, "use_backend", None)
-        if not self.has_backends or use is None:
+        if not self._own_vectors() or use is None:
             if backend == "torch":
                 return
             raise ValueError(f"{self.name}: backend {backend!r} runs a transformer backbone's own vectors only; "
