@@ -106,3 +106,19 @@ def test_sts_encoder_whose_cosine_follows_gold_scores_100(tmp_path: Path, monkey
         pytest.approx(-100.0)
     with pytest.raises(ValueError, match="unknown STS subset"):
         run_task("sts", LookupEncoder(follows), langs=["sts17-9"], root=root)
+
+
+def test_sts_scores_english_stsb_apart_from_the_cross_lingual_pairs(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    gold = [float(g) for g in np.random.default_rng(1).uniform(0, 5, size=25)]
+    data = tmp_path / "stsb_multi_mt" / "data"
+    data.mkdir(parents=True)
+    for lang, second in (("en", "b"), ("de", "d")):
+        (data / f"stsb-{lang}-test.csv").write_text("".join(f"{lang} a {i},{second} {i},{g}\n"
+                                                            for i, g in enumerate(gold)), encoding="utf-8")
+    angle = {i: (5 - g) / 5 * math.pi / 2 for i, g in enumerate(gold)}
+    table = ({f"en a {i}": [1.0, 0.0] for i in angle} | {f"b {i}": [math.cos(t), math.sin(t)] for i, t in angle.items()}
+             | {f"d {i}": [math.sin(t), math.cos(t)] for i, t in angle.items()})
+    result = run_task("sts", LookupEncoder(table, name="t"), langs=["stsb-en", "stsb-en-de"], root=tmp_path)
+    assert result.averages == pytest.approx({"stsb en-xx": -100.0, "stsb en": 100.0})

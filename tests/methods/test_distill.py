@@ -134,3 +134,26 @@ def test_the_bitext_covers_every_language_with_english_and_no_test_sentence(para
     again = build_english_bitext(parallel_data, languages=["de", "kk", "sw"], max_pairs=500, valid_pairs=20)
     assert [(b.xx, b.valid_en) for b in again] == [(b.xx, b.valid_en) for b in bitext]
     assert "ntrex128" in bitext[1].sources and torch is not None
+
+
+def test_micro_batches_give_the_same_vectors_and_gradients(tiny_model_dir: Path) -> None:
+    from xlsent.encoders.trainable import TrainableTransformer
+
+    learner = TrainableTransformer(tiny_model_dir)
+    learner.set_dropout(0.0, 0.0)
+    sentences = ["a", "the dog barks at the red cat in the house", "a cat", "dogs and trees", "blue"]
+    grads = []
+    for micro in (0, 2):
+        learner.zero_grad()
+        emb = learner.embed(sentences, micro)
+        (emb * torch.arange(emb.numel(), dtype=emb.dtype).reshape(emb.shape)).sum().backward()
+        grads.append((emb.detach(), [p.grad.clone() for p in learner.parameters() if p.grad is not None]))
+    torch.testing.assert_close(grads[0][0], grads[1][0], atol=1e-5, rtol=1e-4)
+    assert len(grads[0][1]) == len(grads[1][1]) > 0
+    for a, b in zip(grads[0][1], grads[1][1], strict=True):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-3)
+
+
+def test_micro_batch_must_not_be_negative() -> None:
+    with pytest.raises(ConfigError, match="micro_batch must be >= 0"):
+        tiny_config("micro_batch=-1")

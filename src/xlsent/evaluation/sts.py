@@ -15,7 +15,7 @@ EXCLUDED_FROM_AVERAGE = ("4b",)
 
 METADATA = TaskMetadata(
     name="sts",
-    description="STS17 tracks and cross-lingual STS-B (Spearman x 100 of cosine)",
+    description="STS17 tracks, English STS-B and cross-lingual STS-B (Spearman x 100 of cosine)",
     languages=tuple(sorted({lang for pair in STS17_TRACKS.values() for lang in pair} | set(STSB_LANGS))),
     data_files=("sts2017/STS2017.eval.v1.1/STS.input.track*.txt", "sts2017/STS2017.gs/STS.gs.track*.txt",
                 "stsb_multi_mt/data/stsb-*-test.csv"),
@@ -42,9 +42,10 @@ def cosine_spearman(a: np.ndarray, b: np.ndarray, gold: Sequence[float]) -> floa
 
 
 class Sts(Task):
-    """STS17 tracks 1-6 and cross-lingual en-xx pairs built from ``stsb_multi_mt`` test.
+    """STS17 tracks 1-6, English STS-B test (``stsb-en``, from ``stsb_multi_mt``) and cross-lingual en-xx pairs
+    built from ``stsb_multi_mt`` test.
 
-    ``langs`` picks the subsets by name (e.g. ``sts17-5``, ``stsb-en-de``); default all.
+    ``langs`` picks the subsets by name (e.g. ``sts17-5``, ``stsb-en``, ``stsb-en-de``); default all.
     """
 
     metadata = METADATA
@@ -56,6 +57,7 @@ class Sts(Task):
         super().__init__(embed, base)
         self.loaders: dict[str, Callable[[], StsPairs]] = {
             **{f"sts17-{t}": partial(load_sts17, t, base) for t in STS17_TRACKS},
+            "stsb-en": partial(load_stsb_crosslingual, "en", "en", "test", base),
             **{f"stsb-en-{x}": partial(load_stsb_crosslingual, "en", x, "test", base) for x in STSB_LANGS if x != "en"},
         }
 
@@ -70,12 +72,14 @@ class Sts(Task):
     def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
         sts17 = [s["spearman"] for n, s in scores.items()
                  if n.startswith("sts17-") and n.removeprefix("sts17-") not in EXCLUDED_FROM_AVERAGE]
-        cross = [s["spearman"] for n, s in scores.items() if n.startswith("stsb-")]
+        cross = [s["spearman"] for n, s in scores.items() if n.startswith("stsb-en-")]
         averages = {}
         if sts17:
             averages["sts17 (without 4b)"] = float(np.mean(sts17))
         if cross:
             averages["stsb en-xx"] = float(np.mean(cross))
+        if "stsb-en" in scores:
+            averages["stsb en"] = scores["stsb-en"]["spearman"]
         return Summary(
             dataset="SemEval-2017 STS + stsb_multi_mt test", main_score=next(iter(averages.values()), float("nan")),
             main_metric="spearman", averages=averages,

@@ -24,23 +24,25 @@ class DistillConfig(TrainConfig):
     temperature: float = 5.0
     max_sentence_tokens: int = 128
     loss: str = "both"
-    distill_loss: str = "mse"
+    distill_loss: str = "cosine"
     distill_weight: float = 1.0
     ranking_weight: float = 1.0
     ranking_scale: float = 20.0
     ranking_margin: float = 0.3
     batch_size: int = 32
+    micro_batch: int = 16
     lora_r: int = 16
     lora_alpha: int = 32
-    lora_dropout: float = 0.1
-    dropout: float = 0.1
+    lora_dropout: float = 0.0
+    dropout: float = 0.0
     minutes: float = 0.0
-    steps: int = 3000
+    steps: int = 1500
     lr: float = 2e-4
     warmup_steps: int = 200
     schedule: str = "linear"
     grad_clip: float = 1.0
-    eval_every: int = 500
+    eval_every: int = 750
+    precision: str = "bf16"
 
     @property
     def distills(self) -> bool:
@@ -55,6 +57,8 @@ class DistillConfig(TrainConfig):
         out += self.one_of(loss=LOSSES, distill_loss=DISTILL_KINDS)
         if self.temperature <= 0:
             out.append("temperature must be > 0 (1 follows the data; larger favours small languages)")
+        if self.micro_batch < 0:
+            out.append("micro_batch must be >= 0 (0 = the whole batch in one forward pass)")
         if self.batch_size < 2:
             out.append("batch_size must be >= 2 (the ranking loss needs in-batch negatives)")
         if min(self.max_pairs, self.valid_pairs, self.minutes) < 0 or self.max_sentence_tokens < 3:

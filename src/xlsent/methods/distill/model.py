@@ -144,7 +144,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
         lang = sampler.language(s)
         d = data[lang]
         rows = batch_indices(len(d.xx), config.batch_size, s, config.seed, stream=lang)
-        emb = learner.embed([d.xx[i] for i in rows] + [d.en[i] for i in rows])
+        emb = learner.embed([d.xx[i] for i in rows] + [d.en[i] for i in rows], config.micro_batch)
         x, en = emb[: len(rows)], emb[len(rows):]
         terms: dict[str, torch.Tensor] = {}
         if config.distills:

@@ -1,0 +1,286 @@
+"""Measure the distilled student (``xlsent train distill``) against the default encoder it starts from; results go to
+``results/``.
+
+Every row is scored by the evaluation tasks' own code on one backend (``--backend``, default ``auto``; the default
+encoder's row too, so no column compares two backends). Studies:
+
+- ``main``: the default encoder (me5-small) and the shipped student (``models/me5-distill``) on Tatoeba v1 (all 112
+  languages, XTREME-36, the languages with training bitext and those without: transfer, and the largest loss of
+  any language), BUCC (the zh-en 2018 sample, the newstest sets), STS17 (monolingual and cross-lingual tracks),
+  English STS-B, cross-lingual STS-B and xSID intent. The student's task results are saved one per task
+  (``results/<task>__me5-distill.json``) and recorded in its model card. Verdicts: the targets the student must
+  meet to become the recommended model (xlsent's checks, not a paper's claims).
+- ``losses``: distillation only, ranking only and both, each trained for ``--study-steps`` steps with the shipped
+  configuration otherwise, on Tatoeba and STS.
+
+Nothing is chosen on these test sets: the student's checkpoint is chosen on held-out bitext pairs (see
+``configs/distill.toml``).
+
+    python -m xlsent.methods.distill.study --studies main losses
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from xlsent.data.sts import STS17_TRACKS
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.cache import encoder_id
+from xlsent.encoders.model_card import record_metrics
+from xlsent.encoders.registry import load_encoder
+from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.evaluation import bucc, intent, sts, tatoeba
+from xlsent.evaluation.results import TaskResult
+from xlsent.evaluation.task import encoder_embed
+from xlsent.languages import base_lang
+from xlsent.methods.distill.config import LOSSES, DistillConfig
+from xlsent.methods.distill.model import METHOD
+from xlsent.studies.command import main
+from xlsent.studies.numbers import versus
+from xlsent.studies.settings import StudySettings, option
+from xlsent.studies.study import Rows, Study, StudyRun
+from xlsent.studies.trained import ensure_trained
+from xlsent.studies.verdict import Verdict
+
+log = logging.getLogger(__name__)
+
+TASK = "distill"
+DATASET = "tatoeba_v1, BUCC, STS17, stsb_multi_mt, xSID; trained on the X-en bitext of parallel/"
+DEFAULT_ROW = "default (me5-small)"
+SHIPPED_ROW = "distill + ranking (shipped)"
+TARGET_TATOEBA = 75.0
+"""The student's Tatoeba mean over all 112 languages must reach this to become the recommended model."""
+MAX_LANGUAGE_LOSS = 2.0
+"""... while no Tatoeba language loses more than this many points against the default ..."""
+MAX_STSB_LOSS = 0.5
+"""... and English STS-B, and the mean Tatoeba accuracy of the languages where the default is above
+:data:`STRONG`, lose at most this."""
+STRONG = 90.0
+
+
+@dataclass(frozen=True)
+class Settings(StudySettings):
+    """Where the models live, the backend every row is scored on and the loss study's training length."""
+
+    models_dir: Path = Path("models/distill-study")
+    main_dir: Path = option(Path("models/me5-distill"), "the shipped model's folder", flag="--main-model",
+                            metavar="DIR")
+    backend: str = option("auto", "inference backend of every row (the default encoder's too)", metavar="NAME")
+    study_steps: int = option(300, "training steps of each model the losses study compares", metavar="N")
+
+
+def bitext_langs(tatoeba_langs: Sequence[str], trained: Sequence[str]) -> list[str]:
+    """The Tatoeba v1 languages that have training bitext (same primary language as one of ``trained``).
+
+    >>> bitext_langs(["deu", "cmn", "kab", "zsm"], ["de", "zho_Hant", "ms"])
+    ['deu', 'cmn', 'zsm']
+    """
+    have = {base_lang(x) for x in trained}
+    return [x for x in tatoeba_langs if base_lang(x) in have]
+
+
+def accuracies(result: TaskResult) -> dict[str, float]:
+    """Each Tatoeba language's accuracy (mean of both directions)."""
+    return {lang: s["mean"] for lang, s in result.scores.items()}
+
+
+class Lab:
+    """Trains (or reuses) the study's students and scores every row once on the settings' backend."""
+
+    def __init__(self, settings: Settings, out_dir: Path) -> None:
+        self.settings = settings
+        self.out_dir = out_dir
+        self.scored: dict[str, tuple[list[TaskResult], dict[str, float]]] = {}
+        self.default_acc: dict[str, float] = {}
+
+    def config(self, *extra: str) -> DistillConfig:
+        cfg = METHOD.config([], [*self.settings.sets, *extra])
+        assert isinstance(cfg, DistillConfig)
+        return cfg
+
+    def student(self, out: Path, *extra: str) -> Encoder:
+        """The student in ``out`` of the shipped configuration with ``extra`` overrides (trained unless there)."""
+        ensure_trained(METHOD, self.config(*extra), out, data=self.settings.data, retrain=self.settings.retrain)
+        return load_encoder(out, backend=self.settings.backend)
+
+    def default(self) -> Encoder:
+        return load_encoder(self.config().backbone, backend=self.settings.backend)
+
+    @property
+    def encoder(self) -> str:
+        """The shipped model's id, which the studies' results are filed under."""
+        return encoder_id(self.student(self.settings.main_dir))
+
+    def score(self, encoder: Encoder, *, full: bool) -> tuple[list[TaskResult], dict[str, float]]:
+        """Tatoeba and STS of ``encoder`` (with ``full``, BUCC and intent too), and its study row; a student's row
+        also holds its largest Tatoeba loss against the default encoder (scored before it) and its training."""
+        key = encoder_id(encoder)
+        if key in self.scored and (not full or len(self.scored[key][0]) == 4):
+            return self.scored[key]
+        root, embed = self.settings.data, encoder_embed(encoder)
+        results = [tatoeba.evaluate(embed, encoder_id=key, root=root), sts.evaluate(embed, encoder_id=key, root=root)]
+        if full:
+            results += [bucc.evaluate(embed, encoder_id=key, root=root),
+                        intent.evaluate(embed, encoder_id=key, root=root)]
+        tat, sim = results[0], results[1]
+        acc = accuracies(tat)
+        trained = trained_langs(encoder)
+        with_bitext = bitext_langs(list(acc), trained)
+        without = [x for x in acc if x not in with_bitext]
+        row = {"tatoeba all-112": tat.averages["all-112"], "tatoeba xtreme-36": tat.averages["xtreme-36"],
+               f"tatoeba with bitext ({len(with_bitext)})": float(np.mean([acc[x] for x in with_bitext]))
+               if with_bitext else float("nan"),
+               f"tatoeba without bitext ({len(without)})": float(np.mean([acc[x] for x in without])),
+               "sts17 mono": sts17_mean(sim, mono=True), "sts17 cross": sts17_mean(sim, mono=False),
+               "stsb en": sim.scores["stsb-en"]["spearman"], "stsb en-xx": sim.averages["stsb en-xx"]}
+        if full:
+            mining, nli = results[2], results[3]
+            row["bucc zh-en sample"] = mining.scores[bucc.SETS[bucc.SAMPLE]]["f1"]
+            row["bucc newstest"] = float(np.mean([v["f1"] for k, v in mining.scores.items()
+                                                  if k != bucc.SETS[bucc.SAMPLE]]))
+            row["intent cross-lingual"] = nli.main_score
+        training = getattr(encoder, "manifest", {}).get("training")
+        if not training:
+            self.default_acc = acc
+        else:
+            if self.default_acc:
+                change = {x: acc[x] - self.default_acc[x] for x in acc}
+                row["worst language change"] = min(change.values())
+                strong = [x for x, v in self.default_acc.items() if v > STRONG]
+                row[f"change where default > {STRONG:g} ({len(strong)})"] = float(np.mean([change[x] for x in strong]))
+            row["steps"] = float(training["steps_done"])
+            row["train minutes"] = training["train_seconds"] / 60
+            row["pairs seen"] = float(training["pairs_seen"])
+        self.scored[key] = (results, row)
+        return self.scored[key]
+
+    def notes(self, run: StudyRun[Settings]) -> list[str]:
+        return [f"every row scored on backend {self.settings.backend!r} (the default encoder's row too)"]
+
+
+def trained_langs(encoder: Encoder) -> list[str]:
+    """The languages a student was trained on (none for the default encoder)."""
+    training = getattr(encoder, "manifest", {}).get("training") or {}
+    return list(training.get("data", {}).get("summary", {}).get("langs", []))
+
+
+def sts17_mean(result: TaskResult, *, mono: bool) -> float:
+    """Mean Spearman x 100 of the STS17 tracks within one language (``mono``) or across two, 4b left out as in
+    the task's own average."""
+    names = [f"sts17-{t}" for t, (a, b) in STS17_TRACKS.items()
+             if (a == b) == mono and t not in sts.EXCLUDED_FROM_AVERAGE]
+    return float(np.mean([result.scores[n]["spearman"] for n in names]))
+
+
+def setup(settings: Settings, out_dir: Path) -> Lab:
+    return Lab(settings, out_dir)
+
+
+# --- studies -------------------------------------------------------------------------------------------------
+
+
+def _training_notes(encoder: Encoder, config: DistillConfig) -> list[str]:
+    training = getattr(encoder, "manifest", {})["training"]
+    langs = training["data"]["summary"]["langs"]
+    return [f"{encoder.name}: LoRA r={config.lora_r} student of {config.backbone}, loss {config.loss}, "
+            f"{training['steps_done']} steps of {config.batch_size} pairs ({training['pairs_seen']:,} pairs seen) "
+            f"in {training['train_seconds'] / 60:.0f} min on this machine; {training['data']['summary']['pairs']:,} "
+            f"training pairs in {len(langs)} languages with English (at most {config.max_pairs} per language, "
+            f"languages drawn with temperature {config.temperature:g}); checkpoint chosen on held-out bitext pairs, "
+            "never on a test set",
+            "SCALED DOWN for CPU: the published recipes (Reimers & Gurevych 2020; LaBSE) train for days on GPUs over "
+            "millions of pairs; see src/xlsent/configs/distill.toml"]
+
+
+def study_main(lab: Lab, run: StudyRun[Settings]) -> None:
+    """The default encoder and the shipped student on every benchmark; the student's results saved and recorded."""
+    run.rows[DEFAULT_ROW] = lab.score(lab.default(), full=True)[1]
+    student = lab.student(run.settings.main_dir)
+    results, row = lab.score(student, full=True)
+    run.rows[SHIPPED_ROW] = row
+    run.results += results
+    assert isinstance(student, TransformerEncoder)
+    record_metrics(student.model_dir, [asdict(r) for r in results])
+    change = {x: v - lab.default_acc[x] for x, v in accuracies(results[0]).items()}
+    ranked = sorted(change, key=lambda x: change[x])
+    run.notes += [f"Tatoeba changes against the default, largest down: "
+                  f"{', '.join(f'{x} {change[x]:+.1f}' for x in ranked[:5])}; largest up: "
+                  f"{', '.join(f'{x} {change[x]:+.1f}' for x in ranked[::-1][:5])}",
+                  f"Tatoeba languages with training bitext: "
+                  f"{' '.join(bitext_langs(list(accuracies(results[0])), trained_langs(student)))}",
+                  *_training_notes(student, lab.config())]
+
+
+def study_losses(lab: Lab, run: StudyRun[Settings]) -> None:
+    """Distillation only, ranking only and both, each for ``--study-steps`` steps, beside the default."""
+    steps = run.settings.study_steps
+    run.rows[DEFAULT_ROW] = lab.score(lab.default(), full=False)[1]
+    for loss in LOSSES:
+        extra = (f"loss={loss}", f"steps={steps}", f"eval_every={steps}", f"warmup_steps={min(200, steps // 5)}")
+        student = lab.student(run.settings.models_dir / f"{loss}-{steps}steps", *extra)
+        run.rows[loss] = lab.score(student, full=False)[1]
+    run.notes += [f"each student trained for {steps} steps (the shipped model: {lab.config().steps}), warm-up "
+                  f"{min(200, steps // 5)} steps, the shipped configuration otherwise; one run each (seed "
+                  f"{lab.config().seed})"]
+
+
+# --- claims --------------------------------------------------------------------------------------------------
+
+
+def claims_main(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
+    """The targets the shipped student must meet to become the recommended model, and whether it beats the default
+    on each other benchmark."""
+    new, old = rows[SHIPPED_ROW], rows[DEFAULT_ROW]
+    strong = next(k for k in new if k.startswith("change where default >"))
+    out = [
+        Verdict(f"Tatoeba mean over all 112 languages >= {TARGET_TATOEBA:g}", new["tatoeba all-112"] >= TARGET_TATOEBA,
+                f"{new['tatoeba all-112']:.1f} (default {old['tatoeba all-112']:.1f})", source="xlsent"),
+        Verdict(f"no Tatoeba language loses more than {MAX_LANGUAGE_LOSS:g} points against the default",
+                new["worst language change"] >= -MAX_LANGUAGE_LOSS,
+                f"largest change down: {new['worst language change']:+.1f}", source="xlsent"),
+        Verdict(f"English STS-B loses at most {MAX_STSB_LOSS:g} points against the default",
+                new["stsb en"] - old["stsb en"] >= -MAX_STSB_LOSS, versus(new["stsb en"], old["stsb en"]),
+                source="xlsent"),
+        Verdict(f"Tatoeba mean of the languages where the default is above {STRONG:g} loses at most "
+                f"{MAX_STSB_LOSS:g} points", new[strong] >= -MAX_STSB_LOSS, f"change {new[strong]:+.2f}",
+                source="xlsent"),
+    ]
+    for col in ("bucc zh-en sample", "bucc newstest", "sts17 mono", "sts17 cross", "stsb en-xx",
+                "intent cross-lingual"):
+        out.append(Verdict(f"the student beats the default on {col}", new[col] > old[col], versus(new[col], old[col]),
+                           source="xlsent"))
+    return out
+
+
+def claims_losses(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
+    """Whether each term helps beside the other (Tatoeba over all 112 languages, equal steps)."""
+    col = "tatoeba all-112"
+    return [Verdict("distillation and ranking together beat ranking alone on Tatoeba-112 at equal steps",
+                    rows["both"][col] > rows["ranking"][col], versus(rows["both"][col], rows["ranking"][col]),
+                    source="xlsent"),
+            Verdict("distillation and ranking together beat distillation alone on Tatoeba-112 at equal steps",
+                    rows["both"][col] > rows["distill"][col], versus(rows["both"][col], rows["distill"][col]),
+                    source="xlsent"),
+            Verdict("distillation alone keeps English STS-B closer to the default than ranking alone",
+                    abs(rows["distill"]["stsb en"] - rows[DEFAULT_ROW]["stsb en"])
+                    < abs(rows["ranking"]["stsb en"] - rows[DEFAULT_ROW]["stsb en"]),
+                    f"distill {rows['distill']['stsb en']:.2f}, ranking {rows['ranking']['stsb en']:.2f}, default "
+                    f"{rows[DEFAULT_ROW]['stsb en']:.2f}", source="xlsent")]
+
+
+STUDIES = {
+    "main": Study(study_main, SHIPPED_ROW, "tatoeba all-112", claims=claims_main),
+    "losses": Study(study_losses, "both", "tatoeba all-112", claims=claims_losses),
+}
+"""Each study, the row it declares as its method and the column that scores it."""
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.modules[__name__]))

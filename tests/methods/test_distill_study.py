@@ -1,0 +1,39 @@
+"""The distillation study: its columns and verdicts on rows with known answers."""
+
+from __future__ import annotations
+
+from xlsent.evaluation.results import TaskResult
+from xlsent.methods.distill.study import DEFAULT_ROW, SHIPPED_ROW, claims_losses, claims_main, sts17_mean
+
+STRONG = "change where default > 90 (30)"
+
+
+def _row(tatoeba: float, stsb: float, **extra: float) -> dict[str, float]:
+    base = {"tatoeba all-112": tatoeba, "stsb en": stsb, "bucc zh-en sample": 87.0, "bucc newstest": 96.0,
+            "sts17 mono": 80.0, "sts17 cross": 70.0, "stsb en-xx": 64.0, "intent cross-lingual": 75.0}
+    return base | extra
+
+
+def test_main_verdicts_are_the_recommendation_targets() -> None:
+    rows = {DEFAULT_ROW: _row(69.2, 84.0),
+            SHIPPED_ROW: _row(75.5, 83.6, **{"worst language change": -1.5, STRONG: -0.2, "bucc newstest": 95.0})}
+    verdicts = claims_main(rows, "tatoeba all-112", SHIPPED_ROW)
+    assert [v.held for v in verdicts[:4]] == [True, True, True, True]
+    assert all(v.source == "xlsent" for v in verdicts)
+    assert {v.claim.split(" on ")[-1]: v.held for v in verdicts[4:]}["bucc newstest"] is False
+    rows[SHIPPED_ROW] |= {"tatoeba all-112": 74.9, "worst language change": -2.1, "stsb en": 83.4, STRONG: -0.6}
+    assert [v.held for v in claims_main(rows, "tatoeba all-112", SHIPPED_ROW)[:4]] == [False, False, False, False]
+
+
+def test_loss_verdicts_compare_at_equal_steps() -> None:
+    rows = {DEFAULT_ROW: _row(69, 84.0), "distill": _row(71, 83.9), "ranking": _row(72, 82.0), "both": _row(73, 83.5)}
+    assert [v.held for v in claims_losses(rows, "tatoeba all-112", "both")] == [True, True, True]
+    rows["both"]["tatoeba all-112"] = 71.5
+    assert [v.held for v in claims_losses(rows, "tatoeba all-112", "both")][:2] == [False, True]
+
+
+def test_sts17_means_split_monolingual_and_cross_lingual_tracks_without_4b() -> None:
+    scores = {f"sts17-{t}": {"spearman": v} for t, v in
+              {"1": 10.0, "2": 20.0, "3": 30.0, "4a": 40.0, "4b": 1000.0, "5": 50.0, "6": 60.0}.items()}
+    result = TaskResult(task="sts", encoder="e", dataset="d", main_score=0.0, main_metric="spearman", scores=scores)
+    assert sts17_mean(result, mono=True) == 30.0 and sts17_mean(result, mono=False) == 40.0
