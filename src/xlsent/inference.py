@@ -17,3 +17,12 @@ def id_suffix(backend: str) -> str:
     ('+openvino-bf16', '')
     """
     return f"+{backend}" if backend.endswith(LOSSY) else ""
+
+
+def fp32_id(encoder_id: str) -> str:
+    """The id of the same weights on an fp32 backend (``encoder_id`` without what :func:`id_suffix` added).
+
+    >>> fp32_id("me5-small@8fdd+openvino-bf16"), fp32_id("me5-small@8fdd")
+    ('me5-small@8fdd', 'me5-small@8fdd')
+    """
+    return encoder_id.partition("+")[0]

@@ -27,6 +27,7 @@ from xlsent.data.bucc import newstest_bucc
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import MANIFEST
+from xlsent.inference import fp32_id
 from xlsent.mining.shipped import read_table, write_table
 from xlsent.mining.threshold_search import score_set
 from xlsent.paths import data_root, xlsent_home
@@ -121,7 +122,7 @@ def load_calibration(encoder: Encoder) -> tuple[dict[str, Any], str]:
     fp32 (its id without the suffix; logged) when it has none of its own.
     ``FileNotFoundError`` naming the places looked in, and the command that calibrates, when there is none."""
     key = encoder_id(encoder)
-    keys = list(dict.fromkeys([key, key.partition("+")[0]]))
+    keys = list(dict.fromkeys([key, fp32_id(key)]))
     manifest_path = _manifest_path(encoder)
     manifest_record = None
     if manifest_path is not None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -100,8 +101,10 @@ class Lab:
         self.out_dir = out_dir
         self.scored: dict[str, tuple[list[TaskResult], dict[str, float]]] = {}
         self.default_acc: dict[str, float] = {}
+        self.change: dict[str, dict[str, float]] = {}
+        """Per encoder id, each Tatoeba language's accuracy change against the default encoder."""
 
-    @property
+    @cached_property
     def trained(self) -> list[str]:
         """The languages the students train on (the shipped configuration's; every row splits Tatoeba by them)."""
         return self.config().languages or english_languages(self.settings.data)
@@ -155,7 +158,7 @@ class Lab:
             self.default_acc = acc
         else:
             if self.default_acc:
-                change = {x: acc[x] - self.default_acc[x] for x in acc}
+                change = self.change[key] = {x: acc[x] - self.default_acc[x] for x in acc}
                 row["worst language change"] = min(change.values())
                 strong = [x for x, v in self.default_acc.items() if v > STRONG]
                 row[f"change where default > {STRONG:g} ({len(strong)})"] = float(np.mean([change[x] for x in strong]))
@@ -208,7 +211,7 @@ def study_main(lab: Lab, run: StudyRun[Settings]) -> None:
     run.results += results
     assert isinstance(student, TransformerEncoder)
     record_metrics(student.model_dir, [asdict(r) for r in results])
-    change = {x: v - lab.default_acc[x] for x, v in accuracies(results[0]).items()}
+    change = lab.change[encoder_id(student)]
     ranked = sorted(change, key=lambda x: change[x])
     run.notes += ["the Tatoeba columns 'with bitext' and 'without bitext' split the languages by the students' "
                   "training data, in every row (the default's too)",
