@@ -157,3 +157,11 @@ def test_micro_batches_give_the_same_vectors_and_gradients(tiny_model_dir: Path)
 def test_micro_batch_must_not_be_negative() -> None:
     with pytest.raises(ConfigError, match="micro_batch must be >= 0"):
         tiny_config("micro_batch=-1")
+
+
+def test_an_over_long_sentence_in_a_micro_batch_is_named_by_its_input_position(tiny_model_dir: Path) -> None:
+    from xlsent.encoders.trainable import TrainableTransformer
+
+    learner = TrainableTransformer(tiny_model_dir)
+    with pytest.raises(ValueError, match="sentence 1 has"):
+        learner.embed(["a b", "word " * 500, "c"], micro_batch=1)

@@ -82,16 +82,19 @@ class TrainableTransformer(nn.Module):
         """Dropout probabilities for training (e5 and XLM-R used 0.1 for both); see ``TransformerModel``."""
         self.model.set_dropout(hidden, attention)
 
-    def batch(self, sentences: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+    def batch(self, sentences: Sequence[str], numbers: Sequence[int] | None = None
+              ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(ids, mask)`` on this module's device, padded to the longest sentence.
 
-        A sentence longer than the position window raises ValueError (filter long inputs beforehand).
+        A sentence longer than the position window raises ValueError naming it by its position, or by its entry in
+        ``numbers`` (filter long inputs beforehand).
         """
         encs = self.tokenizer.encode_batch([self.prefix + s for s in sentences], add_special_tokens=False)
         limit = self.max_tokens - 2
         for i, e in enumerate(encs):
             if len(e.ids) > limit:
-                raise ValueError(f"sentence {i} has {len(e.ids)} tokens; at most {limit} fit the model window "
+                number = i if numbers is None else numbers[i]
+                raise ValueError(f"sentence {number} has {len(e.ids)} tokens; at most {limit} fit the model window "
                                  "(filter long inputs before batching)")
         ids, mask = pad_batch([[self.bos, *e.ids, self.eos] for e in encs], self.pad)
         return ids.to(self.device), mask.to(self.device)
@@ -117,8 +120,8 @@ class TrainableTransformer(nn.Module):
         if micro_batch <= 0 or micro_batch >= len(sentences):
             return self(*self.batch(sentences))
         order = np.argsort([len(s) for s in sentences], kind="stable")
-        parts = [self(*self.batch([sentences[i] for i in order[start : start + micro_batch]]))
-                 for start in range(0, len(order), micro_batch)]
+        chunks = [order[start : start + micro_batch] for start in range(0, len(order), micro_batch)]
+        parts = [self(*self.batch([sentences[i] for i in rows], [int(i) for i in rows])) for rows in chunks]
         inverse = torch.from_numpy(np.argsort(order)).to(parts[0].device)
         return torch.cat(parts)[inverse]
 
