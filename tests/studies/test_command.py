@@ -102,3 +102,17 @@ def test_rescore_rewrites_score_and_verdicts_from_the_saved_rows_only(tmp_path: 
     main(TOY, ["--out", str(empty), "--rescore"])  # nothing saved, nothing asked: no error
     with pytest.raises(FileNotFoundError, match="no saved toy 'x' result .* run the study first"):
         main(TOY, ["--out", str(empty), "--rescore", "--studies", "x"])
+
+
+def test_an_invalid_model_configuration_is_a_one_line_usage_error(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from xlsent.training.config import ConfigError
+
+    def broken(lab: ToyLab, run: StudyRun[ToySettings]) -> None:
+        raise ConfigError("steps must be >= 1")
+
+    module = types.SimpleNamespace(**{**vars(TOY), "STUDIES": {"x": Study(broken, "method")}})
+    with pytest.raises(SystemExit) as exit_info:
+        main(module, ["--out", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert "steps must be >= 1" in capsys.readouterr().err

@@ -18,6 +18,7 @@ from xlsent.training.losses import (
     NPairLoss,
     PairDiscriminator,
     PairDiscriminatorLoss,
+    TeacherStudentLoss,
     TripletRankingLoss,
     WassersteinCritic,
     select_negatives,
@@ -428,3 +429,15 @@ def test_labelled_batch_losses_run_on_the_inputs_device(device: str) -> None:
     u, labels = torch.randn(6, 4, device=dev), torch.tensor([0, 1, 2, 0, 1, 2], device=dev)
     results = [ContrastiveLoss()(u, labels), NPairLoss(scale=2.0)(u, labels)]
     assert all(r.shape == () and r.device.type == dev.type and r.dtype == torch.float32 for r in results)
+
+
+def test_ranking_and_distillation_compute_in_float32_under_bf16_autocast() -> None:
+    # A bf16 cosine is off by up to ~0.004: 0.4 logits at a ranking scale of 100 (e5's own temperature).
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(32, 384, generator=g), torch.randn(32, 384, generator=g)
+    losses = [MultipleNegativesRankingLoss(scale=100.0), lambda x, y: TeacherStudentLoss("cosine")(x, y, y)]
+    for loss in losses:
+        exact = loss(a, b)
+        with torch.autocast("cpu", torch.bfloat16):
+            under = loss(a, b)
+        assert under.dtype == torch.float32 and under.item() == pytest.approx(exact.item(), rel=1e-5)

@@ -23,6 +23,7 @@ from xlsent.evaluation.results import load_results
 from xlsent.report.formatting import verdict_text
 from xlsent.studies.settings import StudySettings, declarations
 from xlsent.studies.study import StudyModule, StudyRun, judged, study_result
+from xlsent.training.config import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -134,16 +135,20 @@ def parser_for(module: StudyModule) -> argparse.ArgumentParser:
 
 def main(module: StudyModule, argv: Sequence[str] | None = None) -> int:
     """Parse ``argv`` and run, re-score or record as it asks; print every file written."""
-    args = parser_for(module).parse_args(argv)
+    parser = parser_for(module)
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    if args.rescore:
-        paths = rescore(module, args.studies, args.out)
-    elif getattr(args, RECORD, None):
-        getattr(module, RECORD)(args.record, _settings(args, module.Settings))
-        return 0
-    else:
-        names = args.studies or [name for name, study in module.STUDIES.items() if study.default]
-        paths = run_studies(module, names, _settings(args, module.Settings), args.out)
+    try:
+        if args.rescore:
+            paths = rescore(module, args.studies, args.out)
+        elif getattr(args, RECORD, None):
+            getattr(module, RECORD)(args.record, _settings(args, module.Settings))
+            return 0
+        else:
+            names = args.studies or [name for name, study in module.STUDIES.items() if study.default]
+            paths = run_studies(module, names, _settings(args, module.Settings), args.out)
+    except ConfigError as exc:
+        parser.error(f"a model's configuration is invalid: {exc} (check --set and the study's own options)")
     for path in paths:
         print(f"wrote {path}")
     return 0
