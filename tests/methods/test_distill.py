@@ -16,9 +16,11 @@ from safetensors.torch import load_file
 import xlsent
 from xlsent.data.held_out import held_out_sentences
 from xlsent.data.multilingual import EnglishBitext, TemperatureSampler, build_english_bitext, english_languages
+from xlsent.data.sts import StsPairs
+from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.methods.distill.config import DistillConfig
-from xlsent.methods.distill.model import METHOD, train_on
+from xlsent.methods.distill.model import METHOD, DevSts, held_out_scores, stsb_spearman, train_on
 from xlsent.training.config import ConfigError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "xlsent_home")
@@ -71,7 +73,7 @@ def test_ranking_and_distillation_train_a_student_that_reloads(tmp_path: Path, t
     training = manifest["training"]
     assert training["teacher"]["id"] == teacher.id and training["data"]["per_lang"]["de"]["pairs"] == 36
     assert json.loads((out / "data.json").read_text())["per_lang"]["fr"]["held_out"] == 4
-    assert training["validation"]["selection"] == "retrieval" and training["validation"]["best"] is not None
+    assert training["validation"]["selection"] == "selection" and training["validation"]["best"] is not None
     student = xlsent.load(out)
     assert isinstance(student, TransformerEncoder) and student.dim == teacher.dim
     assert not np.allclose(student.encode(["hund katze"]), teacher.encode(["hund katze"]))
@@ -137,7 +139,7 @@ def test_the_bitext_covers_every_language_with_english_and_no_test_sentence(para
 
 
 def test_micro_batches_give_the_same_vectors_and_gradients(tiny_model_dir: Path) -> None:
-    from xlsent.encoders.trainable import TrainableTransformer
+
 
     learner = TrainableTransformer(tiny_model_dir)
     learner.set_dropout(0.0, 0.0)
@@ -160,8 +162,29 @@ def test_micro_batch_must_not_be_negative() -> None:
 
 
 def test_an_over_long_sentence_in_a_micro_batch_is_named_by_its_input_position(tiny_model_dir: Path) -> None:
-    from xlsent.encoders.trainable import TrainableTransformer
+
 
     learner = TrainableTransformer(tiny_model_dir)
     with pytest.raises(ValueError, match="sentence 1 has"):
         learner.embed(["a b", "word " * 500, "c"], micro_batch=1)
+
+
+def toy_sts() -> StsPairs:
+    return StsPairs(name="toy", lang1="en", lang2="en", sent1=["dog cat", "house", "red tree", "dog"],
+                    sent2=["cat dog", "tree", "red house", "house dog"], scores=[5.0, 0.0, 2.0, 3.0])
+
+
+def test_validation_keeps_english_stsb_dev_and_pools_the_languages(tmp_path: Path, tiny_model_dir: Path) -> None:
+    teacher = TransformerEncoder(tiny_model_dir)
+    out = train_on(tiny_config(), toy_bitext(), teacher, teacher, tmp_path / "m", progress=False, stsb_dev=toy_sts())
+    validation = json.loads((out / "xlsent.json").read_text())["training"]["validation"]
+    learner = TrainableTransformer(teacher)
+    assert validation["stsb_dev_backbone"] == pytest.approx(stsb_spearman(learner, toy_sts()))
+    assert {"retrieval", "pooled retrieval", "stsb-en dev", "stsb-en dev change", "selection"} <= set(
+        validation["last"])
+    bitext = toy_bitext()
+    kept = held_out_scores(learner, bitext, DevSts(toy_sts(), -100.0), tolerance=0.5)
+    assert kept["selection"] == kept["pooled retrieval"]  # nothing lost against the backbone: no penalty
+    lost = held_out_scores(learner, bitext, DevSts(toy_sts(), kept["stsb-en dev"] + 2.0), tolerance=0.5)
+    assert lost["selection"] == pytest.approx(kept["pooled retrieval"] - 150.0)  # 2 points lost, 1.5 beyond 0.5
+    assert held_out_scores(learner, bitext, None, tolerance=0.5)["selection"] == kept["pooled retrieval"]

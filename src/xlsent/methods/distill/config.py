@@ -27,8 +27,8 @@ class DistillConfig(TrainConfig):
     distill_loss: str = "cosine"
     distill_weight: float = 1.0
     ranking_weight: float = 1.0
-    ranking_scale: float = 20.0
-    ranking_margin: float = 0.3
+    ranking_scale: float = 100.0
+    ranking_margin: float = 0.0
     batch_size: int = 32
     micro_batch: int = 16
     lora_r: int = 16
@@ -36,12 +36,13 @@ class DistillConfig(TrainConfig):
     lora_dropout: float = 0.0
     dropout: float = 0.0
     minutes: float = 0.0
-    steps: int = 1500
+    steps: int = 1000
     lr: float = 2e-4
-    warmup_steps: int = 200
+    warmup_steps: int = 100
     schedule: str = "linear"
     grad_clip: float = 1.0
-    eval_every: int = 750
+    eval_every: int = 250
+    stsb_dev_tolerance: float = 0.5
     precision: str = "bf16"
 
     @property

@@ -12,8 +12,8 @@ English, by multilingual knowledge distillation, translation ranking, or both.
   x and of its English side and the teacher's vector of the English side; Reimers & Gurevych 2020), ``ranking``
   (:class:`~xlsent.training.losses.MultipleNegativesRankingLoss`: bidirectional in-batch softmax with additive
   margin; LaBSE, Feng et al. 2022), or ``both`` (weighted sum);
-- validation: every ``eval_every`` steps, retrieval accuracy (both directions) of the held-out pairs of each
-  language among that language's held-out pairs, averaged over languages; the best step's adapters are kept.
+- validation: every ``eval_every`` steps, retrieval of the held-out pairs of every language pooled together and
+  English STS-B dev (``stsb_dev_tolerance``); the best step's adapters are kept (:func:`held_out_scores`).
 
 >>> from xlsent.training.method import get_method                               # doctest: +SKIP
 >>> cfg = get_method("distill").config(sets=["minutes=5"])                        # doctest: +SKIP
@@ -34,12 +34,14 @@ import torch.nn.functional as F
 
 from xlsent.atomic import write_json
 from xlsent.data.multilingual import EnglishBitext, TemperatureSampler, bitext_counts, build_english_bitext
-from xlsent.encoders.base import Encoder
+from xlsent.data.sts import StsPairs, load_stsb_multi_mt
+from xlsent.encoders.base import Encoder, l2_normalize
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import retrieval_criterion
+from xlsent.evaluation.sts import cosine_spearman
 from xlsent.methods.distill.config import DEFAULTS, NAME, DistillConfig
 from xlsent.training.batching import batch_indices
 from xlsent.training.checkpoint import TrainState
@@ -104,18 +106,64 @@ def teacher_vectors(teacher: Encoder, bitext: Sequence[EnglishBitext], *, progre
     return out
 
 
-def held_out_retrieval(learner: TrainableTransformer, bitext: Sequence[EnglishBitext]) -> dict[str, float]:
-    """Retrieval accuracy (%, both directions) of each language's held-out pairs among themselves, and the mean
-    over languages (``retrieval``)."""
-    scores = {f"retrieval/{b.lang}": retrieval_criterion(learner.vectors(b.valid_xx), learner.vectors(b.valid_en))
-              for b in bitext if len(b.valid_xx) >= 2}
-    return {"retrieval": float(np.mean(list(scores.values()))) if scores else 0.0, **scores}
+@dataclass(frozen=True)
+class DevSts:
+    """English STS-B dev pairs and the backbone's Spearman on them, which the student must keep."""
+
+    pairs: StsPairs
+    baseline: float
+
+
+def stsb_spearman(learner: TrainableTransformer, pairs: StsPairs) -> float:
+    """Spearman x 100 of the learner's cosine on STS ``pairs`` against their gold scores."""
+    return cosine_spearman(learner.vectors(pairs.sent1), learner.vectors(pairs.sent2), pairs.scores)
+
+
+def pooled_retrieval(xx: Sequence[np.ndarray], en: Sequence[np.ndarray], english: Sequence[Sequence[str]]) -> float:
+    """Accuracy (%) of each held-out sentence retrieving its English side among the distinct English sides of every
+    language's held-out pairs (an English sentence held out for several languages is one candidate).
+
+    >>> e = np.eye(3, dtype=np.float32)
+    >>> pooled_retrieval([e[:2], e[2:]], [e[:2], e[2:]], [["a", "b"], ["a"]])  # "a" twice: one candidate, row 0
+    66.66666666666666
+    """
+    index: dict[str, int] = {}
+    rows: list[np.ndarray] = []
+    for sents, vecs in zip(english, en, strict=True):
+        for s, v in zip(sents, vecs, strict=True):
+            if s not in index:
+                index[s] = len(rows)
+                rows.append(v)
+    candidates = np.stack(rows)
+    queries = l2_normalize(np.concatenate(list(xx)))
+    gold = np.array([index[s] for sents in english for s in sents])
+    return float(np.mean(np.argmax(queries @ l2_normalize(candidates).T, axis=1) == gold) * 100)
+
+
+def held_out_scores(learner: TrainableTransformer, bitext: Sequence[EnglishBitext], dev: DevSts | None,
+                    tolerance: float) -> dict[str, float]:
+    """Validation: retrieval accuracy (%, both directions) of each language's held-out pairs among themselves and its
+    mean over languages (``retrieval``), ``pooled retrieval`` (:func:`pooled_retrieval`), English STS-B dev with its
+    change against the backbone, and the ``selection`` criterion: pooled retrieval, less 100 for every point of
+    STS-B dev lost beyond ``tolerance`` (so a checkpoint that keeps STS-B dev always wins over one that does not)."""
+    xx = [learner.vectors(b.valid_xx) for b in bitext]
+    en = [learner.vectors(b.valid_en) for b in bitext]
+    scores = {f"retrieval/{b.lang}": retrieval_criterion(x, e) for b, x, e in zip(bitext, xx, en, strict=True)}
+    pooled = pooled_retrieval(xx, en, [b.valid_en for b in bitext])
+    out = {"retrieval": float(np.mean(list(scores.values()))), "pooled retrieval": pooled, "selection": pooled}
+    if dev is not None:
+        sts = stsb_spearman(learner, dev.pairs)
+        lost = dev.baseline - sts
+        out.update({"stsb-en dev": sts, "stsb-en dev change": -lost,
+                    "selection": pooled - 100.0 * max(0.0, lost - tolerance)})
+    return {**out, **scores}
 
 
 def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: Encoder,
              backbone: TransformerEncoder, out_dir: str | Path, *, resume: bool = False,
-             progress: bool = True) -> Path:
-    """Train the student on ``bitext`` and write its model directory (adapters, config, card)."""
+             progress: bool = True, stsb_dev: StsPairs | None = None) -> Path:
+    """Train the student on ``bitext`` and write its model directory (adapters, config, card); with ``stsb_dev``
+    (English STS-B dev) and ``config.stsb_dev_tolerance >= 0``, validation keeps only checkpoints that hold it."""
     out = Path(out_dir)
     if prepare_output(out, resume, config):
         return out
@@ -123,6 +171,9 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     torch.manual_seed(config.seed)
     learner = TrainableTransformer(backbone)
     learner.set_dropout(config.dropout, config.dropout)
+    learner.eval()
+    dev = (DevSts(stsb_dev, stsb_spearman(learner, stsb_dev))
+           if config.eval_every and stsb_dev is not None and config.stsb_dev_tolerance >= 0 else None)
     learner.apply_lora(r=config.lora_r, alpha=config.lora_alpha, dropout=config.lora_dropout)
     usable, dropped = fitting(bitext, learner, config.max_sentence_tokens)
     if not usable:
@@ -134,8 +185,9 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     valid = [b for b in usable if len(b.valid_xx) >= 2] if config.eval_every else []
     trainer = Trainer(out, config, TrainState({"learner": TrainedPart(learner)}, {"learner": optimizer}),
                       meta={"teacher": encoder_id(teacher), "backbone": encoder_id(backbone)},
-                      validation=held_out_validation(config, valid or None, partial(held_out_retrieval, learner),
-                                                     "retrieval"),
+                      validation=held_out_validation(config, valid or None,
+                                                     partial(held_out_scores, learner, dev=dev,
+                                                             tolerance=config.stsb_dev_tolerance), "selection"),
                       progress=progress, desc="distill", time_budget_s=60.0 * config.minutes)
     distill = TeacherStudentLoss(config.distill_loss)
     ranking = MultipleNegativesRankingLoss(config.ranking_scale, config.ranking_margin, bidirectional=True)
@@ -169,8 +221,11 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
         "over_long_pairs_left_out": dropped, "temperature": config.temperature,
         "sampling": {d.lang: round(float(w), 5) for d, w in zip(data, sampler.weights, strict=True)},
         "steps_done": result.steps, "pairs_seen": result.steps * config.batch_size,
-        "validation": {"criterion": "retrieval accuracy % on held-out pairs, mean over languages",
-                       "pairs": sum(len(b.valid_xx) for b in valid), "selection": "retrieval" if valid else "none",
+        "validation": {"criterion": "pooled retrieval accuracy % of the held-out pairs of every language"
+                                    + (f", less 100 a point of English STS-B dev lost beyond "
+                                       f"{config.stsb_dev_tolerance:g}" if dev else ""),
+                       "pairs": sum(len(b.valid_xx) for b in valid), "selection": "selection" if valid else "none",
+                       "stsb_dev_backbone": dev.baseline if dev else None,
                        "best": result.best, "restored": best,
                        "last": result.validations[-1]["validation"] if result.validations else None},
         "train_seconds": round(result.seconds, 1), "seconds": round(time.perf_counter() - start, 1),
@@ -189,7 +244,17 @@ def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str 
                                   valid_pairs=config.valid_pairs if config.eval_every else 0, seed=config.seed)
     backbone = transformer_backbone(config.backbone)
     teacher = backbone if config.teacher == config.backbone else load_encoder(config.teacher)
-    return train_on(config, bitext, teacher, backbone, out, resume=resume, progress=progress)
+    return train_on(config, bitext, teacher, backbone, out, resume=resume, progress=progress,
+                    stsb_dev=english_stsb_dev(data) if config.eval_every and config.stsb_dev_tolerance >= 0 else None)
+
+
+def english_stsb_dev(data: str | Path | None) -> StsPairs | None:
+    """English STS-B dev (``stsb_multi_mt``), or None (logged) when the data folder lacks it."""
+    try:
+        return load_stsb_multi_mt("en", "dev", data)
+    except FileNotFoundError as exc:
+        log.warning("validation without English STS-B dev: %s", exc)
+        return None
 
 
 train = checked_train(DistillConfig, _train)

@@ -13,8 +13,8 @@ encoder's row too, so no column compares two backends). Studies:
 - ``losses``: distillation only, ranking only and both, each trained for ``--study-steps`` steps with the shipped
   configuration otherwise, on Tatoeba and STS.
 
-Nothing is chosen on these test sets: the student's checkpoint is chosen on held-out bitext pairs (see
-``configs/distill.toml``).
+Nothing is chosen on these test sets: the student's checkpoint is chosen on held-out bitext pairs and English STS-B
+dev (see ``configs/distill.toml``).
 
     python -m xlsent.methods.distill.study --studies main losses
 """
@@ -196,8 +196,8 @@ def _training_notes(encoder: Encoder, config: DistillConfig) -> list[str]:
             f"{training['steps_done']} steps of {config.batch_size} pairs ({training['pairs_seen']:,} pairs seen) "
             f"in {training['train_seconds'] / 60:.0f} min on this machine; {training['data']['summary']['pairs']:,} "
             f"training pairs in {len(langs)} languages with English (at most {config.max_pairs} per language, "
-            f"languages drawn with temperature {config.temperature:g}); checkpoint chosen on held-out bitext pairs, "
-            "never on a test set",
+            f"languages drawn with temperature {config.temperature:g}); checkpoint chosen on dev data, never on a "
+            f"test set: {training['validation']['criterion']}",
             "SCALED DOWN for CPU: the published recipes (Reimers & Gurevych 2020; LaBSE) train for days on GPUs over "
             "millions of pairs; see src/xlsent/configs/distill.toml"]
 
