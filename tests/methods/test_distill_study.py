@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from xlsent.evaluation.results import TaskResult
-from xlsent.methods.distill.study import DEFAULT_ROW, SHIPPED_ROW, claims_losses, claims_main, sts17_mean
+from xlsent.methods.distill.config import DistillConfig
+from xlsent.methods.distill.study import (
+    DEFAULT_ROW,
+    SHIPPED_ROW,
+    Settings,
+    claims_losses,
+    claims_main,
+    sts17_mean,
+    study_losses,
+)
+from xlsent.studies.study import StudyRun
 
 STRONG = "change where default > 90 (30)"
 
@@ -37,3 +49,36 @@ def test_sts17_means_split_monolingual_and_cross_lingual_tracks_without_4b() -> 
               {"1": 10.0, "2": 20.0, "3": 30.0, "4a": 40.0, "4b": 1000.0, "5": 50.0, "6": 60.0}.items()}
     result = TaskResult(task="sts", encoder="e", dataset="d", main_score=0.0, main_metric="spearman", scores=scores)
     assert sts17_mean(result, mono=True) == 30.0 and sts17_mean(result, mono=False) == 40.0
+
+
+class _FakeLab:
+    """Records which student each row of the losses study asks for."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, tuple[str, ...]]] = []
+
+    def config(self) -> DistillConfig:
+        return DistillConfig()
+
+    def default(self) -> str:
+        return "default"
+
+    def student(self, out: Path, *extra: str) -> str:
+        self.asked.append((out.name, extra))
+        return out.name
+
+    def score(self, encoder: str, *, full: bool) -> tuple[list[TaskResult], dict[str, float]]:
+        return [], {"tatoeba all-112": 0.0}
+
+
+def test_the_losses_study_reuses_the_shipped_model_at_the_shipped_steps(tmp_path: Path) -> None:
+    lab = _FakeLab()
+    study_losses(lab, StudyRun("losses", Settings(), tmp_path))  # type: ignore[arg-type]
+    steps = DistillConfig().steps
+    assert lab.asked == [(f"distill-{steps}steps", ("loss=distill",)), (f"ranking-{steps}steps", ("loss=ranking",)),
+                         ("me5-distill", ())]
+    lab = _FakeLab()
+    study_losses(lab, StudyRun("losses", Settings(study_steps=50), tmp_path))  # type: ignore[arg-type]
+    schedule = ("steps=50", f"eval_every={min(50, DistillConfig().eval_every)}",
+                f"warmup_steps={50 * DistillConfig().warmup_steps // steps}")
+    assert lab.asked == [(f"{loss}-50steps", (f"loss={loss}", *schedule)) for loss in ("distill", "ranking", "both")]

@@ -36,12 +36,12 @@ class DistillConfig(TrainConfig):
     lora_dropout: float = 0.0
     dropout: float = 0.0
     minutes: float = 0.0
-    steps: int = 1000
+    steps: int = 200
     lr: float = 2e-4
-    warmup_steps: int = 100
+    warmup_steps: int = 40
     schedule: str = "linear"
     grad_clip: float = 1.0
-    eval_every: int = 250
+    eval_every: int = 100
     stsb_dev_tolerance: float = 0.5
     precision: str = "bf16"
 

@@ -10,8 +10,8 @@ encoder's row too, so no column compares two backends). Studies:
   English STS-B, cross-lingual STS-B and xSID intent. The student's task results are saved one per task
   (``results/<task>__me5-distill.json``) and recorded in its model card. Verdicts: the targets the student must
   meet to become the recommended model (xlsent's checks, not a paper's claims).
-- ``losses``: distillation only, ranking only and both, each trained for ``--study-steps`` steps with the shipped
-  configuration otherwise, on Tatoeba and STS.
+- ``losses``: distillation only, ranking only and both, each trained for ``--study-steps`` steps (default: the
+  shipped model's, whose row is then the shipped model) with the shipped configuration otherwise, on Tatoeba and STS.
 
 Nothing is chosen on these test sets: the student's checkpoint is chosen on held-out bitext pairs and English STS-B
 dev (see ``configs/distill.toml``).
@@ -75,7 +75,8 @@ class Settings(StudySettings):
                             metavar="DIR")
     backend: str = option("auto", "inference backend of every row (the default encoder's too)",
                           choices=(*BACKENDS, "auto"))
-    study_steps: int = option(300, "training steps of each model the losses study compares", metavar="N")
+    study_steps: int | None = option(None, "training steps of each model the losses study compares (default: the "
+                                     "shipped configuration's, whose row is then the shipped model)", metavar="N")
 
 
 def bitext_langs(tatoeba_langs: Sequence[str], trained: Sequence[str]) -> list[str]:
@@ -225,15 +226,20 @@ def study_main(lab: Lab, run: StudyRun[Settings]) -> None:
 
 def study_losses(lab: Lab, run: StudyRun[Settings]) -> None:
     """Distillation only, ranking only and both, each for ``--study-steps`` steps, beside the default."""
-    steps = run.settings.study_steps
+    shipped = lab.config()
+    steps = shipped.steps if run.settings.study_steps is None else run.settings.study_steps
     run.rows[DEFAULT_ROW] = lab.score(lab.default(), full=False)[1]
+    schedule = () if steps == shipped.steps else (f"steps={steps}", f"eval_every={min(shipped.eval_every, steps)}",
+                                                  f"warmup_steps={steps * shipped.warmup_steps // shipped.steps}")
     for loss in LOSSES:
-        extra = (f"loss={loss}", f"steps={steps}", f"eval_every={steps}", f"warmup_steps={min(200, steps // 5)}")
-        student = lab.student(run.settings.models_dir / f"{loss}-{steps}steps", *extra)
+        if loss == shipped.loss and not schedule:
+            student = lab.student(run.settings.main_dir)
+        else:
+            student = lab.student(run.settings.models_dir / f"{loss}-{steps}steps", f"loss={loss}", *schedule)
         run.rows[loss] = lab.score(student, full=False)[1]
-    run.notes += [f"each student trained for {steps} steps (the shipped model: {lab.config().steps}), warm-up "
-                  f"{min(200, steps // 5)} steps, the shipped configuration otherwise; one run each (seed "
-                  f"{lab.config().seed})"]
+    run.notes += [f"each student trained for {steps} steps ({', '.join(schedule) or 'the shipped schedule'}), the "
+                  f"shipped configuration otherwise; the '{shipped.loss}' row is the shipped model when the steps are "
+                  f"the shipped ones; one run each (seed {shipped.seed})"]
 
 
 # --- claims --------------------------------------------------------------------------------------------------
