@@ -124,7 +124,7 @@ def pooled_retrieval(xx: Sequence[np.ndarray], en: Sequence[np.ndarray], english
     language's held-out pairs (an English sentence held out for several languages is one candidate).
 
     >>> e = np.eye(3, dtype=np.float32)
-    >>> pooled_retrieval([e[:2], e[2:]], [e[:2], e[2:]], [["a", "b"], ["a"]])  # "a" twice: one candidate, row 0
+    >>> pooled_retrieval([e[:2], e[1:2]], [e[:2], e[2:]], [["a", "b"], ["a"]])  # "a" twice: one candidate (e0)
     66.66666666666666
     """
     index: dict[str, int] = {}
