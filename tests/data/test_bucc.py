@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from xlsent.data.bucc import NEWSTEST_BUCC_LANGS, BuccSet, build_bucc_style, load_bucc_sample, newstest_bucc
+from xlsent.data.bucc import (
+    DEV_YEARS,
+    NEWSTEST_BUCC_LANGS,
+    BuccSet,
+    build_bucc_style,
+    load_bucc_sample,
+    newstest_bucc,
+    newstest_bucc_dev,
+    newstest_dev_sentences,
+)
 from xlsent.data.parallel import load_newstest
 from xlsent.paths import data_root
 
@@ -114,3 +123,19 @@ def test_newstest_bucc_distractors_are_not_translations(root: Path) -> None:
     assert distractors_src <= de_pool and len(distractors_src) > 7000
     assert distractors_tgt <= en_pool and len(distractors_tgt) > 5900
     assert newstest_bucc("de", root) == bucc
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("lang", sorted(DEV_YEARS))
+def test_dev_sets_share_no_sentence_with_the_test_sets(root: Path, lang: str) -> None:
+    dev, test = newstest_bucc_dev(lang, root), newstest_bucc(lang, root)
+    gold_year = DEV_YEARS[lang][0]
+    assert gold_year != 2012 and f"newstest{gold_year}" in dev.description and 2990 <= len(dev.gold) <= 3003
+    test_gold = {x for pair in gold_sentences(test) for x in pair}
+    dev_gold = {x for pair in gold_sentences(dev) for x in pair}
+    assert not dev_gold & test_gold
+    assert len((set(dev.src) | set(dev.tgt)) & test_gold) <= 1  # a sentence newstest repeats across years ("Warum?")
+    held = newstest_dev_sentences([lang, "zh", "en"], root)
+    assert dev_gold <= held and not held & test_gold
+    with pytest.raises(ValueError, match="newstest BUCC dev language"):
+        newstest_bucc_dev("zh", root)

@@ -15,3 +15,11 @@ def test_batches_respect_budget_and_cover_all() -> None:
     assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
     for b in batches:
         assert len(b) == 1 or max(lengths[i] for i in b) * len(b) <= 32
+
+
+def test_a_length_ratio_keeps_batches_even_and_covers_all() -> None:
+    lengths = [40, 12, 11, 10, 9, 30, 3, 2, 2, 1]
+    batches = list(token_budget_batches(lengths, batch_tokens=1000, max_ratio=1.25))
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert batches == [[0], [5], [1, 2, 3], [4], [6], [7, 8], [9]]
+    assert list(token_budget_batches(lengths, batch_tokens=1000)) == [sorted(range(10), key=lambda i: -lengths[i])]

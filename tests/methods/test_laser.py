@@ -14,6 +14,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 import xlsent
+from xlsent.data.bucc import newstest_dev_sentences
 from xlsent.data.held_out import tatoeba_v1_sentences
 from xlsent.encoders.bilstm import BiLstmSentenceEncoder, LaserEncoder, pad_batch
 from xlsent.encoders.model_dir import ModelDirError
@@ -93,6 +94,8 @@ def test_config_checks() -> None:
         tiny_config("targets=en,en").check()
     with pytest.raises(ConfigError, match="selection xsim needs eval_every"):
         tiny_config("selection=xsim").check()
+    with pytest.raises(ConfigError, match="selection mining needs eval_every >= 1 and dev_mining"):
+        tiny_config("selection=mining", "eval_every=5").check()
 
 
 def test_a_vocabulary_too_small_for_the_alphabet_is_a_clear_error(tmp_path: Path) -> None:
@@ -178,7 +181,8 @@ def test_corpus_assembly_is_reproducible_and_leaves_tatoeba_out(parallel_data: P
     counts = corpus_counts(corpus)
     assert counts["per_pair"]["de-en"]["pairs"] == 300
     assert {"tatoeba-challenge", "multi30k-train", "ntrex128"} <= set(counts["per_pair"]["de-en"]["sources"])
-    banned = tatoeba_v1_sentences(parallel_data)
+    banned = tatoeba_v1_sentences(parallel_data) | newstest_dev_sentences(["de", "it", "en", "es"], parallel_data)
+    assert len(banned) > 20000
     assert not any(s in banned for c in corpus for s in (*c.src, *c.tgt))
     first, second = write_corpus(corpus, tmp_path / "a"), write_corpus(
         build_corpus(["de", "it"], ["en", "es"], parallel_data, max_pairs=300, seed=0), tmp_path / "b")
@@ -202,6 +206,22 @@ def test_cli_trains_validates_and_evaluates(parallel_data: Path, tmp_path: Path)
     assert set(last) == {"xsim", "xsim/de"} and 0 <= last["xsim"] <= 100
     result = tatoeba.evaluate(encoder_embed(xlsent.load(out)), encoder_id="laser", langs=["deu"])
     assert 0 <= result.main_score <= 100
+
+
+@pytest.mark.data
+def test_dev_mining_validation_picks_the_best_dev_f1(parallel_data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "laser"
+    corpus = build_corpus(["de"], ["en"], parallel_data, max_pairs=150, seed=0)
+    cfg = tiny_config("vocab_size=300", "eval_every=5", "valid_pairs=20", "steps=10", "targets=en",
+                      "objective=translate", "dev_mining=true", "selection=mining")
+    train_on(cfg, corpus, out, progress=False, data=parallel_data)
+    validation = json.loads((out / "xlsent.json").read_text())["training"]["validation"]
+    assert set(validation["last"]) == {"xsim", "xsim/de", "mining", "mining/de"}
+    assert 0 <= validation["last"]["mining"] <= 100 and validation["criterion"].startswith("mean F1")
+    scores = [v["validation"]["mining"] for v in map(json.loads, (out / "train.jsonl").read_text().splitlines())
+              if "validation" in v]
+    assert len(scores) == 2 and validation["best"]["score"] == max(scores)
+    assert validation["restored"] is not None
 
 
 def test_depth_verdicts_and_paper_rows() -> None:

@@ -39,6 +39,17 @@ _DISTRACTOR_YEARS: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
 }
 _GOLD_YEAR = 2012
 
+DEV_YEARS: dict[str, tuple[int, tuple[int, ...], tuple[int, ...]]] = {
+    "cs": (2011, (2013,), (2009, 2010)),
+    "de": (2011, (2013,), (2009, 2010)),
+    "es": (2011, (2013,), (2009, 2010)),
+    "fr": (2011, (2013,), (2009, 2010)),
+    "ru": (2014, (2013,), (2009, 2010)),
+}
+"""lang -> (gold year, lang-side distractor years, English-side distractor years) of the BUCC-style *dev* sets
+(:func:`newstest_bucc_dev`): a method that validates on them leaves their gold pairs out of training
+(:func:`newstest_dev_sentences`). Their gold years differ from the test sets' (2012)."""
+
 
 @dataclass(frozen=True)
 class BuccSet:
@@ -159,15 +170,39 @@ def newstest_bucc(lang: str, root: str | Path | None = None, seed: int = 0) -> B
     set. Built with :func:`build_bucc_style`.
     """
     check_choice(lang, NEWSTEST_BUCC_LANGS, "newstest BUCC language")
-    src_lines, tgt_lines = load_newstest(_GOLD_YEAR, lang, "en", root)
-    src_years, tgt_years = _DISTRACTOR_YEARS[lang]
+    return _newstest_set(lang, _GOLD_YEAR, *_DISTRACTOR_YEARS[lang], root, seed)
+
+
+def newstest_bucc_dev(lang: str, root: str | Path | None = None, seed: int = 0) -> BuccSet:
+    """A BUCC-style ``lang``-en *dev* set, built like :func:`newstest_bucc` from the years of :data:`DEV_YEARS`
+    (gold: newstest2011, or newstest2014 for ru), for validation and recipe choices; never a reported score."""
+    check_choice(lang, tuple(DEV_YEARS), "newstest BUCC dev language")
+    return _newstest_set(lang, *DEV_YEARS[lang], root, seed)
+
+
+def newstest_dev_sentences(langs: Sequence[str], root: str | Path | None = None) -> set[str]:
+    """Both sides (stripped) of the gold pairs of the dev sets of ``langs`` (those in :data:`DEV_YEARS`; the
+    others are ignored): what training must leave out so the dev sets stay unseen."""
+    out: set[str] = set()
+    for lang in dict.fromkeys(langs):
+        if lang in DEV_YEARS:
+            src, tgt = load_newstest(DEV_YEARS[lang][0], lang, "en", root)
+            out |= {x.strip() for x in (*src, *tgt)} - {""}
+    return out
+
+
+def _newstest_set(lang: str, gold_year: int, src_years: Sequence[int], tgt_years: Sequence[int],
+                  root: str | Path | None, seed: int) -> BuccSet:
+    """The ``gold_year`` ``lang``/English pairs hidden among the ``lang`` side of ``src_years`` and the English
+    side of ``tgt_years``."""
+    src_lines, tgt_lines = load_newstest(gold_year, lang, "en", root)
     distractors_src = [s for year in src_years for s in _newstest_side(year, lang, root)]
     distractors_tgt = [t for year in tgt_years for t in _newstest_side(year, "en", root)]
     built = build_bucc_style(src_lines, tgt_lines, distractors_src, distractors_tgt, pair=f"{lang}-en", seed=seed,
                              description="")
     n_gold = len(built.gold)
     description = (
-        f"BUCC-style {lang}-en set from WMT newstest: {n_gold} gold pairs = the row-aligned newstest{_GOLD_YEAR} "
+        f"BUCC-style {lang}-en set from WMT newstest: {n_gold} gold pairs = the row-aligned newstest{gold_year} "
         f"{lang}/en lines ({len(src_lines) - n_gold} of {len(src_lines)} dropped: empty side or repeated sentence), "
         f"hidden among {len(built.src) - n_gold} {lang} distractors from newstest "
         f"{', '.join(map(str, src_years))} ({lang} side only) and {len(built.tgt) - n_gold} English distractors "

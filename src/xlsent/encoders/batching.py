@@ -35,12 +35,17 @@ def split_windows(content: Sequence[Sequence[int]], max_content: int) -> tuple[l
     return windows, n_long
 
 
-def token_budget_batches(lengths: Sequence[int], batch_tokens: int) -> Iterator[list[int]]:
-    """Group item indices, longest first, so that ``count * longest`` stays within ``batch_tokens``.
+def token_budget_batches(lengths: Sequence[int], batch_tokens: int, *, max_ratio: float = 0.0
+                         ) -> Iterator[list[int]]:
+    """Group item indices, longest first, so that ``count * longest`` stays within ``batch_tokens`` and, with
+    ``max_ratio`` > 0, a batch's longest item is at most ``max_ratio`` times its shortest (less padding, for models
+    whose cost grows with the padded length, such as an LSTM run over padded batches).
 
     Every batch holds at least one item, so an item longer than the budget still runs alone.
 
     >>> list(token_budget_batches([3, 10, 4, 9], batch_tokens=20))
+    [[1, 3], [2, 0]]
+    >>> list(token_budget_batches([3, 10, 4, 9], batch_tokens=100, max_ratio=1.5))
     [[1, 3], [2, 0]]
     """
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
@@ -48,7 +53,9 @@ def token_budget_batches(lengths: Sequence[int], batch_tokens: int) -> Iterator[
     longest = 0
     for i in order:
         longest_if_added = max(longest, lengths[i])
-        if batch and longest_if_added * (len(batch) + 1) > batch_tokens:
+        too_many = longest_if_added * (len(batch) + 1) > batch_tokens
+        too_uneven = max_ratio > 0 and longest_if_added > max_ratio * lengths[i]
+        if batch and (too_many or too_uneven):
             yield batch
             batch, longest_if_added = [], lengths[i]
         batch.append(i)

@@ -13,7 +13,8 @@ from xlsent.training.losses import DISTILL_KINDS
 
 NAME = MODEL_TYPE
 DEFAULTS = "laser.toml"
-SELECTIONS = ("none", "xsim")
+SELECTIONS = ("none", "xsim", "mining")
+"""``selection`` -> what it restores: the last step, the lowest xsim, or the best dev mining F1."""
 OBJECTIVES = ("translate", "distill", "both")
 EMBED_INITS = ("random", "teacher")
 DTYPES = {"float16": torch.float16, "float32": torch.float32}
@@ -25,7 +26,7 @@ class LaserConfig(TrainConfig):
     """Corpus, vocabulary, architecture and training of a LASER model; the defaults are the paper's."""
 
     LATER_KEYS: ClassVar[dict[str, Any]] = {**TrainConfig.LATER_KEYS, "ranking_weight": 0.0,
-                                            "ranking_scale": 20.0, "ranking_margin": 0.0}
+                                            "ranking_scale": 20.0, "ranking_margin": 0.0, "dev_mining": False}
 
     languages: list[str] = field(default_factory=lambda: ["de", "fr", "es", "it", "ru"])
     targets: list[str] = field(default_factory=lambda: ["en", "es"])
@@ -45,6 +46,7 @@ class LaserConfig(TrainConfig):
     max_sentence_tokens: int = 250
     minutes: float = 0.0
     valid_pairs: int = 1000
+    dev_mining: bool = False
     selection: str = "none"
     save_dtype: str = "float16"
     lr: float = 0.001
@@ -89,6 +91,8 @@ class LaserConfig(TrainConfig):
         out += self.one_of(selection=SELECTIONS)
         if self.selection == "xsim" and (self.eval_every < 1 or self.valid_pairs < 1):
             out.append("selection xsim needs eval_every >= 1 and valid_pairs >= 1")
+        if self.selection == "mining" and (self.eval_every < 1 or not self.dev_mining):
+            out.append("selection mining needs eval_every >= 1 and dev_mining = true")
         out += self.one_of(objective=OBJECTIVES, distill_loss=DISTILL_KINDS, embed_init=EMBED_INITS)
         if min(self.translate_weight, self.distill_weight, self.ranking_weight) < 0 or self.ranking_scale <= 0:
             out.append("translate_weight, distill_weight and ranking_weight must be >= 0, ranking_scale > 0")

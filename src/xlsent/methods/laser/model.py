@@ -13,7 +13,9 @@ vocabulary (:mod:`xlsent.methods.laser.vocab`), then trains encoder and decoder 
 
 Validation (``eval_every``): similarity-search error (xsim, the paper's multilingual similarity search) of each
 trained language against English on the first ``valid_pairs`` Multi30k val captions (de, fr, cs), which training
-never sees (newstest2012, LASER's own set, is the gold of the BUCC-style evaluation sets, so it is not used).
+never sees (newstest2012, LASER's own set, is the gold of the BUCC-style evaluation sets, so it is not used); with
+``dev_mining``, also F1 of mining the BUCC-style dev sets (:func:`xlsent.data.bucc.newstest_bucc_dev`, gold pairs
+left out of the corpus) of the trained languages that have one.
 ``minutes`` > 0 ends training after that much time (the depth ablation compares models at equal time). The
 decoder is dropped at the end: the model directory holds the vocabulary, the encoder (float16) and the manifest.
 
@@ -40,13 +42,16 @@ from torch import nn
 from xlsent.atomic import atomic_open, atomic_path, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.bitext import MULTI30K
+from xlsent.data.bucc import DEV_YEARS, newstest_bucc_dev
 from xlsent.data.parallel import load_multi30k
 from xlsent.encoders.base import Encoder, l2_normalize
 from xlsent.encoders.batching import token_budget_batches
 from xlsent.encoders.bilstm import (
     BOS_ID,
+    DEFAULT_BATCH_TOKENS,
     ENCODER_FILE,
     EOS_ID,
+    LENGTH_RATIO,
     PAD_ID,
     SPM_FILE,
     UNK_ID,
@@ -62,6 +67,7 @@ from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.methods.laser.config import DEFAULTS, DTYPES, NAME, LaserConfig
 from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts
 from xlsent.methods.laser.vocab import teacher_embeddings, train_vocab
+from xlsent.mining.threshold_search import gold_positions, mine_and_score
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.config import to_toml
 from xlsent.training.loop import Trainer, held_out_validation, resolve_device
@@ -70,6 +76,9 @@ from xlsent.training.method import Method, checked_train, model_manifest, prepar
 
 log = logging.getLogger(__name__)
 
+CRITERIA = {"xsim": "xsim error % on Multi30k val (lower is better)",
+            "mining": "mean F1 % of mining the BUCC-style newstest dev sets (higher is better)"}
+"""Validation criterion -> its description in the model card."""
 CONFIG_FILE = "config.toml"
 COUNTS_FILE = "data.json"
 VALID_SPLIT = "val"
@@ -153,10 +162,10 @@ def validation_sets(sp: Any, languages: Sequence[str], n: int, root: str | Path 
 
 
 def embed_ids(encoder: BiLstmSentenceEncoder, ids: Sequence[list[int]], device: torch.device,
-              batch_tokens: int = 8192) -> np.ndarray:
+              batch_tokens: int = DEFAULT_BATCH_TOKENS) -> np.ndarray:
     """Unit sentence embeddings of token-id lists (row i for list i)."""
     out = np.zeros((len(ids), encoder.dim), dtype=np.float32)
-    for batch in token_budget_batches([len(s) for s in ids], batch_tokens):
+    for batch in token_budget_batches([len(s) for s in ids], batch_tokens, max_ratio=LENGTH_RATIO):
         tokens, lengths = pad_batch([ids[i] for i in batch])
         out[batch] = encoder(tokens.to(device), lengths).float().cpu().numpy()
     return l2_normalize(out)
@@ -172,12 +181,50 @@ def xsim_error(a: np.ndarray, b: np.ndarray) -> float:
     return 100.0 * float(np.mean((a @ b.T).argmax(axis=1) != np.arange(len(a))))
 
 
-def held_out_xsim(encoder: BiLstmSentenceEncoder, device: torch.device, sets: Sequence[ValidSet]
-                  ) -> dict[str, float]:
-    """xsim error (%) of every validation language against English, and their mean (``xsim``)."""
-    errors = {f"xsim/{s.lang}": xsim_error(embed_ids(encoder, s.src, device), embed_ids(encoder, s.eng, device))
-              for s in sets}
-    return {"xsim": float(np.mean(list(errors.values()))), **errors}
+@dataclass(frozen=True)
+class DevMiningSet:
+    """A BUCC-style dev set of one language as token ids, and its gold pairs as (source row, English row)."""
+
+    lang: str
+    src: list[list[int]]
+    eng: list[list[int]]
+    gold: set[tuple[int, int]]
+
+
+def dev_mining_sets(sp: Any, languages: Sequence[str], root: str | Path | None) -> list[DevMiningSet]:
+    """The BUCC-style dev set (:func:`~xlsent.data.bucc.newstest_bucc_dev`) of every training language that has
+    one."""
+    out = []
+    for lang in dict.fromkeys(languages):
+        if lang in DEV_YEARS:
+            bucc = newstest_bucc_dev(lang, root)
+            out.append(DevMiningSet(lang, [ids + [EOS_ID] for ids in sp.encode(bucc.src)],
+                                    [ids + [EOS_ID] for ids in sp.encode(bucc.tgt)], gold_positions(bucc)))
+    return out
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """What validation scores: Multi30k xsim sets and BUCC-style dev sets (either may be empty)."""
+
+    xsim: list[ValidSet]
+    mining: list[DevMiningSet]
+
+
+def held_out_scores(encoder: BiLstmSentenceEncoder, device: torch.device, held_out: HeldOut) -> dict[str, float]:
+    """xsim error (%) of every Multi30k language against English and their mean (``xsim``); F1 (%) of mining every
+    dev set (ratio margin, k = 4, threshold optimised on its gold) and their mean (``mining``)."""
+    out: dict[str, float] = {}
+    if held_out.xsim:
+        errors = {f"xsim/{s.lang}": xsim_error(embed_ids(encoder, s.src, device), embed_ids(encoder, s.eng, device))
+                  for s in held_out.xsim}
+        out |= {"xsim": float(np.mean(list(errors.values()))), **errors}
+    if held_out.mining:
+        f1 = {f"mining/{s.lang}": 100.0 * mine_and_score(embed_ids(encoder, s.src, device),
+                                                         embed_ids(encoder, s.eng, device), s.gold)["f1"]
+              for s in held_out.mining}
+        out |= {"mining": float(np.mean(list(f1.values()))), **f1}
+    return out
 
 
 def corpus_sentences(corpus: Sequence[PairCorpus]) -> dict[str, list[str]]:
@@ -278,11 +325,14 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     counts = corpus_counts(corpus)
     meta = {"data": counts, "vocab_sha256": sha256_file(vocab_path)}
     device = resolve_device(config.device)
-    valid = validation_sets(sp, config.languages, config.valid_pairs, data) if config.eval_every else []
+    held_out = HeldOut(validation_sets(sp, config.languages, config.valid_pairs, data) if config.eval_every else [],
+                       dev_mining_sets(sp, config.languages, data) if config.eval_every and config.dev_mining else [])
+    criterion = "mining" if held_out.mining and config.selection != "xsim" else "xsim"
     trainer = Trainer(out, config, TrainState(modules, {"adam": optimizer}),
                       meta=meta, progress=progress,
-                      validation=held_out_validation(config, valid or None, partial(held_out_xsim, encoder, device),
-                                                     "xsim", higher_is_better=False),
+                      validation=held_out_validation(config, held_out if held_out.xsim or held_out.mining else None,
+                                                     partial(held_out_scores, encoder, device), criterion,
+                                                     higher_is_better=criterion == "mining"),
                       desc="laser", time_budget_s=60.0 * config.minutes, bar_keys=("loss", "tok/s"))
     batches = TokenBudgetBatches({p.name: p.lengths for p in pairs}, config.max_tokens, seed=config.seed)
     by_name = {p.name: p for p in pairs}
@@ -330,7 +380,7 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
         return {"loss": value, f"loss {name}": value, "tok/s": rate, **extra}
 
     result = trainer.run(step, resume=resume)
-    best = trainer.restore_best(["encoder"]) if config.selection == "xsim" else None
+    best = trainer.restore_best(["encoder"]) if config.selection != "none" else None
     training = {
         "objective": config.objective,
         **({"teacher": {"ref": config.teacher, "id": str(getattr(teacher, "id", teacher.name)),
@@ -339,8 +389,9 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
         "steps_done": result.steps, "seconds": round(time.perf_counter() - start, 1),
         "train_seconds": round(result.seconds, 1), "time_budget_minutes": config.minutes,
         "tokens_this_run": tokens_seen, "data": counts, "over_long_pairs_left_out": dropped,
-        "validation": {"criterion": "xsim error % on Multi30k val (lower is better)", "best": result.best,
-                       "pairs": config.valid_pairs, "selection": config.selection,
+        "validation": {"criterion": CRITERIA[criterion], "best": result.best,
+                       "pairs": sum(len(s.gold) for s in held_out.mining) if criterion == "mining"
+                       else config.valid_pairs, "selection": config.selection,
                        "last": result.validations[-1]["validation"] if result.validations else None,
                        "restored": best},
     }
