@@ -21,7 +21,15 @@ from xlsent.encoders.model_dir import ModelDirError
 from xlsent.encoders.registry import load_encoder
 from xlsent.methods.laser.config import LaserConfig
 from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts, write_corpus
-from xlsent.methods.laser.model import METHOD, LaserDecoder, tokenize_corpus, train_on
+from xlsent.methods.laser.model import (
+    METHOD,
+    DevMiningSet,
+    HeldOut,
+    LaserDecoder,
+    held_out_scores,
+    tokenize_corpus,
+    train_on,
+)
 from xlsent.training.config import ConfigError
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "xlsent_home")
@@ -206,6 +214,17 @@ def test_cli_trains_validates_and_evaluates(parallel_data: Path, tmp_path: Path)
     assert set(last) == {"xsim", "xsim/de"} and 0 <= last["xsim"] <= 100
     result = tatoeba.evaluate(encoder_embed(xlsent.load(out)), encoder_id="laser", langs=["deu"])
     assert 0 <= result.main_score <= 100
+
+
+def test_dev_mining_scores_f1_in_percent() -> None:
+    """Each sentence mined against itself: every gold pair is found, F1 100 (not 1, not 10000)."""
+    torch.manual_seed(0)
+    net = BiLstmSentenceEncoder(vocab_size=40, embed_dim=8, hidden=8, layers=1).eval()
+    rng = np.random.default_rng(0)
+    ids = [[*map(int, rng.integers(4, 40, size=int(rng.integers(2, 8)))), 3] for _ in range(30)]
+    held_out = HeldOut([], [DevMiningSet("de", ids, ids, {(i, i) for i in range(30)})])
+    scores = held_out_scores(net, torch.device("cpu"), held_out)
+    assert scores == {"mining": 100.0, "mining/de": 100.0}
 
 
 @pytest.mark.data

@@ -163,11 +163,12 @@ def validation_sets(sp: Any, languages: Sequence[str], n: int, root: str | Path 
 
 def embed_ids(encoder: BiLstmSentenceEncoder, ids: Sequence[list[int]], device: torch.device,
               batch_tokens: int = DEFAULT_BATCH_TOKENS) -> np.ndarray:
-    """Unit sentence embeddings of token-id lists (row i for list i)."""
+    """Unit sentence embeddings of token-id lists (row i for list i), without gradients."""
     out = np.zeros((len(ids), encoder.dim), dtype=np.float32)
-    for batch in token_budget_batches([len(s) for s in ids], batch_tokens, max_ratio=LENGTH_RATIO):
-        tokens, lengths = pad_batch([ids[i] for i in batch])
-        out[batch] = encoder(tokens.to(device), lengths).float().cpu().numpy()
+    with torch.no_grad():
+        for batch in token_budget_batches([len(s) for s in ids], batch_tokens, max_ratio=LENGTH_RATIO):
+            tokens, lengths = pad_batch([ids[i] for i in batch])
+            out[batch] = encoder(tokens.to(device), lengths).float().cpu().numpy()
     return l2_normalize(out)
 
 
@@ -220,8 +221,8 @@ def held_out_scores(encoder: BiLstmSentenceEncoder, device: torch.device, held_o
                   for s in held_out.xsim}
         out |= {"xsim": float(np.mean(list(errors.values()))), **errors}
     if held_out.mining:
-        f1 = {f"mining/{s.lang}": 100.0 * mine_and_score(embed_ids(encoder, s.src, device),
-                                                         embed_ids(encoder, s.eng, device), s.gold)["f1"]
+        f1 = {f"mining/{s.lang}": mine_and_score(embed_ids(encoder, s.src, device), embed_ids(encoder, s.eng, device),
+                                                 s.gold)["f1"]
               for s in held_out.mining}
         out |= {"mining": float(np.mean(list(f1.values()))), **f1}
     return out
