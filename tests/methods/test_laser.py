@@ -189,9 +189,15 @@ def test_corpus_assembly_is_reproducible_and_leaves_tatoeba_out(parallel_data: P
     counts = corpus_counts(corpus)
     assert counts["per_pair"]["de-en"]["pairs"] == 300
     assert {"tatoeba-challenge", "multi30k-train", "ntrex128"} <= set(counts["per_pair"]["de-en"]["sources"])
-    banned = tatoeba_v1_sentences(parallel_data) | newstest_dev_sentences(["de", "it", "en", "es"], parallel_data)
-    assert len(banned) > 20000
+    banned = tatoeba_v1_sentences(parallel_data)
     assert not any(s in banned for c in corpus for s in (*c.src, *c.tgt))
+    dev = newstest_dev_sentences(["de", "it", "en", "es"], parallel_data)
+    assert len(dev) > 8000
+    full = build_corpus(["de"], ["en"], parallel_data)
+    assert any(s in dev for c in full for s in c.src)
+    without_dev = build_corpus(["de"], ["en"], parallel_data, dev_held_out=True)
+    assert not any(s in dev for c in without_dev for s in (*c.src, *c.tgt))
+    assert len(full[0].src) - len(without_dev[0].src) >= 2990
     first, second = write_corpus(corpus, tmp_path / "a"), write_corpus(
         build_corpus(["de", "it"], ["en", "es"], parallel_data, max_pairs=300, seed=0), tmp_path / "b")
     assert all((first / p.name).read_bytes() == (second / p.name).read_bytes() for p in first.iterdir())
@@ -230,7 +236,7 @@ def test_dev_mining_scores_f1_in_percent() -> None:
 @pytest.mark.data
 def test_dev_mining_validation_picks_the_best_dev_f1(parallel_data: Path, tmp_path: Path) -> None:
     out = tmp_path / "laser"
-    corpus = build_corpus(["de"], ["en"], parallel_data, max_pairs=150, seed=0)
+    corpus = build_corpus(["de"], ["en"], parallel_data, max_pairs=150, seed=0, dev_held_out=True)
     cfg = tiny_config("vocab_size=300", "eval_every=5", "valid_pairs=20", "steps=10", "targets=en",
                       "objective=translate", "dev_mining=true", "selection=mining")
     train_on(cfg, corpus, out, progress=False, data=parallel_data)

@@ -27,7 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     cfg = METHOD.config(args.config, args.set)
     assert isinstance(cfg, LaserConfig)
-    corpus = build_corpus(cfg.languages, cfg.targets, args.data, max_pairs=cfg.max_pairs, seed=cfg.seed)
+    corpus = build_corpus(cfg.languages, cfg.targets, args.data, max_pairs=cfg.max_pairs, seed=cfg.seed,
+                          dev_held_out=cfg.dev_mining)
     path = write_corpus(corpus, Path(args.out))
     print(json.dumps({"out": str(path), "pairs": corpus_counts(corpus)["pairs"]}))
     return 0

@@ -2,10 +2,11 @@
 
 For each language L of the config and each target T (``en`` and ``es`` by default, the paper's two), the L-T
 pairs of every corpus that has them: Tatoeba-Challenge test v2021-08-07 (X-en only), Multi30k train, WMT
-newstest 2008-2014 but for the gold pairs of the BUCC-style test sets (2012) and dev sets (2011, and 2014 for
-ru-en: :func:`~xlsent.data.bucc.newstest_dev_sentences`), and NTREX-128. Pairs with a side among
-:func:`~xlsent.data.held_out.held_out_sentences` (every Tatoeba v1 test file, the ``retrieval_pk`` test sets) or
-among the dev sets' gold are removed, as are empty and repeated pairs (:func:`xlsent.data.bitext.filter_pairs`).
+newstest 2008-2011, 2013 and 2014 (2012 is the gold of the BUCC-style evaluation sets) and NTREX-128. Pairs with
+a side among :func:`~xlsent.data.held_out.held_out_sentences` (every Tatoeba v1 test file, the ``retrieval_pk``
+test sets) are removed, as are empty and repeated pairs (:func:`xlsent.data.bitext.filter_pairs`); with
+``dev_held_out`` (a config with ``dev_mining``), so are those with a side among the gold of the BUCC-style dev sets
+that validation mines (newstest2011, 2014 for ru-en: :func:`~xlsent.data.bucc.newstest_dev_sentences`).
 A language gets the targets its corpora have (English always, Spanish where a multi-way corpus has it); English and
 Spanish are sources too (into each other). Optionally a seeded ``max_pairs`` subset per pair. The assembly is a function
 of the data folder and the config only, so ``python -m xlsent.methods.laser.corpus`` rebuilds it byte for
@@ -49,12 +50,16 @@ class PairCorpus:
 
 
 def build_corpus(languages: Sequence[str], targets: Sequence[str], root: str | Path | None = None, *,
-                 max_pairs: int = 0, seed: int = 0, banned: set[str] | None = None) -> list[PairCorpus]:
-    """The pairs of every language (and target) into every target that has data, in a fixed order; ``banned``
-    (default: the held-out test sentences and the dev sets' gold) sentences are left out."""
+                 max_pairs: int = 0, seed: int = 0, banned: set[str] | None = None,
+                 dev_held_out: bool = False) -> list[PairCorpus]:
+    """The pairs of every language (and target) into every target that has data, in a fixed order, without those
+    with a side in ``banned`` (default: the held-out test sentences, and with ``dev_held_out`` the dev sets'
+    gold)."""
     base = data_root(root)
     if banned is None:
-        banned = held_out_sentences(base) | newstest_dev_sentences([*languages, *targets], base)
+        banned = held_out_sentences(base)
+        if dev_held_out:
+            banned |= newstest_dev_sentences([*languages, *targets], base)
     out = []
     for i, src in enumerate(dict.fromkeys([*languages, *targets])):
         for tgt in targets:

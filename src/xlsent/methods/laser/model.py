@@ -423,7 +423,8 @@ def save_model(out: Path, config: LaserConfig, encoder: BiLstmSentenceEncoder, t
 def _train(config: LaserConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,
            progress: bool = True) -> Path:
     """``xlsent train laser``: assemble the corpus from ``data`` and train (see :func:`train_on`)."""
-    corpus = build_corpus(config.languages, config.targets, data, max_pairs=config.max_pairs, seed=config.seed)
+    corpus = build_corpus(config.languages, config.targets, data, max_pairs=config.max_pairs, seed=config.seed,
+                          dev_held_out=config.dev_mining)
     return train_on(config, corpus, out, resume=resume, progress=progress, data=data)
 
 
