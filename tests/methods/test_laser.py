@@ -104,6 +104,8 @@ def test_config_checks() -> None:
         tiny_config("selection=xsim").check()
     with pytest.raises(ConfigError, match="selection mining needs eval_every >= 1 and dev_mining"):
         tiny_config("selection=mining", "eval_every=5").check()
+    with pytest.raises(ConfigError, match="dev_mining needs a training language with a BUCC-style dev set"):
+        tiny_config("dev_mining=true", "languages=zh").check()
 
 
 def test_a_vocabulary_too_small_for_the_alphabet_is_a_clear_error(tmp_path: Path) -> None:

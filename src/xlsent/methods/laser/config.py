@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from xlsent.data.bucc import DEV_YEARS
 from xlsent.encoders.bilstm import MODEL_TYPE
 from xlsent.training.config import TrainConfig
 from xlsent.training.losses import DISTILL_KINDS
@@ -93,6 +94,8 @@ class LaserConfig(TrainConfig):
             out.append("selection xsim needs eval_every >= 1 and valid_pairs >= 1")
         if self.selection == "mining" and (self.eval_every < 1 or not self.dev_mining):
             out.append("selection mining needs eval_every >= 1 and dev_mining = true")
+        if self.dev_mining and not set(self.languages) & set(DEV_YEARS):
+            out.append(f"dev_mining needs a training language with a BUCC-style dev set ({' '.join(DEV_YEARS)})")
         out += self.one_of(objective=OBJECTIVES, distill_loss=DISTILL_KINDS, embed_init=EMBED_INITS)
         if min(self.translate_weight, self.distill_weight, self.ranking_weight) < 0 or self.ranking_scale <= 0:
             out.append("translate_weight, distill_weight and ranking_weight must be >= 0, ranking_scale > 0")
