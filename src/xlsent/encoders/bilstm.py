@@ -41,10 +41,11 @@ ENCODER_FILE = "encoder.safetensors"
 SPM_FILE = "spm.model"
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
 """SentencePiece ids fixed at training (``xlsent.methods.laser.vocab``): padding, unknown, begin and end."""
-DEFAULT_BATCH_TOKENS = 4096
-LENGTH_RATIO = 1.2
-"""A batch's longest sentence is at most this many times its shortest: an LSTM over a padded batch computes every
-padded step, so batches of similar lengths waste less (the embed bench measures the encoder with it)."""
+BATCHING: dict[str, tuple[int, float]] = {"torch": (4096, 1.2), "torch-bf16": (8192, 0.0)}
+"""Backend -> (default padded tokens per batch, largest ratio of a batch's longest sentence to its shortest; 0: any).
+An LSTM over a padded batch computes every padded step, so on fp32 batches of even lengths waste less; under bf16
+autocast every batch also casts the weights again, so there fewer, larger batches win (the embed bench measures
+both backends)."""
 OWN_BACKENDS = ("torch", "torch-bf16")
 
 
@@ -168,15 +169,18 @@ class LaserEncoder:
         return [ids + [EOS_ID] for ids in self.sp.encode(list(sentences))]
 
     def encode(self, sentences: Sequence[str], lang: str | None = None, *,
-               batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False) -> np.ndarray:
+               batch_tokens: int | None = None, progress: bool = False) -> np.ndarray:
         """``(len(sentences), dim)`` float32 unit rows, row i for sentence i; empty sentences give zero rows.
 
-        ``lang`` is accepted and not used (the encoder is language-agnostic).
+        ``lang`` is accepted and not used (the encoder is language-agnostic). ``batch_tokens`` (padded tokens per
+        batch) defaults to the backend's (:data:`BATCHING`).
         """
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         ids = self.token_ids(sentences)
         rows = [i for i, s in enumerate(sentences) if s.strip()]
-        batches = list(token_budget_batches([len(ids[i]) for i in rows], batch_tokens, max_ratio=LENGTH_RATIO))
+        default_tokens, ratio = BATCHING[self.backend]
+        batches = list(token_budget_batches([len(ids[i]) for i in rows], batch_tokens or default_tokens,
+                                            max_ratio=ratio))
         bf16 = self.backend == "torch-bf16"
         with torch.inference_mode(), torch.autocast(self.device.type, torch.bfloat16, enabled=bf16):
             for batch in tqdm(batches, disable=not progress, desc=f"encode {self.name}", unit="batch"):

@@ -47,11 +47,10 @@ from xlsent.data.parallel import load_multi30k
 from xlsent.encoders.base import Encoder, l2_normalize
 from xlsent.encoders.batching import token_budget_batches
 from xlsent.encoders.bilstm import (
+    BATCHING,
     BOS_ID,
-    DEFAULT_BATCH_TOKENS,
     ENCODER_FILE,
     EOS_ID,
-    LENGTH_RATIO,
     PAD_ID,
     SPM_FILE,
     UNK_ID,
@@ -161,12 +160,13 @@ def validation_sets(sp: Any, languages: Sequence[str], n: int, root: str | Path 
     return out
 
 
-def embed_ids(encoder: BiLstmSentenceEncoder, ids: Sequence[list[int]], device: torch.device,
-              batch_tokens: int = DEFAULT_BATCH_TOKENS) -> np.ndarray:
-    """Unit sentence embeddings of token-id lists (row i for list i), without gradients."""
+def embed_ids(encoder: BiLstmSentenceEncoder, ids: Sequence[list[int]], device: torch.device) -> np.ndarray:
+    """Unit sentence embeddings of token-id lists (row i for list i), without gradients, batched as the fp32
+    encoder batches them."""
     out = np.zeros((len(ids), encoder.dim), dtype=np.float32)
+    batch_tokens, ratio = BATCHING["torch"]
     with torch.no_grad():
-        for batch in token_budget_batches([len(s) for s in ids], batch_tokens, max_ratio=LENGTH_RATIO):
+        for batch in token_budget_batches([len(s) for s in ids], batch_tokens, max_ratio=ratio):
             tokens, lengths = pad_batch([ids[i] for i in batch])
             out[batch] = encoder(tokens.to(device), lengths).float().cpu().numpy()
     return l2_normalize(out)
