@@ -326,8 +326,9 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     counts = corpus_counts(corpus)
     meta = {"data": counts, "vocab_sha256": sha256_file(vocab_path)}
     device = resolve_device(config.device)
-    held_out = HeldOut(validation_sets(sp, config.languages, config.valid_pairs, data) if config.eval_every else [],
-                       dev_mining_sets(sp, config.languages, data) if config.eval_every and config.dev_mining else [])
+    held_out = HeldOut(validation_sets(sp, config.languages, config.valid_pairs, data),
+                       dev_mining_sets(sp, config.languages, data) if config.dev_mining else []
+                       ) if config.eval_every else HeldOut([], [])
     criterion = "mining" if held_out.mining and config.selection != "xsim" else "xsim"
     trainer = Trainer(out, config, TrainState(modules, {"adam": optimizer}),
                       meta=meta, progress=progress,
