@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
 import shutil
 import signal
+import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 
+from xlsent import output_lock
 from xlsent.checksum import sha256_file
 from xlsent.cli import build_parser, main
 from xlsent.cli.commands import Commands
@@ -122,3 +126,46 @@ def test_a_killed_holder_blocks_no_one(tmp_path: Path, gated_runs: Callable[[int
                  "--chunk-rows", "5", "-q", "--resume"]) == 0
     assert load_embeddings(tmp_path / "o.npy")[1]["rows"] == 20
     assert not (tmp_path / ".o.npy.lock").exists()
+
+
+def dead_pid() -> int:
+    """The process id of a process that has exited."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def hold_as_dead_process(lock: Path) -> int:
+    """A descriptor holding ``lock`` whose text names a dead process: what a holder killed while it was forking
+    a subprocess leaves (the fork's child holds the lock until it execs)."""
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, f"{dead_pid()}\n".encode("ascii"))
+    return fd
+
+
+def test_a_lock_lingering_after_its_dead_holder_is_waited_for(tmp_path: Path) -> None:
+    fd = hold_as_dead_process(tmp_path / ".o.npy.lock")
+    threading.Timer(0.3, os.close, (fd,)).start()
+    started = time.monotonic()
+    with exclusive_output(tmp_path / "o.npy"):
+        assert time.monotonic() - started >= 0.25
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_dead_holders_lock_held_past_the_grace_is_busy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(output_lock, "DEAD_HOLDER_GRACE_S", 0.2)
+    fd = hold_as_dead_process(tmp_path / ".o.npy.lock")
+    try:
+        with pytest.raises(OutputBusyError, match="busy"), exclusive_output(tmp_path / "o.npy"):
+            pass
+    finally:
+        os.close(fd)
+
+
+def test_a_live_holder_fails_at_once(tmp_path: Path) -> None:
+    with exclusive_output(tmp_path / "o.npy"):
+        started = time.monotonic()
+        with pytest.raises(OutputBusyError), exclusive_output(tmp_path / "o.npy"):
+            pass
+        assert time.monotonic() - started < 1

@@ -3,8 +3,10 @@
 The lock of the output ``DIR/NAME`` (a file or a folder, with its ``NAME.parts/`` or ``NAME.work/``) is the
 hidden file ``DIR/.NAME.lock`` beside it, held with ``flock`` for the whole run and holding the holder's
 process id. The operating system drops the lock when its holder exits or dies (``kill -9`` included), so a
-lock is never stale; the holder removes the file when it is done. Folders above the output that the lock had
-to create are removed again if they are still empty. ``-`` (standard output) takes no lock.
+lock is never stale; the holder removes the file when it is done. A holder killed while it was starting a
+subprocess leaves the lock with the forked child until that child execs; when the recorded holder is dead, a new
+run waits up to :data:`DEAD_HOLDER_GRACE_S` for such a lock before calling the output busy. Folders above the
+output that the lock had to create are removed again if they are still empty. ``-`` (standard output) takes no lock.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 STDOUT = "-"
+DEAD_HOLDER_GRACE_S = 5.0
+"""Seconds to wait for a lock whose recorded holder is dead (see the module docstring)."""
 
 
 class OutputBusyError(ValueError):
@@ -80,6 +85,7 @@ def _make_folders(folder: Path) -> list[Path]:
 def _acquire(lock: Path) -> int:
     """An open descriptor of ``lock`` holding its exclusive lock; the file's inode is checked after locking, so a
     file its last holder removed meanwhile is never used."""
+    deadline = time.monotonic() + DEAD_HOLDER_GRACE_S
     while True:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -91,6 +97,9 @@ def _acquire(lock: Path) -> int:
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
+            if _dead(holder) and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
             output = lock.with_name(lock.name[1:-len(".lock")])
             raise OutputBusyError(
                 f"{output}: busy: another xlsent run (process {holder}) is writing this output, holding {lock.name}; "
@@ -105,3 +114,14 @@ def _acquire(lock: Path) -> int:
             os.write(fd, f"{os.getpid()}\n".encode("ascii"))
             return fd
         os.close(fd)
+
+
+def _dead(holder: str) -> bool:
+    """Whether the process id ``holder`` (a lock file's text) names no running process."""
+    try:
+        os.kill(int(holder), 0)
+    except ProcessLookupError:
+        return True
+    except (ValueError, OverflowError, PermissionError):  # not a process id, or another user's process
+        pass
+    return False
