@@ -50,3 +50,9 @@ def test_card_describes_sampled_pairs_in_many_languages_once(tmp_path: Path) -> 
     assert ("- data: weakly-supervised XNLI-dev pairs: 40 pairs (10 monolingual, 30 cross-lingual) sampled from 400 "
             "in 2 languages (en de)") in card
     assert "en/de-en/de" not in card
+
+
+def test_card_of_a_resumed_run_gives_the_time_of_every_run(tmp_path: Path) -> None:
+    card = write_card(_model(tmp_path, {"steps_done": 12, "seconds": 90, "train_seconds": 600})).read_text()
+    assert "- training time: 10.0 min of training steps and validation over resumed runs (the last command: 1.5 min)" \
+        in card

@@ -97,7 +97,11 @@ def _training_lines(training: Mapping[str, Any]) -> list[str]:
                         if training.get("embed_init") == "teacher" else ""))
     if "steps_done" in training:
         lines.append(f"- steps: {training['steps_done']}")
-    if "seconds" in training:
+    resumed = training.get("train_seconds", 0) > training.get("seconds", float("inf"))
+    if resumed:  # the steps and validations of earlier, interrupted runs count too
+        lines.append(f"- training time: {training['train_seconds'] / 60:.1f} min of training steps and validation "
+                     f"over resumed runs (the last command: {training['seconds'] / 60:.1f} min)")
+    elif "seconds" in training:
         lines.append(f"- training time: {training['seconds'] / 60:.1f} min (the whole training command: data and "
                      "cached features prepared, training, validation)")
     if training.get("time_budget_minutes"):
