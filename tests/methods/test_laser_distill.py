@@ -141,3 +141,14 @@ def test_ranking_term_trains_beside_distillation(tmp_path: Path, tiny_model_dir:
     np.testing.assert_allclose(logged[0]["loss"], logged[0]["distill"] + logged[0]["ranking"], rtol=1e-5)
     with pytest.raises(ConfigError, match="ranking_weight > 0 needs objective distill"):
         tiny_config("ranking_weight=1.0")
+
+
+def test_teacher_ranking_term_trains_beside_distillation(tmp_path: Path, tiny_model_dir: Path) -> None:
+    out = train_on(distill_config(tiny_model_dir, "teacher_ranking_weight=0.5", "teacher_negatives=16"), toy_corpus(),
+                   tmp_path / "m", progress=False)
+    logged = losses_of(out)
+    assert logged[-1]["teacher_ranking"] < logged[0]["teacher_ranking"]
+    np.testing.assert_allclose(logged[0]["loss"], logged[0]["distill"] + 0.5 * logged[0]["teacher_ranking"],
+                               rtol=1e-5)
+    with pytest.raises(ConfigError, match="teacher_ranking_weight > 0 needs objective distill"):
+        tiny_config("teacher_ranking_weight=1.0")

@@ -18,6 +18,7 @@ from xlsent.training.losses import (
     NPairLoss,
     PairDiscriminator,
     PairDiscriminatorLoss,
+    TeacherRankingLoss,
     TeacherStudentLoss,
     TripletRankingLoss,
     WassersteinCritic,
@@ -441,3 +442,27 @@ def test_ranking_and_distillation_compute_in_float32_under_bf16_autocast() -> No
         with torch.autocast("cpu", torch.bfloat16):
             under = loss(a, b)
         assert under.dtype == torch.float32 and under.item() == pytest.approx(exact.item(), rel=1e-5)
+
+
+def test_teacher_ranking_without_negatives_is_one_directional_in_batch_ranking() -> None:
+    g = torch.Generator().manual_seed(0)
+    student, teacher = torch.randn(8, 16, generator=g), torch.randn(8, 16, generator=g)
+    none = torch.empty(0, 16)
+    expected = MultipleNegativesRankingLoss(scale=20.0, bidirectional=False)(student, teacher)
+    assert TeacherRankingLoss(scale=20.0)(student, teacher, none).item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+def test_teacher_ranking_negatives_count_unless_they_repeat_a_target() -> None:
+    g = torch.Generator().manual_seed(1)
+    student, teacher = torch.randn(4, 16, generator=g, requires_grad=True), torch.randn(4, 16, generator=g)
+    loss = TeacherRankingLoss(scale=20.0)
+    alone = loss(student, teacher, torch.empty(0, 16))
+    other = torch.randn(1, 16, generator=g)
+    one = loss(student[:1], teacher[:1], other)
+    assert loss(student[:1], teacher[:1], torch.cat([other, 3 * teacher[:1]])).item() == pytest.approx(one.item())
+    harder = loss(student, teacher, torch.randn(64, 16, generator=g))
+    assert harder.item() > alone.item()
+    harder.backward()
+    assert student.grad is not None and not teacher.requires_grad
+    with pytest.raises(ValueError, match="negatives must have shape"):
+        loss(student, teacher, torch.randn(3, 8))

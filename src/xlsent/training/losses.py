@@ -12,6 +12,8 @@ ValueError on shape mismatches, and returns a scalar (0-dim) tensor.
 - :class:`CosineDistanceLoss`: mean cosine distance of paired rows (ABSent's f_d, paper 003)
 - :class:`TeacherStudentLoss`: student(x) and student(English) onto teacher(English) (Reimers & Gurevych 2020;
   LASER3, Heffernan et al. 2022)
+- :class:`TeacherRankingLoss`: student rows ranked against the teacher's vectors of their targets among many
+  other teacher vectors
 - :class:`ContrastiveLoss`: pairwise contrastive loss over a labelled batch (Chopra et al. 2005; EMU's baseline)
 - :class:`NPairLoss`: multi-class N-pair loss on cosines over a labelled batch (Sohn 2016; EMU's baseline)
 """
@@ -36,6 +38,7 @@ __all__ = [
     "NPairLoss",
     "PairDiscriminator",
     "PairDiscriminatorLoss",
+    "TeacherRankingLoss",
     "TeacherStudentLoss",
     "TripletRankingLoss",
     "WassersteinCritic",
@@ -443,6 +446,36 @@ class TeacherStudentLoss(nn.Module):
     def forward(self, student_x: torch.Tensor, student_en: torch.Tensor, teacher_en: torch.Tensor) -> torch.Tensor:
         target = teacher_en.detach()
         return self.distance(student_x, target) + self.distance(student_en, target)
+
+
+class TeacherRankingLoss(nn.Module):
+    """Student rows ranked against fixed teacher vectors: for student row i, softmax cross-entropy over
+    ``scale * cos(student_i, t_j)`` with t the teacher's vectors of the batch's targets followed by ``negatives``
+    (more teacher vectors, e.g. drawn from the whole corpus), the target being t_i. Teacher vectors cost nothing to
+    add, so a student meets far more negatives than its batch holds. A negative equal to row i's own target
+    (cosine above 1 - 1e-4: the same sentence drawn again) is left out of row i's softmax.
+
+    >>> loss = TeacherRankingLoss(scale=1.0)
+    >>> t = torch.tensor([[1.0, 0.0]])
+    >>> round(loss(t, t, torch.tensor([[0.0, 1.0], [2.0, 0.0]])).item(), 4)  # logits [1, 0]; [1, 0] left out
+    0.3133
+    """
+
+    def __init__(self, scale: float = 20.0) -> None:
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, student: torch.Tensor, teacher: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
+        _check_pair(student, teacher)
+        _check_matrix("negatives", negatives, teacher.shape[1])
+        targets = torch.cat([teacher.detach(), negatives.detach().to(teacher.device)])
+        logits = self.scale * fp32_cosines(student, targets)
+        same = fp32_cosines(teacher.detach(), negatives.detach().to(teacher.device)) > 1 - 1e-4
+        logits[:, len(teacher):] = logits[:, len(teacher):].masked_fill(same, float("-inf"))
+        return F.cross_entropy(logits, torch.arange(len(student), device=logits.device))
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale}"
 
 
 # --- metric-learning losses over labelled batches (EMU's baselines, paper 002) ---------------------------------

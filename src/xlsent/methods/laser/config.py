@@ -27,7 +27,8 @@ class LaserConfig(TrainConfig):
     """Corpus, vocabulary, architecture and training of a LASER model; the defaults are the paper's."""
 
     LATER_KEYS: ClassVar[dict[str, Any]] = {**TrainConfig.LATER_KEYS, "ranking_weight": 0.0,
-                                            "ranking_scale": 20.0, "ranking_margin": 0.0, "dev_mining": False}
+                                            "ranking_scale": 20.0, "ranking_margin": 0.0, "dev_mining": False,
+                                            "teacher_ranking_weight": 0.0, "teacher_negatives": 4096}
 
     languages: list[str] = field(default_factory=lambda: ["de", "fr", "es", "it", "ru"])
     targets: list[str] = field(default_factory=lambda: ["en", "es"])
@@ -60,6 +61,8 @@ class LaserConfig(TrainConfig):
     ranking_weight: float = 0.0
     ranking_scale: float = 20.0
     ranking_margin: float = 0.0
+    teacher_ranking_weight: float = 0.0
+    teacher_negatives: int = 4096
     embed_init: str = "random"
     freeze_embeddings: bool = False
 
@@ -101,6 +104,11 @@ class LaserConfig(TrainConfig):
             out.append("translate_weight, distill_weight and ranking_weight must be >= 0, ranking_scale > 0")
         if self.ranking_weight > 0 and not self.distills:
             out.append("ranking_weight > 0 needs objective distill or both (it ranks the English pairs)")
+        if self.teacher_ranking_weight < 0 or self.teacher_negatives < 0:
+            out.append("teacher_ranking_weight and teacher_negatives must be >= 0")
+        if self.teacher_ranking_weight > 0 and not self.distills:
+            out.append("teacher_ranking_weight > 0 needs objective distill or both (it ranks onto the teacher's "
+                       "vectors)")
         if self.distills and "en" not in self.targets and "en" not in self.languages:
             out.append("objective distill/both needs English pairs: add en to targets")
         out += self.one_of(save_dtype=tuple(DTYPES))

@@ -70,7 +70,7 @@ from xlsent.mining.threshold_search import gold_positions, mine_and_score
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.config import to_toml
 from xlsent.training.loop import Trainer, held_out_validation, resolve_device
-from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherStudentLoss
+from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherRankingLoss, TeacherStudentLoss
 from xlsent.training.method import Method, checked_train, model_manifest, prepare_output
 
 log = logging.getLogger(__name__)
@@ -341,6 +341,8 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     sides = {c.name: english_side(c) for c in corpus}
     distill = TeacherStudentLoss(config.distill_loss)
     ranking = MultipleNegativesRankingLoss(config.ranking_scale, config.ranking_margin, bidirectional=True)
+    teacher_ranking = TeacherRankingLoss(config.ranking_scale)
+    bank = torch.cat(list(targets.values())) if config.teacher_ranking_weight > 0 else torch.empty(0)
     tokens_seen = {"src": 0, "tgt": 0}
     clock = {"last": time.perf_counter()}
 
@@ -363,12 +365,18 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
             other, other_len = pad_batch([pair.tgt[i][1:] for i in rows])  # the target side as encoder input
             other_vec = encoder(other.to(device), other_len)
             x_vec, en_vec = (other_vec, sentence) if sides[name] == 0 else (sentence, other_vec)
-            terms["distill"] = distill(x_vec, en_vec, targets[name][rows].to(device))
+            target = targets[name][rows].to(device)
+            terms["distill"] = distill(x_vec, en_vec, target)
             if config.ranking_weight > 0:
                 terms["ranking"] = ranking(x_vec, en_vec)
+            if config.teacher_ranking_weight > 0:
+                drawn = torch.Generator().manual_seed(config.seed * 1_000_003 + s)
+                negatives = bank[torch.randint(len(bank), (config.teacher_negatives,), generator=drawn)]
+                terms["teacher_ranking"] = (teacher_ranking(x_vec, target, negatives)
+                                            + teacher_ranking(en_vec, target, negatives)) / 2
             tgt_tokens = int(other_len.sum())
         weights = {"translate": config.translate_weight, "distill": config.distill_weight,
-                   "ranking": config.ranking_weight}
+                   "ranking": config.ranking_weight, "teacher_ranking": config.teacher_ranking_weight}
         loss = terms["translate"] if list(terms) == ["translate"] else sum(weights[k] * v for k, v in terms.items())
         assert isinstance(loss, torch.Tensor)
         trainer.update("adam", loss)
