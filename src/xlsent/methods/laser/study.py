@@ -249,7 +249,9 @@ def study_main(lab: Lab, run: StudyRun[Settings]) -> None:
 def _equal_time_note(run: StudyRun[Settings], rows: Sequence[str]) -> str:
     steps = ", ".join(f"{row} {run.rows[row]['steps']:.0f}" for row in rows)
     return (f"every row trained for {run.settings.study_minutes:g} minutes of wall time on this machine, one at a "
-            f"time (steps: {steps}); the paper trains for 17 epochs (about 5 days on 16 GPUs), so these rows compare "
+            f"time (steps: {steps}; `train minutes` also counts the validation after the last step, which mines the "
+            "dev sets where the configuration has dev_mining, slower for a deeper model); the paper trains for 17 "
+            "epochs (about 5 days on 16 GPUs), so these rows compare "
             "early-training snapshots, not converged models: XNLI's chance level is 33.3% and Tatoeba's about 0.1%")
 
 
