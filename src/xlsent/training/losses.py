@@ -468,9 +468,9 @@ class TeacherRankingLoss(nn.Module):
     def forward(self, student: torch.Tensor, teacher: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
         _check_pair(student, teacher)
         _check_matrix("negatives", negatives, teacher.shape[1])
-        targets = torch.cat([teacher.detach(), negatives.detach().to(teacher.device)])
+        targets = torch.cat([teacher, negatives.to(teacher.device)]).detach()
         logits = self.scale * fp32_cosines(student, targets)
-        same = fp32_cosines(teacher.detach(), negatives.detach().to(teacher.device)) > 1 - 1e-4
+        same = fp32_cosines(targets[:len(teacher)], targets[len(teacher):]) > 1 - 1e-4
         logits[:, len(teacher):] = logits[:, len(teacher):].masked_fill(same, float("-inf"))
         return F.cross_entropy(logits, torch.arange(len(student), device=logits.device))
 
