@@ -9,11 +9,12 @@ from xlsent.encoders.model_card import record_metrics, write_card
 from xlsent.encoders.model_dir import write_manifest
 
 
-def _model(tmp_path: Path, training: dict[str, object]) -> Path:
+def _model(tmp_path: Path, training: dict[str, object], config: dict[str, object] | None = None) -> Path:
     directory = tmp_path / "m"
-    directory.mkdir()
+    directory.mkdir(parents=True)
     (directory / "weights.bin").write_bytes(b"w")
-    write_manifest(directory, {"type": "laser", "name": "m", "training": training, "metrics": {}})
+    write_manifest(directory, {"type": "laser", "name": "m", "training": training, "metrics": {},
+                               **({"config": config} if config else {})})
     return directory
 
 
@@ -56,3 +57,13 @@ def test_card_of_a_resumed_run_gives_the_time_of_every_run(tmp_path: Path) -> No
     card = write_card(_model(tmp_path, {"steps_done": 12, "seconds": 90, "train_seconds": 600})).read_text()
     assert "- training time: 10.0 min of training steps and validation over resumed runs (the last command: 1.5 min)" \
         in card
+
+
+def test_card_lists_the_weighted_terms_of_the_objective(tmp_path: Path) -> None:
+    config = {"translate_weight": 1.0, "distill_weight": 30.0, "ranking_weight": 1.0, "teacher_ranking_weight": 0.5}
+    teacher = {"id": "t@1", "loss": "mse"}
+    card = write_card(_model(tmp_path / "d", {"objective": "distill", "teacher": teacher}, config)).read_text()
+    assert ("- objective: distill (teacher t@1, mse onto its vectors of the English side); loss 30 x distillation + "
+            "1 x in-batch ranking + 0.5 x teacher ranking\n") in card
+    card = write_card(_model(tmp_path / "t", {"objective": "translate"}, config)).read_text()
+    assert "- objective: translate\n" in card  # one term: no weights to list

@@ -274,6 +274,27 @@ def test_objective_verdicts_are_xlsent_checks_of_each_column() -> None:
     assert [v.held for v in verdicts] == [True, False, False, True]  # ties do not hold
     assert {v.source for v in verdicts} == {"xlsent"}
     assert verdicts[0].evidence == "50.0 vs 1.0" and "translation objective" in verdicts[0].claim
-    ranked = claims_objective({**rows, "distill, no ranking term": {**row, "tatoeba trained": 40.0}}, "", "")
+    ranked = claims_objective({**rows, "distill, MSE alone": {**row, "tatoeba trained": 40.0}}, "", "")
     assert [v.held for v in ranked] == [True, False, True, False, True, False]
-    assert "ranking term" in ranked[2].claim and ranked[2].evidence == "50.0 vs 40.0"
+    assert "in-batch ranking" in ranked[2].claim and ranked[2].evidence == "50.0 vs 40.0"
+    both = claims_objective({**rows, "distill, MSE alone": {**row, "tatoeba trained": 40.0},
+                             "distill, no teacher ranking": {**row, "tatoeba trained": 45.0}}, "", "")
+    assert [v.held for v in both] == [True, False, True, True, False, True, False, False]
+    assert "teacher ranking" in both[2].claim and both[2].evidence == "50.0 vs 45.0"
+    assert both[3].evidence == "45.0 vs 40.0"  # in-batch ranking: the row without teacher ranking vs MSE alone
+
+
+def test_objective_study_rows_drop_the_terms_they_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from xlsent.methods.laser import study
+
+    layer = Path(xlsent.__file__).parent / "configs" / "laser-small.toml"
+    lab = study.Lab(study.Settings(configs=(str(layer),), models_dir=tmp_path), tmp_path)
+    monkeypatch.setattr(study.Lab, "model", lambda self, out, *extra: (out.name, self.config(*extra)))
+    rows = {drop: lab.timed("distill", 1, drop=drop) for drop in ("", "teacher ranking", "ranking")}
+    translate = lab.timed("translate", 1)
+    weights = {name: (cfg.ranking_weight, cfg.teacher_ranking_weight, cfg.minutes)
+               for name, cfg in (*rows.values(), translate)}
+    assert weights == {"distill-1layer-5min": (1.0, 1.0, 5.0),
+                       "distill-1layer-no-teacher-ranking-5min": (1.0, 0.0, 5.0),
+                       "distill-1layer-no-ranking-5min": (0.0, 0.0, 5.0),
+                       "translate-1layer-5min": (0.0, 0.0, 5.0)}

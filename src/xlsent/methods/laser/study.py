@@ -11,8 +11,8 @@ BUCC-style mining sets (F1; de, fr, ru from newstest, zh the BUCC 2018 sample) a
   with what separates the runs; its task results are saved one per task (``results/<task>-laser__laser-small.json``)
   and recorded in the model card.
 - ``objective``: the same configuration trained with the paper's translation objective, with distillation onto
-  the teacher, and with both, for the same wall time (``--study-minutes``); where the configuration adds the
-  translation ranking term, also distillation without it; an xlsent check, not a paper claim.
+  the teacher, and with both, for the same wall time (``--study-minutes``); where the configuration adds ranking
+  terms, also distillation without teacher ranking and without any ranking; an xlsent check, not a paper claim.
 - ``depth`` (Table 6): the shipped objective with a 1-layer and a 3-layer BiLSTM trained for the same wall time
   (``--study-minutes``); the paper compares 1, 3 and 5 layers at 17 epochs each.
 
@@ -133,16 +133,18 @@ class Lab:
         ensure_trained(METHOD, cfg, out, data=self.settings.data, retrain=self.settings.retrain)
         return LaserEncoder(out), cfg
 
-    def timed(self, objective: str, layers: int, *, ranking: bool = True) -> tuple[LaserEncoder, LaserConfig]:
+    def timed(self, objective: str, layers: int, *, drop: str = "") -> tuple[LaserEncoder, LaserConfig]:
         """The settings' config with ``objective`` and ``layers``, trained for ``study_minutes`` (one folder per
-        variant, so the objective and depth studies share the model they both have). The translation objective,
-        and ``ranking=False``, train without the ranking term (``ranking_weight = 0``)."""
+        variant, so the objective and depth studies share the model they both have). ``drop`` removes terms of the
+        configuration: ``"teacher ranking"`` its teacher ranking (``teacher_ranking_weight = 0``), ``"ranking"``
+        both ranking terms, as does the translation objective (they rank English pairs and teacher vectors)."""
+        unranked = ["ranking_weight=0", "teacher_ranking_weight=0"]
+        overrides, tag = {"": ([], ""), "ranking": (unranked, "-no-ranking"),
+                          "teacher ranking": (["teacher_ranking_weight=0"], "-no-teacher-ranking")}[drop]
         minutes = self.settings.study_minutes
-        plain = objective == "translate" or not ranking
-        tag = "-no-ranking" if plain and objective != "translate" and self.config().ranking_weight > 0 else ""
         return self.model(self.settings.models_dir / f"{objective}-{layers}layer{tag}-{minutes:g}min",
                           f"objective={objective}", f"layers={layers}", f"minutes={minutes}", "steps=1000000",
-                          *(["ranking_weight=0"] if plain else []))
+                          *(unranked if objective == "translate" else overrides))
 
     @property
     def encoder(self) -> str:
@@ -255,26 +257,37 @@ def _equal_time_note(run: StudyRun[Settings], rows: Sequence[str]) -> str:
             "early-training snapshots, not converged models: XNLI's chance level is 33.3% and Tatoeba's about 0.1%")
 
 
-NO_RANKING = "distill, no ranking term"
-"""The objective study's row of distillation alone (MSE), where the shipped configuration adds translation ranking."""
+NO_RANKING = "distill, MSE alone"
+"""The objective study's row of distillation alone (MSE), where the shipped configuration adds ranking terms."""
+NO_TEACHER_RANKING = "distill, no teacher ranking"
+"""The objective study's row without teacher ranking, where the shipped configuration has it."""
 
 
 def study_objective(lab: Lab, run: StudyRun[Settings]) -> None:
     """The paper's translation objective, distillation onto the teacher, and both, at equal training time (and
-    distillation without the ranking term, where the configuration has one)."""
+    distillation without each ranking term the configuration adds)."""
     config = lab.config()
     for objective in OBJECTIVES:
         encoder, cfg = lab.timed(objective, config.layers)
         run.rows[objective] = lab.score(encoder, cfg).row
-    rows: tuple[str, ...] = OBJECTIVES
+    ablations = {NO_TEACHER_RANKING: ("teacher ranking", config.teacher_ranking_weight > 0),
+                 NO_RANKING: ("ranking", config.ranking_weight > 0)}
+    for row, (drop, has) in ablations.items():
+        if has:
+            encoder, cfg = lab.timed("distill", config.layers, drop=drop)
+            run.rows[row] = lab.score(encoder, cfg).row
     if config.ranking_weight > 0:
-        encoder, cfg = lab.timed("distill", config.layers, ranking=False)
-        run.rows[NO_RANKING] = lab.score(encoder, cfg).row
-        rows = (*OBJECTIVES, NO_RANKING)
         run.notes.append(f"distill and both add translation ranking (weight {config.ranking_weight:g}, scale "
-                         f"{config.ranking_scale:g}, in-batch negatives) between student(x) and student(English); "
-                         f"translate and '{NO_RANKING}' train without it")
-    run.notes += [_equal_time_note(run, rows),
+                         f"{config.ranking_scale:g}, in-batch negatives) between student(x) and student(English)")
+    if config.teacher_ranking_weight > 0:
+        run.notes.append(f"distill and both add teacher ranking (weight {config.teacher_ranking_weight:g}): "
+                         "student(x) and student(English) ranked against the teacher's vector of the English side "
+                         f"among the batch's and {config.teacher_negatives} other teacher vectors of the corpus")
+    dropped = [row for row in ablations if row in run.rows]
+    if dropped:
+        run.notes.append(f"{', '.join(repr(row) for row in dropped)}: distill without the terms named; translate "
+                         "trains without any ranking term")
+    run.notes += [_equal_time_note(run, [*OBJECTIVES, *dropped]),
                   f"the same configuration ({' + '.join(run.settings.configs)}) in every row but `objective`: "
                   f"{config.layers} BiLSTM layer(s), the same vocabulary, corpus and subword initialisation; distill "
                   "and both regress onto the teacher's vectors of the English side of each pair"]
@@ -297,8 +310,8 @@ def study_depth(lab: Lab, run: StudyRun[Settings]) -> None:
 
 def claims_objective(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
     """LASER3's premise (teacher-student training learns an encoder far faster than translation), whether the
-    translation term helps beside it, and (where the study has the row) whether the ranking term does, on Tatoeba
-    and mean BUCC F1 at equal training time."""
+    translation term helps beside it, and (where the study has the rows) whether teacher ranking and in-batch
+    ranking do, on Tatoeba and mean BUCC F1 at equal training time."""
     out = []
     for col, what in (("tatoeba trained", "Tatoeba accuracy on the trained languages"),
                       ("bucc mean", "mean BUCC F1")):
@@ -308,10 +321,15 @@ def claims_objective(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
         out.append(Verdict(f"adding the translation term to distillation (both) beats distillation alone on {what} "
                            "at equal CPU time", rows["both"][col] > rows["distill"][col],
                            versus(rows["both"][col], rows["distill"][col]), source="xlsent"))
+        if NO_TEACHER_RANKING in rows:
+            out.append(Verdict(f"adding teacher ranking to distillation beats distillation without it on {what} at "
+                               "equal CPU time", rows["distill"][col] > rows[NO_TEACHER_RANKING][col],
+                               versus(rows["distill"][col], rows[NO_TEACHER_RANKING][col]), source="xlsent"))
         if NO_RANKING in rows:
-            out.append(Verdict(f"adding the ranking term to distillation beats distillation (MSE) alone on {what} "
-                               "at equal CPU time", rows["distill"][col] > rows[NO_RANKING][col],
-                               versus(rows["distill"][col], rows[NO_RANKING][col]), source="xlsent"))
+            ranked = rows.get(NO_TEACHER_RANKING, rows["distill"])
+            out.append(Verdict(f"adding the in-batch ranking term to distillation beats distillation (MSE) alone on "
+                               f"{what} at equal CPU time", ranked[col] > rows[NO_RANKING][col],
+                               versus(ranked[col], rows[NO_RANKING][col]), source="xlsent"))
     return out
 
 
