@@ -132,3 +132,17 @@ def test_openvino_streams_keep_each_row_with_its_sentence(default_encoder: Trans
     enc.use_backend("openvino")
     cos = np.sum(enc.encode(lines, batch_tokens=48) * ref, axis=1)
     assert cos.min() >= 0.9999, float(cos.min())
+
+
+def test_a_failed_export_names_its_folder_and_the_free_space(tmp_path: Path) -> None:
+    from xlsent.encoders.backends import _build_once
+
+    def full_disk(out: Path) -> None:
+        (out / "model.bin").write_bytes(b"partial")
+        raise RuntimeError("basic_ios::clear: iostream error")  # what OpenVINO says when the disk is full
+
+    dest = tmp_path / "exports" / "openvino"
+    with pytest.raises(RuntimeError, match=r"could not build .*openvino: basic_ios::clear: iostream error \(\d+\.\d "
+                                           r"GiB free on its disk.*XLSENT_HOME"):
+        _build_once(dest, full_disk)
+    assert not dest.exists() and list(dest.parent.iterdir()) == []  # no half-written export is left to be reused

@@ -161,7 +161,13 @@ def _build_once(dest: Path, build: Callable[[Path], None]) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
-        build(tmp)
+        try:
+            build(tmp)
+        except (OSError, RuntimeError) as e:  # a full disk surfaces as e.g. "basic_ios::clear: iostream error"
+            free = shutil.disk_usage(dest.parent).free / 2**30
+            raise RuntimeError(f"could not build {dest}: {e} ({free:.1f} GiB free on its disk; an export needs a few "
+                               "times the model's size: free some space, or point XLSENT_HOME at a disk with room)"
+                               ) from e
         try:
             tmp.rename(dest)
         except OSError:  # another process built it first
