@@ -34,7 +34,7 @@ from xlsent.data.xnli import XNLI_LANGS
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.bilstm import LaserEncoder
 from xlsent.encoders.cache import encoder_id
-from xlsent.encoders.model_card import record_metrics
+from xlsent.encoders.model_card import loss_terms, record_metrics
 from xlsent.encoders.registry import load_encoder
 from xlsent.evaluation import bucc, tatoeba, xnli
 from xlsent.evaluation.published import PUBLISHED
@@ -204,7 +204,7 @@ def setup(settings: Settings, out_dir: Path) -> Lab:
 def _gap_notes(encoder: LaserEncoder, config: LaserConfig) -> list[str]:
     training = encoder.manifest["training"]
     projected = f", projected to {encoder.dim}" if encoder.dim != 2 * config.hidden else ""
-    pairs = training["data"]["pairs"]
+    pairs, terms = training["data"]["pairs"], loss_terms(config.objective, asdict(config))
     return [
         f"what separates xlsent's row from the paper's: the paper trains 93 languages on 223M sentence pairs for 17 "
         f"epochs (about 5 days on 16 V100 GPUs) with a 5 x 512 BiLSTM (1024-d), 50k BPE and a 2048 decoder; "
@@ -214,6 +214,7 @@ def _gap_notes(encoder: LaserEncoder, config: LaserConfig) -> list[str]:
         f"{config.max_tokens} tokens) with a {config.layers} x "
         f"{config.hidden} BiLSTM ({2 * config.hidden}-d{projected}) and {config.vocab_size} SentencePiece pieces, "
         + (f"and the objective {config.objective}: onto {config.teacher}'s vectors of the English sides"
+           + (f" ({terms})" if terms else "")
            + (f" beside a {config.decoder_hidden} decoder" if config.translates else "")
            if config.distills else f"and a {config.decoder_hidden} decoder (the paper's objective)"),
         "the paper's BUCC numbers are on the real BUCC test sets; ours on the BUCC 2018 zh-en sample and "
@@ -300,7 +301,9 @@ def study_depth(lab: Lab, run: StudyRun[Settings]) -> None:
     three, three_cfg = lab.timed(objective, 3)
     run.rows.update({"1 layer": lab.score(one, one_cfg).row, "3 layers": lab.score(three, three_cfg).row})
     run.rows.update({f"paper, {k}": v for k, v in PAPER_DEPTH.items()})
-    run.notes += [_equal_time_note(run, ("1 layer", "3 layers")) + f"; objective {objective}",
+    terms = loss_terms(objective, asdict(lab.config()))
+    run.notes += [_equal_time_note(run, ("1 layer", "3 layers")) + f"; objective {objective}"
+                  + (f" ({terms})" if terms else ""),
                   "paper rows: Table 6 (Tatoeba as 100 - error over its languages; BUCC mean F1 on the real test "
                   "sets)"]
 
