@@ -296,12 +296,13 @@ def study_objective(lab: Lab, run: StudyRun[Settings]) -> None:
 
 def study_depth(lab: Lab, run: StudyRun[Settings]) -> None:
     """Table 6 at equal training time: the shipped objective with 1 and with 3 BiLSTM layers."""
-    objective = lab.config().objective
+    config = lab.config()
+    objective = config.objective
     one, one_cfg = lab.timed(objective, 1)
     three, three_cfg = lab.timed(objective, 3)
     run.rows.update({"1 layer": lab.score(one, one_cfg).row, "3 layers": lab.score(three, three_cfg).row})
     run.rows.update({f"paper, {k}": v for k, v in PAPER_DEPTH.items()})
-    terms = loss_terms(objective, asdict(lab.config()))
+    terms = loss_terms(objective, asdict(config))
     run.notes += [_equal_time_note(run, ("1 layer", "3 layers")) + f"; objective {objective}"
                   + (f" ({terms})" if terms else ""),
                   "paper rows: Table 6 (Tatoeba as 100 - error over its languages; BUCC mean F1 on the real test "
