@@ -55,6 +55,8 @@ RUNTIMES = {"onnx": "onnxruntime", "openvino": "openvino"}
 """Backend family -> the package that runs it."""
 OPENVINO_FLOAT_EDGE = 2
 """Transformer layers at each end that OpenVINO's static int8 keeps in float (part of its export folder's name)."""
+TABLE_ARCHITECTURES = frozenset({"xlm-roberta"})
+"""The architectures (Hugging Face ``model_type``) whose accuracy the measured table's guard checked: me5-small's."""
 SMOOTH_QUANT_ALPHA = 0.5  # static int8: 0.5 (NNCF: 0.95 for transformers) lifted the worst cosine to above 0.99
 
 Runner = Callable[[Iterable[tuple[np.ndarray, np.ndarray]]], Iterator[np.ndarray]]
@@ -110,11 +112,14 @@ def physical_cores() -> int:
 class PooledSums(torch.nn.Module):
     """The graph every backend runs: sums of the last layer's token states under the attention mask, or, with
     ``layer_weights`` (one per layer, embeddings first), of their weighted mix over every layer (dual-pivot's
-    layer mix)."""
+    layer mix); with a ``head`` (``(states, mask) -> (batch, dim)``, e.g. a sentence-transformers folder's pooling
+    and dense layers), the head's vectors instead of the sums."""
 
-    def __init__(self, model: TransformerModel, layer_weights: np.ndarray | None = None) -> None:
+    def __init__(self, model: TransformerModel, layer_weights: np.ndarray | None = None,
+                 head: torch.nn.Module | None = None) -> None:
         super().__init__()
         self.model = model
+        self.head = head
         self.mix = None if layer_weights is None else torch.nn.Parameter(
             torch.as_tensor(np.asarray(layer_weights, dtype=np.float32)), requires_grad=False)
 
@@ -124,6 +129,9 @@ class PooledSums(torch.nn.Module):
         else:
             layers = torch.stack(self.model(input_ids, attention_mask, all_layers=True))
             states = (layers * self.mix.view(-1, 1, 1, 1)).sum(dim=0)
+        if self.head is not None:
+            out: torch.Tensor = self.head(states, attention_mask)
+            return out
         return (states * attention_mask.unsqueeze(-1).to(states.dtype)).sum(dim=1)
 
 
@@ -135,10 +143,11 @@ def mix_key(checksum: str, layer_weights: np.ndarray | None) -> str:
     return f"{checksum}-mix-{digest}"
 
 
-def torch_runner(model: TransformerModel, layer_weights: np.ndarray | None = None, *, bf16: bool = False) -> Runner:
+def torch_runner(model: TransformerModel, layer_weights: np.ndarray | None = None, *, bf16: bool = False,
+                 head: torch.nn.Module | None = None) -> Runner:
     """The model itself under ``torch.inference_mode``: fp32 weights, matrix work in fp32 or, with ``bf16``, under
     bf16 autocast."""
-    graph = PooledSums(model, layer_weights).eval()
+    graph = PooledSums(model, layer_weights, head).eval()
 
     def run(batches: Iterable[tuple[np.ndarray, np.ndarray]]) -> Iterator[np.ndarray]:
         for ids, mask in batches:
@@ -292,9 +301,10 @@ def backend_dir(checksum: str, backend: str) -> Path:
 
 def build_runner(backend: str, model: TransformerModel, checksum: str, *,
                  tokenize: Callable[[list[str]], list[list[int]]], pad: int, threads: int | None = None,
-                 layer_weights: np.ndarray | None = None) -> Runner:
-    """A runner of ``backend`` for ``model`` (pooling the last layer, or the ``layer_weights`` mix of every layer),
-    exporting (once per model checksum and mix) what it needs.
+                 layer_weights: np.ndarray | None = None, head: torch.nn.Module | None = None) -> Runner:
+    """A runner of ``backend`` for ``model`` (pooling the last layer, or the ``layer_weights`` mix of every layer;
+    with ``head``, its vectors: see :class:`PooledSums`), exporting (once per model checksum and mix) what it needs;
+    ``checksum`` covers the head's weights where there is one.
 
     ``tokenize`` turns sentences into full model inputs (specials included) for int8 calibration.
     """
@@ -302,8 +312,8 @@ def build_runner(backend: str, model: TransformerModel, checksum: str, *,
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(CHOICES)}")
     threads = threads or physical_cores()
     if backend.startswith("torch"):
-        return torch_runner(model, layer_weights, bf16=backend == "torch-bf16")
-    graph = PooledSums(model, layer_weights)
+        return torch_runner(model, layer_weights, bf16=backend == "torch-bf16", head=head)
+    graph = PooledSums(model, layer_weights, head)
     checksum = mix_key(checksum, layer_weights)
     if not available(backend):
         package = RUNTIMES[backend.split("-")[0]]
@@ -377,4 +387,17 @@ def auto_backend() -> str:
                            "benchmarks/backend_bench.py") from exc
     backend, reason = backend_choice(table)
     log.info("backend auto -> %s: %s", backend, reason)
+    return backend
+
+
+def auto_backend_for(architecture: str) -> str:
+    """``auto`` for a model of ``architecture``: the measured table's choice where the table's guard checked that
+    architecture (:data:`TABLE_ARCHITECTURES`); else OpenVINO fp32, which the tests check against PyTorch on every
+    architecture xlsent runs (PyTorch where OpenVINO is not installed). The choice and the reason are logged."""
+    if architecture in TABLE_ARCHITECTURES:
+        return auto_backend()
+    backend = "openvino" if available("openvino") else "torch"
+    log.info("backend auto -> %s: the measured table checked %s models only, not %s; openvino (fp32) agrees with "
+             "torch on %s models at min cosine 0.9999", backend, ", ".join(sorted(TABLE_ARCHITECTURES)),
+             architecture, architecture)
     return backend

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 from xlsent.atomic import write_json
+from xlsent.encoders.foreign import ForeignEncoder
 from xlsent.encoders.model_dir import ModelDirError
 from xlsent.encoders.transformer import TransformerEncoder
 
@@ -15,8 +16,11 @@ _COPIED = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_conf
 def export_sentence_transformers(encoder: TransformerEncoder, out: str | Path) -> Path:
     """Write ``out`` so that ``SentenceTransformer(out).encode(s)`` equals ``encoder.encode(s)``.
 
-    The e5 prefix becomes the folder's default prompt; pooling is mean over all tokens, then L2.
+    The e5 prefix becomes the folder's default prompt; pooling is mean over all tokens, then L2. An encoder loaded
+    from a sentence-transformers or Hugging Face folder is refused: that folder is already the export.
     """
+    if isinstance(encoder, ForeignEncoder):
+        raise ValueError(f"{encoder.model_dir} is already a {encoder.spec.kind} folder: copy it instead")
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise FileExistsError(f"{out} exists and is not empty; choose a new folder")

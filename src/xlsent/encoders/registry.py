@@ -1,4 +1,6 @@
-"""Names and directories -> encoders. ``load("me5-small")``, ``load("muse")`` or ``load("path/to/model")``.
+"""Names and directories -> encoders. ``load("me5-small")``, ``load("muse")`` or ``load("path/to/model")``, where a
+directory is xlsent's own (with ``xlsent.json``), a sentence-transformers folder or a Hugging Face model folder
+(:mod:`xlsent.encoders.foreign`).
 
 A model directory of any type (built-in or written by a registered method) has every file its manifest lists
 checked against its checksum here, before the type's encoder reads it (:mod:`xlsent.encoders.model_dir`).
@@ -134,7 +136,14 @@ def _build(name_or_path: str | Path) -> Encoder:
     path = Path(key)
     if path.is_dir():
         if not (path / MANIFEST).is_file():
-            raise ModelDirError(f"{path}: not an xlsent model directory (no {MANIFEST}); "
+            from xlsent.encoders.st_folder import MODULES, is_foreign_folder
+
+            if is_foreign_folder(path):
+                from xlsent.encoders.foreign import ForeignEncoder
+
+                return ForeignEncoder(path)
+            raise ModelDirError(f"{path}: not an xlsent model directory (no {MANIFEST}), nor a sentence-transformers "
+                                f"folder (no {MODULES}) or Hugging Face model folder (no config.json); "
                                 f"registered names: {', '.join(REGISTERED)}")
         kind = read_manifest(path, verify="cached")["type"]  # every listed file, whatever the type, before loading
         encoder: Encoder = _directory_loader(path, kind)(path)

@@ -28,6 +28,7 @@ from torch import nn
 
 from xlsent.atomic import atomic_path
 from xlsent.encoders.batching import pad_batch
+from xlsent.encoders.foreign import ForeignEncoder
 from xlsent.encoders.lora import ADAPTER_FILE, LORA_TYPE
 from xlsent.encoders.model_dir import write_manifest
 from xlsent.encoders.registry import REGISTERED
@@ -51,6 +52,10 @@ class TrainableTransformer(nn.Module):
     def __init__(self, source: str | Path | TransformerEncoder) -> None:
         super().__init__()
         encoder = source if isinstance(source, TransformerEncoder) else TransformerEncoder(source)
+        if isinstance(encoder, ForeignEncoder):
+            raise ValueError(f"{encoder.model_dir}: training from a {encoder.spec.kind} folder is not supported (its "
+                             "pooling and tokenizer settings would not carry over); train from me5-small or an xlsent "
+                             "model directory")
         self.model = copy.deepcopy(encoder.model) if encoder is source else encoder.model
         self.model.requires_grad_(True)
         self.tokenizer = encoder.tokenizer

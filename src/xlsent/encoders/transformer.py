@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file
 from tokenizers import Tokenizer
+from torch import nn
 from tqdm.auto import tqdm
 
 from xlsent.encoders.backends import BACKENDS, Runner, build_runner
@@ -22,7 +23,6 @@ from xlsent.inference import DEFAULT_BATCH_TOKENS, id_suffix
 from xlsent.languages import TrainedLanguages
 
 log = logging.getLogger(__name__)
-
 
 
 class TransformerEncoder:
@@ -67,12 +67,20 @@ class TransformerEncoder:
         self.prefix: str = enc_cfg.get("prefix", "")
         self.bos: int = enc_cfg.get("bos_id", 0)
         self.eos: int = enc_cfg.get("eos_id", 2)
+        self._describe(name or self.manifest.get("name", self.model_dir.name), model_checksum(self.manifest),
+                       languages)
+
+    def _describe(self, name: str, checksum: str, languages: frozenset[str] | None) -> None:
+        """Set what follows from ``self.config`` and the model's name and checksum: the id, sizes and windows;
+        vectors are mean-pooled (no ``head``) from the text as it is (no lowercasing)."""
+        self.head: nn.Module | None = None
+        self.lowercase = False
         self.pad: int = self.config.pad_token_id
-        self.max_tokens: int = self.config.max_position_embeddings - self.pad - 1
-        self.name: str = name or self.manifest.get("name", self.model_dir.name)
+        self.max_tokens: int = self.config.max_tokens
+        self.name: str = name
         self.dim: int = self.config.hidden_size
         self.num_layers: int = self.config.num_hidden_layers
-        self.checksum = model_checksum(self.manifest)
+        self.checksum = checksum
         self.id: str = f"{self.name}@{self.checksum}"
         self.trained_languages = TrainedLanguages(self.name, languages) if languages else None
 
@@ -87,15 +95,21 @@ class TransformerEncoder:
         """
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
-        self._runner = None if backend == "torch" and layer_weights is None else build_runner(
+        plain = backend == "torch" and layer_weights is None and self.head is None
+        self._runner = None if plain else build_runner(
             backend, self.model, self.checksum, pad=self.pad, threads=threads, layer_weights=layer_weights,
-            tokenize=lambda texts: [[self.bos, *ids, self.eos] for ids in self.content_ids(texts)])
+            head=self.head, tokenize=lambda texts: [[self.bos, *ids, self.eos] for ids in self.content_ids(texts)])
         self.backend = backend
         self.id = f"{self.name}@{self.checksum}{id_suffix(backend)}"
 
+    def _texts(self, sentences: Sequence[str]) -> list[str]:
+        """What the tokenizer reads: ``prefix + sentence``, lowercased where the model wants it."""
+        texts = [self.prefix + s for s in sentences]
+        return [t.lower() for t in texts] if self.lowercase else texts
+
     def content_ids(self, sentences: Sequence[str]) -> list[list[int]]:
         """Token ids of ``prefix + sentence`` without the special tokens."""
-        encs = self.tokenizer.encode_batch([self.prefix + s for s in sentences], add_special_tokens=False)
+        encs = self.tokenizer.encode_batch(self._texts(sentences), add_special_tokens=False)
         return [e.ids for e in encs]
 
     def prefixed_ids(self, sentences: Sequence[str]) -> list[tuple[list[int], int]]:
@@ -104,7 +118,7 @@ class TransformerEncoder:
         A token belongs to the prefix when it ends within the prefix's text without its trailing spaces:
         SentencePiece turns the prefix's final space into the word-start mark of the sentence's first token.
         """
-        encs = self.tokenizer.encode_batch([self.prefix + s for s in sentences], add_special_tokens=False)
+        encs = self.tokenizer.encode_batch(self._texts(sentences), add_special_tokens=False)
         cut = len(self.prefix.rstrip())
         return [(e.ids, sum(1 for _, end in e.offsets if end <= cut)) for e in encs]
 
@@ -121,9 +135,11 @@ class TransformerEncoder:
 
     def _run(self, windows: list[Window], batch_tokens: int, progress: bool, all_layers: bool,
              total: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per-window token sums ``(windows, layers, dim)`` and token counts."""
+        """Per-window token sums ``(windows, layers, dim)`` (the head's vectors where there is a ``head``) and token
+        counts."""
         n_layers = self.num_layers + 1 if all_layers else 1
-        sums = np.zeros((len(windows), n_layers, self.dim), dtype=np.float32)
+        width = self.config.hidden_size if all_layers else self.dim
+        sums = np.zeros((len(windows), n_layers, width), dtype=np.float32)
         lengths = [len(w.ids) + 2 for w in windows]
         batches = list(token_budget_batches(lengths, batch_tokens))
         padded = (pad_batch([[self.bos, *windows[i].ids, self.eos] for i in batch], self.pad) for batch in batches)
@@ -164,14 +180,15 @@ class TransformerEncoder:
 
     def _pooled(self, windows: list[Window], keep: list[int], rows: int, lang: str | None, batch_tokens: int,
                 progress: bool) -> np.ndarray:
-        """Unit mean-pooled rows of the texts ``keep`` (window-averaged), zero rows elsewhere."""
+        """Unit mean-pooled rows (the head's, where there is one) of the texts ``keep`` (window-averaged, weighted by
+        token count), zero rows elsewhere."""
         if self.trained_languages is not None:
             self.trained_languages.check(lang)
         out = np.zeros((rows, self.dim), dtype=np.float32)
         if not windows:
             return out
         sums, counts = self._run(windows, batch_tokens, progress, all_layers=False, total=len(keep))
-        means = sums[:, 0, :] / counts[:, None]
+        means = sums[:, 0, :] if self.head is not None else sums[:, 0, :] / counts[:, None]
         if len(windows) == len(keep):  # nothing was split: window i is text keep[i]
             out[keep] = l2_normalize(means)
             return out
@@ -185,7 +202,7 @@ class TransformerEncoder:
     def layer_pooled(self, sentences: Sequence[str], *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                      progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Sum-pooled token states of every layer ``(n, layers + 1, dim)`` and token counts ``(n,)``."""
-        sums = np.zeros((len(sentences), self.num_layers + 1, self.dim), dtype=np.float32)
+        sums = np.zeros((len(sentences), self.num_layers + 1, self.config.hidden_size), dtype=np.float32)
         counts = np.zeros(len(sentences), dtype=np.float32)
         keep, windows = self._windows(sentences)
         if not windows:
@@ -207,7 +224,7 @@ class TransformerEncoder:
         """
         if not 0 <= layer <= self.num_layers:
             raise ValueError(f"layer {layer} is not in 0..{self.num_layers}")
-        out = [np.zeros((0, self.dim), dtype=np.float32) for _ in sentences]
+        out = [np.zeros((0, self.config.hidden_size), dtype=np.float32) for _ in sentences]
         keep = [i for i, s in enumerate(sentences) if s.strip()]
         encoded = self.prefixed_ids([sentences[i] for i in keep])
         for i, (seq, _) in zip(keep, encoded, strict=True):

@@ -1,9 +1,10 @@
 """A BERT/XLM-R style encoder in plain PyTorch, with Hugging Face parameter names.
 
-Parameter names match ``transformers.XLMRobertaModel`` so one safetensors file serves xlsent and an
-exported sentence-transformers folder. Attention uses ``scaled_dot_product_attention``. Dropout sits where
-BERT has it (embedding output, attention probabilities, each dense output before its residual) and is 0 by
-default, so inference is unchanged; training turns it on with ``set_dropout``.
+Parameter names match ``transformers.XLMRobertaModel`` and ``transformers.BertModel`` so one safetensors file
+serves xlsent and an exported sentence-transformers folder, and a BERT or XLM-R folder from elsewhere loads as it
+is; the two differ in their position ids (:data:`ARCHITECTURES`). Attention uses ``scaled_dot_product_attention``.
+Dropout sits where BERT has it (embedding output, attention probabilities, each dense output before its residual)
+and is 0 by default, so inference is unchanged; training turns it on with ``set_dropout``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
+
+ARCHITECTURES = {"xlm-roberta": "padding", "roberta": "padding", "bert": "zero"}
+"""Hugging Face ``model_type`` -> where its position ids start: ``padding`` after the padding id (RoBERTa's
+``padding_idx + 1``, counting real tokens only), ``zero`` at 0 (BERT)."""
+ACTIVATIONS = {"gelu": "none", "gelu_new": "tanh", "gelu_pytorch_tanh": "tanh"}
+"""Hugging Face ``hidden_act`` -> the ``approximate`` argument of ``F.gelu`` that computes it."""
 
 
 @dataclass(frozen=True)
@@ -35,15 +42,25 @@ class TransformerConfig:
     pad_token_id: int = 1
     hidden_dropout_prob: float = 0.0
     attention_probs_dropout_prob: float = 0.0
+    model_type: str = "xlm-roberta"
+    hidden_act: str = "gelu"
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest input (special tokens included) that has a position embedding."""
+        if ARCHITECTURES[self.model_type] == "zero":
+            return self.max_position_embeddings
+        return self.max_position_embeddings - self.pad_token_id - 1
 
     def to_hf_dict(self) -> dict[str, object]:
-        """A ``config.json`` that ``transformers.AutoModel`` reads as an XLM-RoBERTa model."""
-        dropout = ("hidden_dropout_prob", "attention_probs_dropout_prob")
-        out: dict[str, object] = {k: v for k, v in asdict(self).items() if k not in dropout}
+        """A ``config.json`` that ``transformers.AutoModel`` reads as an XLM-RoBERTa model (the only kind xlsent
+        writes)."""
+        later = ("hidden_dropout_prob", "attention_probs_dropout_prob", "model_type", "hidden_act")
+        out: dict[str, object] = {k: v for k, v in asdict(self).items() if k not in later}
         out.update(
             architectures=["XLMRobertaModel"],
-            model_type="xlm-roberta",
-            hidden_act="gelu",
+            model_type=self.model_type,
+            hidden_act=self.hidden_act,
             hidden_dropout_prob=self.hidden_dropout_prob,
             attention_probs_dropout_prob=self.attention_probs_dropout_prob,
             initializer_range=0.02,
@@ -68,9 +85,13 @@ class _Embeddings(nn.Module):
         self.LayerNorm = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
         self.dropout = nn.Dropout(cfg.hidden_dropout_prob)
         self.pad = cfg.pad_token_id
+        self.from_zero = ARCHITECTURES[cfg.model_type] == "zero"
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        positions = torch.cumsum(mask, dim=1) * mask + self.pad
+        if self.from_zero:  # 0, 1, 2, ... (a cumulative sum rather than arange: exported graphs keep any length)
+            positions = torch.cumsum(torch.ones_like(ids), dim=1) - 1
+        else:
+            positions = torch.cumsum(mask, dim=1) * mask + self.pad
         x = self.word_embeddings(ids) + self.position_embeddings(positions)
         x = x + self.token_type_embeddings.weight[0]
         return self.dropout(self.LayerNorm(x))
@@ -124,10 +145,11 @@ class _Layer(nn.Module):
         self.attention = _Attention(cfg)
         self.intermediate = _Dense(cfg.hidden_size, cfg.intermediate_size, None)
         self.output = _Dense(cfg.intermediate_size, cfg.hidden_size, cfg.layer_norm_eps, cfg.hidden_dropout_prob)
+        self.approximate = ACTIVATIONS[cfg.hidden_act]
 
     def forward(self, x: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
         x = self.attention(x, attn_mask)
-        return self.output.residual(x, F.gelu(self.intermediate.dense(x)))
+        return self.output.residual(x, F.gelu(self.intermediate.dense(x), approximate=self.approximate))
 
 
 class _Stack(nn.Module):

@@ -1,0 +1,87 @@
+"""Encoders that xlsent did not write: a sentence-transformers folder or a Hugging Face model folder on disk.
+
+The transformer runs as xlsent's own (:class:`TransformerModel`), and the folder's pooling, dense layers and
+normalisation as a :class:`SentenceHead` in the same graph, so the folder runs on every backend, windows long
+inputs at its ``max_seq_length``, and has an id carrying the checksum of every file it reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from xlsent.checksum import sha256_file
+from xlsent.encoders.backends import auto_backend_for
+from xlsent.encoders.hf_checkpoint import base_model_state, read_tensors, read_tokenizer, special_ids
+from xlsent.encoders.model_dir import BIG_FILE_BYTES, ModelDirError, cached_sha256
+from xlsent.encoders.sentence_head import Dense, Pooling, SentenceHead
+from xlsent.encoders.st_folder import FolderSpec, read_folder
+from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.encoders.transformer_model import TransformerModel
+
+
+def folder_checksum(spec: FolderSpec) -> str:
+    """A short id of every file the folder's encoder reads (big files hashed once per change, as model
+    directories' weights are)."""
+    digests = {}
+    for path in spec.files:
+        big = path.stat().st_size >= BIG_FILE_BYTES
+        digests[path.relative_to(spec.root).as_posix()] = cached_sha256(path) if big else sha256_file(path)
+    return hashlib.sha256(json.dumps(digests, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def build_head(spec: FolderSpec) -> SentenceHead:
+    """The folder's pooling, dense layers (weights loaded) and normalisation as one module."""
+    dense = []
+    for d in spec.dense:
+        layer = Dense(d.in_features, d.out_features, d.bias, d.activation)
+        state = read_tensors(d.weights)
+        try:
+            layer.load_state_dict({k: v.float() for k, v in state.items()})
+        except RuntimeError as exc:
+            raise ModelDirError(f"{d.weights}: weights do not fit the Dense config ({exc})") from exc
+        dense.append(layer)
+    return SentenceHead(Pooling(spec.pooling), dense, normalize=spec.normalize).eval()
+
+
+class ForeignEncoder(TransformerEncoder):
+    """A sentence-transformers folder (``modules.json``) or a Hugging Face model folder, encoded as
+    ``SentenceTransformer(folder).encode`` encodes it (then L2-normalised, as every xlsent encoder's rows are).
+
+    >>> import xlsent
+    >>> enc = xlsent.load("/models/LaBSE")             # doctest: +SKIP
+    >>> enc.id, enc.dim                                # doctest: +SKIP
+    ('LaBSE@3f0c9a1e52d7b804', 768)
+    """
+
+    def __init__(self, folder: str | Path, *, name: str | None = None) -> None:
+        spec = read_folder(folder)
+        self.spec = spec
+        self._runner = None
+        self.backend = "torch"
+        self.model_dir = spec.root
+        self.files_dir = spec.transformer
+        self.manifest: dict[str, object] = {"type": spec.kind}
+        self.config = spec.config
+        self.model = TransformerModel(self.config)
+        missing, unexpected = self.model.load_state_dict(base_model_state(spec.weights), strict=False)
+        if missing or unexpected:
+            raise ModelDirError(f"{spec.weights[0]}: weights do not match {spec.transformer / 'config.json'} "
+                                f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
+        self.model.eval()
+        self.tokenizer = read_tokenizer(spec.transformer)
+        self.prefix = spec.prompt
+        self.bos, self.eos = special_ids(self.tokenizer, spec.transformer / "tokenizer.json")
+        self._describe(name or spec.root.name, folder_checksum(spec), None)
+        self.lowercase = spec.lowercase
+        self.max_tokens = spec.max_seq_length
+        self.dim = spec.dim
+        if not spec.mean_pooled:  # xlsent's own mean pooling needs no head (and gives xlsent's vectors exactly)
+            self.head = build_head(spec)
+            self.use_backend("torch")
+
+    def auto_backend(self) -> str:
+        """``auto``: the measured table's choice where it checked this architecture, else a backend checked
+        against PyTorch on it (logged)."""
+        return auto_backend_for(self.config.model_type)

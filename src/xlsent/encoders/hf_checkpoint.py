@@ -1,0 +1,162 @@
+"""A Hugging Face transformer folder read without ``transformers`` and without a network: ``config.json`` ->
+:class:`TransformerConfig`, the weights (safetensors, sharded safetensors, or ``pytorch_model.bin`` read with
+``weights_only``), and the tokenizer (``tokenizer.json``).
+
+Nothing is downloaded: a file the folder lacks is an error naming it, and where the folder names a model on the
+Hugging Face hub (``_name_or_path``, ``tokenizer_name_or_path``) the error says so and how to bring the files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
+
+from xlsent.encoders.model_dir import ModelDirError
+from xlsent.encoders.transformer_model import ACTIVATIONS, ARCHITECTURES, TransformerConfig
+
+WEIGHTS = "model.safetensors"
+SHARD_INDEX = "model.safetensors.index.json"
+PICKLED_WEIGHTS = "pytorch_model.bin"
+TOKENIZER = "tokenizer.json"
+BRING = "download the model on a machine with network access and copy its whole folder here (README: Encoders)"
+PREFIXES = ("bert.", "roberta.")
+"""Prefixes of the base model's weights in checkpoints saved with a task head (``BertForMaskedLM`` and the like)."""
+HEADS = ("pooler.", "cls.", "lm_head.", "classifier.", "embeddings.position_ids", "embeddings.token_type_ids")
+"""Weights and buffers that no sentence vector uses."""
+
+
+def read_json(path: Path) -> Any:
+    """The JSON in ``path``; a missing or unreadable file is a :class:`ModelDirError` naming it."""
+    if not path.is_file():
+        raise ModelDirError(f"{path}: is missing{hub_hint(path.parent)}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelDirError(f"{path}: not readable JSON ({exc})") from exc
+
+
+def hub_hint(folder: Path) -> str:
+    """Where ``folder``'s files name a model that is not on this disk (a hub name): what to do about it."""
+    names = []
+    for file, key in (("config.json", "_name_or_path"), ("sentence_bert_config.json", "tokenizer_name_or_path"),
+                      ("tokenizer_config.json", "name_or_path")):
+        try:
+            value = json.loads((folder / file).read_text(encoding="utf-8")).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(value, str) and value and not (folder / value).exists() and not Path(value).exists():
+            names.append(f"{file} names {value!r}")
+    if not names:
+        return ""
+    return f" ({'; '.join(names)}, not on this disk: xlsent never downloads; {BRING})"
+
+
+def read_config(folder: Path) -> TransformerConfig:
+    """The architecture in ``folder/config.json``: BERT, RoBERTa or XLM-RoBERTa, absolute positions, a GELU."""
+    path = folder / "config.json"
+    raw = read_json(path)
+    if not isinstance(raw, dict):
+        raise ModelDirError(f"{path}: not a Hugging Face model config (a JSON object)")
+    model_type = raw.get("model_type")
+    if model_type not in ARCHITECTURES:
+        named = ", ".join(raw.get("architectures") or []) or "no architectures field"
+        raise ModelDirError(f"{path}: architecture {model_type!r} ({named}) is not supported; xlsent runs "
+                            f"{', '.join(sorted(ARCHITECTURES))} models")
+    if raw.get("position_embedding_type", "absolute") != "absolute":
+        raise ModelDirError(f"{path}: position_embedding_type {raw['position_embedding_type']!r} is not supported "
+                            "(only absolute positions)")
+    if raw.get("hidden_act", "gelu") not in ACTIVATIONS:
+        raise ModelDirError(f"{path}: hidden_act {raw['hidden_act']!r} is not supported "
+                            f"({', '.join(ACTIVATIONS)})")
+    dropout = ("hidden_dropout_prob", "attention_probs_dropout_prob")  # inference: off
+    fields = {k: raw[k] for k in TransformerConfig.__dataclass_fields__
+              if k in raw and raw[k] is not None and k not in dropout}
+    fields.setdefault("pad_token_id", 0 if model_type == "bert" else 1)
+    try:
+        return TransformerConfig(**fields)
+    except TypeError as exc:
+        raise ModelDirError(f"{path}: {exc}") from exc
+
+
+def weight_files(folder: Path) -> list[Path]:
+    """The files holding ``folder``'s weights: ``model.safetensors``, the shards its index lists, or
+    ``pytorch_model.bin``."""
+    if (folder / WEIGHTS).is_file():
+        return [folder / WEIGHTS]
+    if (folder / SHARD_INDEX).is_file():
+        index = read_json(folder / SHARD_INDEX)
+        shards = sorted(set(index.get("weight_map", {}).values())) if isinstance(index, dict) else []
+        if not shards:
+            raise ModelDirError(f"{folder / SHARD_INDEX}: lists no shards (no weight_map)")
+        missing = [s for s in shards if not (folder / s).is_file()]
+        if missing:
+            raise ModelDirError(f"{folder / missing[0]}: is missing ({len(missing)} of the {len(shards)} shards "
+                                f"that {SHARD_INDEX} lists){hub_hint(folder)}")
+        return [folder / s for s in shards]
+    if (folder / PICKLED_WEIGHTS).is_file():
+        return [folder / PICKLED_WEIGHTS]
+    raise ModelDirError(f"{folder / WEIGHTS}: is missing (nor is there {SHARD_INDEX} or {PICKLED_WEIGHTS}): the "
+                        f"folder has no weights{hub_hint(folder)}")
+
+
+def read_tensors(path: Path) -> dict[str, torch.Tensor]:
+    """The tensors of one weights file (safetensors, or a PyTorch file read with ``weights_only=True``)."""
+    try:
+        if path.suffix == ".safetensors":
+            return load_file(str(path))
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # both libraries raise several types for a corrupt file
+        raise ModelDirError(f"{path}: cannot be read ({exc})") from exc
+    if not isinstance(state, dict):
+        raise ModelDirError(f"{path}: holds no state dict of tensors")
+    return state
+
+
+def base_model_state(files: Iterable[Path]) -> dict[str, torch.Tensor]:
+    """The base model's weights from ``files``, in float32, named as :class:`TransformerModel` names them (task
+    heads, the pooler and position-id buffers dropped; TensorFlow-era ``gamma``/``beta`` renamed)."""
+    state: dict[str, torch.Tensor] = {}
+    for path in files:
+        for key, value in read_tensors(path).items():
+            for prefix in PREFIXES:
+                key = key.removeprefix(prefix)
+            if key.startswith(HEADS):
+                continue
+            if key.endswith("LayerNorm.gamma") or key.endswith("LayerNorm.beta"):
+                key = key.rsplit(".", 1)[0] + (".weight" if key.endswith("gamma") else ".bias")
+            state[key] = value.float() if value.is_floating_point() else value
+    return state
+
+
+def read_tokenizer(folder: Path) -> Tokenizer:
+    """``folder/tokenizer.json`` with its truncation and padding turned off (xlsent windows and pads itself)."""
+    path = folder / TOKENIZER
+    if not path.is_file():
+        raise ModelDirError(f"{path}: is missing (xlsent reads the fast tokenizer's file; where the folder has only "
+                            "vocab.txt or sentencepiece.bpe.model, write it with transformers: "
+                            f"AutoTokenizer.from_pretrained(FOLDER).save_pretrained(FOLDER)){hub_hint(folder)}")
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:  # tokenizers raises a bare Exception for a malformed file
+        raise ModelDirError(f"{path}: not a readable tokenizer ({exc})") from exc
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def special_ids(tokenizer: Tokenizer, path: Path) -> tuple[int, int]:
+    """The ids the tokenizer puts around a text (``[CLS]``/``[SEP]``, ``<s>``/``</s>``); a tokenizer that adds
+    anything else is an error naming ``path``."""
+    plain = tokenizer.encode("a b", add_special_tokens=False).ids
+    full = tokenizer.encode("a b", add_special_tokens=True).ids
+    if len(full) != len(plain) + 2 or full[1:-1] != plain:
+        raise ModelDirError(f"{path}: the tokenizer adds {len(full) - len(plain)} special token(s) other than one "
+                            "before and one after the text; xlsent runs models whose inputs are [CLS] text [SEP] or "
+                            "<s> text </s>")
+    return full[0], full[-1]

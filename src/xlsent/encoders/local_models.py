@@ -1,0 +1,69 @@
+"""The model folders named by ``$XLSENT_MODELS`` (a path list, separated by ``os.pathsep``), for ``xlsent models``.
+
+Each entry is a model folder (xlsent's own, a sentence-transformers folder or a Hugging Face model folder) or a
+folder holding such folders. Only JSON files are read; a folder that cannot be read is listed with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from xlsent.encoders.model_dir import MANIFEST, ModelDirError
+
+MODELS_ENV = "XLSENT_MODELS"
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """A model folder on disk: its name (the folder's), kind, vector length (None where unknown) and path."""
+
+    name: str
+    kind: str
+    dim: int | None
+    path: Path
+    problem: str = ""
+
+
+def _json_object(path: Path) -> dict[str, object]:
+    """The JSON object in ``path``; empty where the file is missing or holds something else."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _describe(path: Path) -> LocalModel | None:
+    """``path`` as a model folder, or None where it is none."""
+    from xlsent.encoders.st_folder import is_foreign_folder, read_folder
+
+    if (path / MANIFEST).is_file():
+        dim = _json_object(path / "config.json").get("hidden_size")
+        kind = _json_object(path / MANIFEST).get("type", "?")
+        return LocalModel(path.name, f"xlsent {kind}", dim if isinstance(dim, int) else None, path)
+    if not is_foreign_folder(path):
+        return None
+    try:
+        spec = read_folder(path)
+    except ModelDirError as exc:
+        return LocalModel(path.name, "unreadable", None, path, str(exc))
+    return LocalModel(path.name, spec.kind, spec.dim, path)
+
+
+def local_models(value: str | None = None) -> list[LocalModel]:
+    """The model folders that ``value`` (default ``$XLSENT_MODELS``) names, in its order, each folder's models
+    sorted by name."""
+    value = os.environ.get(MODELS_ENV, "") if value is None else value
+    found: list[LocalModel] = []
+    for entry in filter(None, value.split(os.pathsep)):
+        path = Path(entry).expanduser()
+        if not path.is_dir():
+            found.append(LocalModel(path.name, "missing", None, path, "no such folder"))
+            continue
+        own = _describe(path)
+        children = [] if own else [m for p in sorted(path.iterdir()) if p.is_dir() and (m := _describe(p))]
+        found += [own] if own else children
+    return found
