@@ -214,6 +214,35 @@ def embedded_in_txt_truncated(w: Path, model: Path) -> None:
     (w / "in.npy").write_bytes((w / "in.npy").read_bytes()[:150])
 
 
+def foreign_folder(edit: Callable[[Path], None]) -> Callable[[Path, Path], None]:
+    """A setup writing ``{w}/hf``, a Hugging Face model folder (the tiny model's transformer files), then ``edit``."""
+    def setup(w: Path, model: Path) -> None:
+        (w / "hf").mkdir()
+        for name in ("config.json", "model.safetensors", "tokenizer.json"):
+            shutil.copyfile(model / name, w / "hf" / name)
+        edit(w / "hf")
+    return setup
+
+
+def with_weights_named_on_the_hub(folder: Path) -> None:
+    (folder / "model.safetensors").unlink()
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps({**config, "_name_or_path": "sentence-transformers/LaBSE"}),
+                                        encoding="utf-8")
+
+
+def with_architecture_mpnet(folder: Path) -> None:
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    (folder / "config.json").write_text(json.dumps({**config, "model_type": "mpnet", "architectures": ["MPNetModel"]}),
+                                        encoding="utf-8")
+
+
+def with_modules(text: str) -> Callable[[Path], None]:
+    def edit(folder: Path) -> None:
+        (folder / "modules.json").write_text(text, encoding="utf-8")
+    return edit
+
+
 @dataclass(frozen=True)
 class Case:
     """One awkward input: the command, its exit code, a fragment of what it says, the new files it leaves."""
@@ -343,6 +372,20 @@ CASES = [
          setup=trained_with_a_byte_flipped("absent", "generators.safetensors")),
     case("model-training-log-deleted", "embed {w}/in.txt -o {w}/o.npy --model {w}/model -q", 0, "wrote ",
          left=EMBEDDED, setup=with_training_log_deleted),
+    case("model-folder-weights-named-on-the-hub", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
+         "config.json names 'sentence-transformers/LaBSE', not on this disk: xlsent never downloads",
+         setup=foreign_folder(with_weights_named_on_the_hub)),
+    case("model-folder-weights-missing", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
+         "hf/model.safetensors: is missing (nor is there model.safetensors.index.json or pytorch_model.bin)",
+         setup=foreign_folder(lambda folder: (folder / "model.safetensors").unlink())),
+    case("model-folder-unsupported-architecture", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
+         "hf/config.json: architecture 'mpnet' (MPNetModel) is not supported; xlsent runs bert, roberta, xlm-roberta",
+         setup=foreign_folder(with_architecture_mpnet)),
+    case("model-folder-modules-not-json", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
+         "hf/modules.json: not readable JSON", setup=foreign_folder(with_modules("[{"))),
+    case("model-folder-module-not-supported", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
+         "module 0 has type 'sentence_transformers.models.LSTM', which xlsent does not run",
+         setup=foreign_folder(with_modules('[{"idx": 0, "path": "", "type": "sentence_transformers.models.LSTM"}]'))),
     case("model-factory-not-an-encoder", "embed {w}/in.txt -o {w}/o.npy --model os:getcwd -q", 2,
          "--model os:getcwd returned a str"),
     # training: a run that would train nothing, adopt the user's files or ignore a config table is refused
