@@ -11,6 +11,10 @@ loading the model (its exported graph cached) to the first vector of one sentenc
 - ``news``: ``--sentences`` newstest2013 lines, half German and half English (news-length sentences).
 - ``trained``: the shipped trained models (one per model type) on the Tatoeba sentences, each on ``auto`` and
   on ``torch``, beside the default encoder on PyTorch fp32 (the case's baseline) and bf16.
+- ``foreign``: a foreign folder, me5-small exported with ``xlsent export --sentence-transformers`` and loaded back
+  as a sentence-transformers folder (``xlsent.load(folder)``), on ``auto`` (and ``torch``, the accuracy
+  reference), against sentence-transformers on the same folder, on the Tatoeba sentences: its ratio stands beside
+  the default encoder's of the ``tatoeba`` case.
 
 Contenders on me5-small: xlsent on ``--backends`` (default PyTorch fp32, the reference, and ``auto``; every
 backend's speed and accuracy on this CPU is ``backend_bench.py``'s table); sentence-transformers on the same weights
@@ -53,7 +57,7 @@ BACKENDS = ("torch", "torch-bf16", "onnx", "onnx-int8", "openvino", "openvino-bf
 ST_BACKENDS = ("torch", "torch-bf16", "onnx", "onnx-int8", "openvino")
 TRAINED = ("models/dueam-weak", "models/emu-en", "models/laser-small", "models/sup-de-en", "models/absent-de-en")
 REFERENCE = "xlsent torch"
-CASES = ("tatoeba", "news", "trained")
+CASES = ("tatoeba", "news", "trained", "foreign")
 
 
 def _lines(files: Sequence[Path], n: int) -> list[str]:
@@ -275,6 +279,13 @@ def trained_contenders(models: Sequence[str]) -> list[Contender]:
     return out
 
 
+def foreign_contenders(st_dir: Path, st_backends: Sequence[str]) -> list[Contender]:
+    """The exported me5-small folder loaded as a foreign folder, by xlsent on PyTorch fp32 (the accuracy reference)
+    and on ``auto``, and by sentence-transformers on each of its backends."""
+    return ([Contender(f"xlsent foreign folder {b}", "xlsent", model=str(st_dir), backend=b) for b in ("torch", "auto")]
+            + [Contender(f"sentence-transformers {b}", "st", model=str(st_dir), backend=b) for b in st_backends])
+
+
 def export_st(st_dir: Path) -> None:
     """The default model as a sentence-transformers folder (with its ONNX exports when optimum is installed)."""
     from xlsent.encoders.export import export_sentence_transformers
@@ -326,6 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         st_dir = Path(tmp) / "st"
         export_st(st_dir)
+        if "foreign" in args.cases:
+            cases["foreign"] = (tatoeba, tatoeba_source, foreign_contenders(st_dir, args.st_backends))
         for case, (sentences, source, contenders) in cases.items():
             print(f"{case}: {len(sentences)} sentences of {source}, {args.rounds} rounds", flush=True)
             measured = run_case(contenders, sentences, args.rounds, str(st_dir), threads)
@@ -335,7 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "Each figure is the median of the rounds (lowest and highest in the details); contenders take "
                      "turns within each round, each in its own worker process (peak RSS is the worker's).",
                      "ratio = ours / the case's baseline (above 1: faster): the fastest sentence-transformers "
-                     "contender on the me5-small cases, the default encoder on PyTorch on the trained models' case."]
+                     "contender on the me5-small cases and on the foreign folder's (the same weights, loaded from "
+                     "the exported folder), the default encoder on PyTorch on the trained models' case."]
     print(f"wrote {record.write(args.out)}")
     return 0
 

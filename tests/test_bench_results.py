@@ -91,6 +91,19 @@ def test_embed_bench_rows_from_fabricated_measurements(tmp_path: Path) -> None:
     assert not any("mUSE" in case for case in rows)  # not measured: no row (the bench notes it)
 
 
+def test_embed_bench_foreign_case_sets_the_folder_against_sentence_transformers_on_it(tmp_path: Path) -> None:
+    bench = load("embed_bench")
+    contenders = bench.foreign_contenders(tmp_path / "st", ["torch", "onnx"])
+    assert {c.model for c in contenders} == {str(tmp_path / "st")}
+    unit = np.eye(2, dtype=np.float32)
+    measured = [bench.Measured(c, [100.0 * (i + 1)], unit) for i, c in enumerate(contenders)]
+    rows = {r.case: r for r in bench.case_rows("foreign", measured, 2)}
+    auto = rows["foreign: xlsent foreign folder auto (2 sentences)"]
+    assert auto.ours == 200.0 and auto.baseline == 400.0
+    assert auto.baseline_case == "fastest sentence-transformers: sentence-transformers onnx"
+    assert rows["foreign: sentence-transformers onnx (2 sentences)"].checks == {"min cosine to xlsent torch": 1.0}
+
+
 
 def test_backend_table_ranks_by_speed_guards_accuracy_and_keeps_other_cpus(tmp_path: Path) -> None:
     bench = load("backend_bench")

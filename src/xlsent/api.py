@@ -1,4 +1,4 @@
-"""The public surface: ``load``, ``encode``, ``embed_file``, ``export``.
+"""The public surface: ``load``, ``encode``, ``embed_file``, ``mine``, ``score``, ``calibrate``, ``export``, ``train``.
 
 >>> import xlsent
 >>> enc = xlsent.load()                                   # doctest: +SKIP
@@ -8,22 +8,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xlsent.data.text_input import InputSpec
 from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.registry import DEFAULT_MODEL, load_encoder
+from xlsent.mining.config import MineConfig, MineSummary, ScoreSummary, SearchConfig
 
-__all__ = ["load", "encode", "embed_file", "EmbedOptions", "EmbedSummary", "export_sentence_transformers", "train"]
+log = logging.getLogger(__name__)
+
+__all__ = ["load", "encode", "embed_file", "EmbedOptions", "EmbedSummary", "mine", "score", "calibrate",
+           "MineConfig", "SearchConfig", "MineSummary", "ScoreSummary", "export_sentence_transformers", "train"]
 
 
 @lru_cache(maxsize=4)
 def load(name_or_path: str | Path = DEFAULT_MODEL, backend: str = "auto") -> Encoder:
-    """An encoder from a registered name (``me5-small``, ``muse``), a model directory or ``module:function``.
+    """An encoder from a registered name (``me5-small``, ``muse``), a model directory, a sentence-transformers folder
+    or Hugging Face model folder on disk (never downloaded; see ``xlsent.encoders.foreign``) or ``module:function``.
 
     ``backend`` runs transformer models on ``torch``, ``torch-bf16``, ``onnx``, ``onnx-int8``, ``openvino``,
     ``openvino-bf16``, ``openvino-int8`` or ``auto`` (the fastest that holds the accuracy guard on this CPU; see
@@ -36,6 +47,116 @@ def encode(sentences: Sequence[str], model: str | Path = DEFAULT_MODEL, lang: st
            *, progress: bool = False) -> np.ndarray:
     """Embed ``sentences`` with ``model``: ``(n, dim)`` float32 unit rows, row i for sentence i."""
     return load(model).encode(sentences, lang, progress=progress)
+
+
+if TYPE_CHECKING:
+    from xlsent.mining.distributed import RayConfig
+    from xlsent.mining.engine import Engine
+
+Input = str | Path | InputSpec
+
+
+def _spec(given: Input) -> InputSpec:
+    """``given`` as an :class:`~xlsent.data.text_input.InputSpec` (a path: read as its extension says)."""
+    return given if isinstance(given, InputSpec) else InputSpec(Path(given))
+
+
+@contextmanager
+def _engine(model: str | Path, backend: str, engine: str, ray: RayConfig | None, needs_encoder: bool
+            ) -> Iterator[Engine]:
+    """The engine a mining or scoring job runs on: this process (with the encoder loaded only where it embeds) or
+    Ray (``ray``: its settings; the encoder is loaded on the workers)."""
+    if engine == "ray":
+        from xlsent.mining.distributed import RayConfig, RayEngine
+
+        with RayEngine(str(model), replace(ray or RayConfig(), backend=backend)) as ray_engine:
+            yield ray_engine
+        return
+    if engine != "local":
+        raise ValueError(f"engine must be local or ray, not {engine!r}")
+    from xlsent.mining.engine import LocalEngine
+
+    yield LocalEngine(load(model, backend) if needs_encoder else None)
+
+
+def _check_engine(engine: str, output: str | Path, embs: tuple[Path | None, Path | None]) -> None:
+    """Refuse what the Ray engine cannot do, naming the option."""
+    if engine == "ray" and str(output) == "-":
+        raise ValueError("-o - (output to standard output) needs --engine local")
+    if engine == "ray" and any(embs):
+        raise ValueError("--src-emb/--tgt-emb need --engine local")
+
+
+def mine(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
+         config: MineConfig | None = None, threshold: float | str | None = None, src_lang: str | None = None,
+         tgt_lang: str | None = None, src_emb: str | Path | None = None, tgt_emb: str | Path | None = None,
+         engine: str = "local", ray: RayConfig | None = None, progress: bool = True) -> MineSummary:
+    """Mine translation pairs out of ``src`` x ``tgt`` into the TSV ``output`` (``score TAB src TAB tgt``, best
+    first; ``-``: standard output), resumable: see :mod:`xlsent.mining.job`.
+
+    ``config`` says how (default :class:`~xlsent.mining.config.MineConfig`: ratio margin, k=4, max retrieval);
+    ``threshold`` overrides its threshold: a number, or ``auto`` for the encoder's calibrated one (see
+    ``xlsent calibrate``). ``src_emb``/``tgt_emb`` are embeddings of the same files from ``xlsent embed``: with both,
+    the encoder is loaded only for ``threshold="auto"``. ``engine`` is ``local`` or ``ray`` (``ray``: its settings).
+
+    >>> xlsent.mine("de.txt", "en.txt", "pairs.tsv", threshold="auto")  # doctest: +SKIP
+    """
+    cfg = config or MineConfig()
+    embs = (Path(src_emb) if src_emb else None, Path(tgt_emb) if tgt_emb else None)
+    _check_engine(engine, output, embs)
+    if threshold is not None and threshold != "auto":
+        cfg = replace(cfg, threshold=float(threshold))
+    if threshold == "auto":
+        from xlsent.mining.auto_threshold import auto_threshold
+
+        calibrated = auto_threshold(load(model, backend), margin=cfg.margin, k=cfg.k)
+        log.info("%s", calibrated.describe())
+        if progress:
+            print(calibrated.describe(), file=sys.stderr)
+        cfg = replace(cfg, threshold=calibrated.threshold)
+    from xlsent.mining.job import mine_files
+
+    with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
+        return mine_files(_spec(src), _spec(tgt), output, runner, cfg, src_lang=src_lang, tgt_lang=tgt_lang,
+                          src_emb=embs[0], tgt_emb=embs[1], progress=progress)
+
+
+def score(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
+          config: SearchConfig | None = None, src_lang: str | None = None, tgt_lang: str | None = None,
+          src_emb: str | Path | None = None, tgt_emb: str | Path | None = None, engine: str = "local",
+          ray: RayConfig | None = None, progress: bool = True) -> ScoreSummary:
+    """Score given pairs, row i of ``src`` with row i of ``tgt``, into the TSV ``output`` (``score TAB src TAB
+    tgt``, input order): the margin of each pair against the k nearest neighbours of each side in the other whole
+    side, as LASER's ``mine_bitexts.py --mode score`` (see :func:`xlsent.mining.job.score_files`). For a TSV of
+    pairs, give the same file as two :class:`~xlsent.data.text_input.InputSpec` of columns 0 and 1.
+
+    >>> xlsent.score("de.txt", "en.txt", "scored.tsv").scored  # doctest: +SKIP
+    """
+    embs = (Path(src_emb) if src_emb else None, Path(tgt_emb) if tgt_emb else None)
+    _check_engine(engine, output, embs)
+    from xlsent.mining.job import score_files
+
+    with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
+        return score_files(_spec(src), _spec(tgt), output, runner, config or SearchConfig(), src_lang=src_lang,
+                           tgt_lang=tgt_lang, src_emb=embs[0], tgt_emb=embs[1], progress=progress)
+
+
+def calibrate(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto", langs: Sequence[str] | None = None,
+              data: str | Path | None = None, ship: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Calibrate the mining threshold of ``model`` on the BUCC-style *dev* sets of ``langs`` and save it where
+    ``mine(..., threshold="auto")`` finds it (the model directory's ``xlsent.json`` and ``$XLSENT_HOME``; with
+    ``ship``, the thresholds shipped with xlsent): the record, with where it was saved under ``saved``."""
+    from xlsent.mining.calibration import CALIBRATION_SETS, calibration_path, save_threshold, ship_threshold
+    from xlsent.mining.calibration import calibrate as _calibrate
+    from xlsent.output_lock import exclusive_outputs
+
+    encoder = load(model, backend)
+    with exclusive_outputs([calibration_path(encoder), *([model] if Path(model).is_dir() else [])]):
+        record = _calibrate(encoder, langs=langs or CALIBRATION_SETS, root=data, progress=progress)
+        saved = [str(save_threshold(encoder, record))]
+        if ship:
+            saved.append(str(ship_threshold(encoder, record)))
+    return {**record, "saved": saved}
 
 
 def export_sentence_transformers(model: str | Path, out: str | Path) -> Path:

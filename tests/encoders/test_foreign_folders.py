@@ -318,3 +318,14 @@ def test_a_folder_without_any_model_file_says_what_it_looked_for(tmp_path: Path)
     tmp_path.mkdir()
     with pytest.raises(ModelDirError, match="nor a sentence-transformers folder \\(no modules.json\\)"):
         load_encoder(tmp_path)
+
+
+def test_xlsent_embed_runs_a_foreign_folder(folders: dict[str, Path], reference: dict[str, np.ndarray], home: Path,
+                                            tmp_path: Path) -> None:
+    (tmp_path / "in.txt").write_text("".join(f"{s}\n" for s in SENTENCES), encoding="utf-8")
+    out = tmp_path / "o.npy"
+    assert main(["embed", str(tmp_path / "in.txt"), "-o", str(out), "--model", str(folders["labse"]),
+                 "--backend", "torch", "-q"]) == 0
+    assert min_cosine(np.load(out), reference["labse"]) >= 0.9999
+    sidecar = json.loads(out.with_name("o.npy.json").read_text(encoding="utf-8"))
+    assert sidecar["encoder"] == load_encoder(folders["labse"]).id  # type: ignore[attr-defined]

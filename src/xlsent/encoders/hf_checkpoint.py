@@ -24,7 +24,8 @@ WEIGHTS = "model.safetensors"
 SHARD_INDEX = "model.safetensors.index.json"
 PICKLED_WEIGHTS = "pytorch_model.bin"
 TOKENIZER = "tokenizer.json"
-BRING = "download the model on a machine with network access and copy its whole folder here (README: Encoders)"
+BRING = ("download the model on a machine with network access and copy its whole folder here (README: Any encoder "
+         "on disk)")
 PREFIXES = ("bert.", "roberta.")
 """Prefixes of the base model's weights in checkpoints saved with a task head (``BertForMaskedLM`` and the like)."""
 HEADS = ("pooler.", "cls.", "lm_head.", "classifier.", "embeddings.position_ids", "embeddings.token_type_ids")
