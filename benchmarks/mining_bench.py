@@ -12,7 +12,7 @@ with the inputs loaded (``VmHWM``, reset through ``/proc/self/clear_refs``; ``ru
 
 * ``faiss-2pass``: ``faiss.IndexFlatIP`` searched both ways, as ``mine_bitexts.py`` (the baseline);
 * ``one-pass``: :func:`xlsent.mining.knn.bidirectional_knn`, one pass over ``X·Yᵀ`` for both directions;
-* ``ivf-fixed``, ``ivf-tuned``: :func:`xlsent.mining.knn.approx_bidirectional_knn` with an IVF index
+* ``ivf-fixed``, ``ivf-tuned``: :func:`xlsent.mining.faiss_index.approx_bidirectional_knn` with an IVF index
   searched with ``--nprobe`` lists, or with ``nprobe`` tuned to 95% recall (random vectors have no
   cluster structure, so tuning ends in the fallback to exact search); scored by their recall of the
   exact pairs.
@@ -41,8 +41,8 @@ generated in chunks into ``.npy`` files (``$TMPDIR``, 3 GiB at 1M x 384-d) outsi
 
 The measured process opens them as memmaps (rows come in with explicit file reads, never whole) and runs
 the k-NN search of ``xlsent mine --index KIND --nprobe NPROBE`` (``--index auto`` picks ``ivfpqfs`` at 1M;
-without ``--nprobe`` the pipeline tunes nprobe instead): :func:`xlsent.mining.pipeline.approximate_knn` with a
-:class:`~xlsent.mining.pipeline.MineConfig` of ``index=--approx-index``, ``effort=--approx-nprobe``, ``k``
+without ``--nprobe`` the pipeline tunes nprobe instead): :func:`xlsent.mining.stages.approximate_knn` with a
+:class:`~xlsent.mining.config.SearchConfig` of ``index=--approx-index``, ``effort=--approx-nprobe``, ``k``
 and the defaults otherwise. It runs one direction at a time, sources searched among targets then targets
 among sources: an ``--approx-index`` index over the database side (default ``ivfpqfs``: IVF, 4-bit PQ codes
 scanned with FAISS's fast-scan kernels, the best 8·k re-ranked by 8-bit scalar-quantised vectors;
@@ -51,7 +51,7 @@ scan) is trained by k-means on a sample of 64 points per list (the pipeline's se
 side, searched with ``--approx-nprobe`` lists by query shards of ``MineConfig.shard_rows`` (200k) rows,
 each saved as a file in a work folder (made empty beside the corpus, so nothing is reused; removed with
 it), and freed before the other direction. The lists are the pipeline's default,
-:func:`xlsent.mining.knn.default_nlist` (2·sqrt(N) for these kinds): the pipeline takes no nlist, so
+:func:`xlsent.mining.faiss_index.default_nlist` (2·sqrt(N) for these kinds): the pipeline takes no nlist, so
 neither does the bench. Then the pairs are mined as above. build s: per direction, from its start to the
 end of its index fill (sample k-means training and filling, plus milliseconds of bookkeeping: listing the
 shard files, and before the backward direction reading back the forward ones), summed over both
@@ -229,7 +229,9 @@ def run_method(method: str, n: int, dim: int, k: int, repeats: int,
                nprobe: int) -> tuple[dict[str, float], np.ndarray, KnnResult]:
     """Mine ``n x n`` random vectors with ``method``; timings (best of ``repeats``), peak RSS, the pairs
     ``(n_pairs, 2)`` and the k-NN lists they were mined from (of the last run)."""
-    from xlsent.mining.knn import approx_bidirectional_knn, bidirectional_knn, two_pass_faiss_knn
+    from xlsent.mining.faiss_index import approx_bidirectional_knn, two_pass_faiss_knn
+    from xlsent.mining.knn import bidirectional_knn
+    from xlsent.mining.knn_bf16 import bf16_bidirectional_knn
     from xlsent.mining.margin import Margin, Mode, select_candidates
 
     def mine(knn: KnnResult) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -239,6 +241,7 @@ def run_method(method: str, n: int, dim: int, k: int, repeats: int,
     x, y = unit_vectors(n, dim, 1), unit_vectors(n, dim, 2)
     search: Callable[[], KnnResult] = {
         "faiss-2pass": lambda: two_pass_faiss_knn(x, y, k), "one-pass": lambda: bidirectional_knn(x, y, k),
+        "one-pass-bf16": lambda: bf16_bidirectional_knn(x, y, k),
         "ivf-fixed": lambda: approx_bidirectional_knn(x, y, k, "ivf", effort=nprobe),
         "ivf-tuned": lambda: approx_bidirectional_knn(x, y, k, "ivf")}[method]
     rss_inputs = _reset_peak_rss()
@@ -263,18 +266,20 @@ def exact_forward_best(sample: SampleKnn) -> np.ndarray:
 
 def run_approx(folder: Path, kind: str, k: int, nprobe: int, sample: int, seed: int) -> dict[str, float]:
     """Mine the corpus of :func:`planted_corpus` in ``folder`` as ``xlsent mine --index kind --nprobe nprobe`` does:
-    :func:`xlsent.mining.pipeline.approximate_knn` over the memmapped sides, its query shards saved in the work
+    :func:`xlsent.mining.stages.approximate_knn` over the memmapped sides, its query shards saved in the work
     folder ``folder/work`` (made here, so it must not exist), then ratio margin with max retrieval. Timings (see
     the module's notes for build s and search s), this process's peak RSS from the start of mining, pairs, and
     recall of the exact forward margin-best targets of a seeded ``sample`` of sources (all and planted ones)."""
     import faiss
 
-    from xlsent.mining import pipeline
-    from xlsent.mining.knn import fill_index, sample_bidirectional_knn
+    from xlsent.mining import stages
+    from xlsent.mining.config import SearchConfig
+    from xlsent.mining.faiss_index import fill_index
+    from xlsent.mining.knn import sample_bidirectional_knn
     from xlsent.mining.margin import Margin, Mode, select_candidates
 
     x, y = (np.load(folder / f"{side}.npy", mmap_mode="r") for side in ("x", "y"))
-    cfg = pipeline.MineConfig(k=k, index=kind, effort=nprobe)
+    cfg = SearchConfig(k=k, index=kind, effort=nprobe)
     work = folder / "work"
     work.mkdir()  # empty: no finished shard is reused
     marks: list[float] = []  # per direction: the end of its index fill, then the end of its shard search
@@ -288,15 +293,15 @@ def run_approx(folder: Path, kind: str, k: int, nprobe: int, sample: int, seed: 
 
     def search(index: faiss.Index, queries: np.ndarray, bounds: list[tuple[int, int]], todo: list[int],
                nearest: int) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-        yield from pipeline.search_shards_locally(index, queries, bounds, todo, nearest)
+        yield from stages.search_shards_locally(index, queries, bounds, todo, nearest)
         marks.append(time.perf_counter())
 
     _reset_peak_rss()
     start = time.perf_counter()
-    knn = pipeline.approximate_knn(x, y, cfg, work, fill=fill, search=search)
+    knn = stages.approximate_knn(x, y, cfg, work, fill=fill, search=search)
     searched = time.perf_counter()
     if knn is None:
-        raise RuntimeError(f"pipeline.approximate_knn gave no {kind} k-NN lists: IVF would need to scan so many lists "
+        raise RuntimeError(f"stages.approximate_knn gave no {kind} k-NN lists: IVF would need to scan so many lists "
                            f"that exact search is faster (xlsent mine would search exactly)")
     fwd_filled, fwd_searched, bwd_filled, _ = marks
     build_s = (fwd_filled - start) + (bwd_filled - fwd_searched)
@@ -602,7 +607,7 @@ def ship_recall_from(path: Path) -> Path | None:
 
 def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: Path, record: BenchRecord) -> None:
     """Run and print the approximate table on planted corpora, adding its rows to ``record``."""
-    from xlsent.mining.pipeline import MineConfig
+    from xlsent.mining.config import MineConfig
 
     shard_rows = MineConfig().shard_rows
     print(f"APPROXIMATE: SYNTHETIC corpus with planted translations ({args.dim}-d, seed {args.seed}): random unit "
@@ -619,8 +624,8 @@ def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: P
         f"{args.planted_cos}, the others independent random unit vectors; rows shuffled. Written to disk and read "
         f"as memmaps by a fresh process.",
         f"k-NN measured on the path of `xlsent mine --index {args.approx_index} --nprobe {args.approx_nprobe}`: "
-        f"xlsent.mining.pipeline.approximate_knn over the memmapped inputs, one direction at a time (an index over "
-        f"one side with the pipeline's default nlist, xlsent.mining.knn.default_nlist, trained by k-means on a "
+        f"xlsent.mining.stages.approximate_knn over the memmapped inputs, one direction at a time (an index over "
+        f"one side with the pipeline's default nlist, xlsent.mining.faiss_index.default_nlist, trained by k-means on a "
         f"sample, filled, searched by query shards of {shard_rows} rows, each saved to a work folder on disk, and "
         f"freed before the other direction). build s: per direction, its start to the end of its index fill "
         f"(training and filling), summed; search s: the rest of the k-NN step (nprobe set, shards searched, written "
@@ -661,10 +666,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--approx-sizes", type=int, nargs="*", default=[TARGET_N],
                         help="N of the approximate section (none: skip it)")
     parser.add_argument("--approx-index", choices=APPROX_KINDS, default=APPROX_KINDS[0],
-                        help="index kind of the approximate section (see xlsent.mining.knn.train_index)")
+                        help="index kind of the approximate section (see xlsent.mining.faiss_index.train_index)")
     parser.add_argument("--approx-nprobe", type=int, default=128,
                         help="IVF lists searched in the approximate section (128 of the 2000 at 1M; the lists are the "
-                             "pipeline's default, xlsent.mining.knn.default_nlist)")
+                             "pipeline's default, xlsent.mining.faiss_index.default_nlist)")
     parser.add_argument("--planted", type=float, default=0.3, help="fraction of targets that copy a source")
     parser.add_argument("--planted-cos", type=float, default=0.85, help="cosine of a planted copy to its source")
     parser.add_argument("--recall-sample", type=int, default=2000, help="sources whose exact pairs measure recall")

@@ -34,7 +34,9 @@ from xlsent.encoders import model_dir
 from xlsent.encoders.model_dir import ModelDirError, read_manifest, write_manifest
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.results import ResultExistsError, TaskResult
-from xlsent.mining.pipeline import MineConfig, mine_files
+from xlsent.mining.config import MineConfig
+from xlsent.mining.engine import LocalEngine
+from xlsent.mining.job import mine_files
 from xlsent.store import load_embeddings
 from xlsent.testing import SMALLEST_MODELS, LookupEncoder
 from xlsent.training.method import get_method, model_manifest
@@ -607,12 +609,13 @@ def test_interrupted_mine_keeps_only_finished_stages(tmp_path: Path, caplog: pyt
     src, tgt = InputSpec(tmp_path / "de.txt"), InputSpec(tmp_path / "en.txt")
     out, work = tmp_path / "p.tsv", tmp_path / "p.tsv.work"
     with pytest.raises(KeyboardInterrupt):  # nothing finished yet: nothing kept
-        mine_files(src, tgt, out, Interrupted(after=0), MineConfig(), progress=False)
+        mine_files(src, tgt, out, LocalEngine(Interrupted(after=0)), MineConfig(), progress=False)
     assert not work.exists()
     with caplog.at_level(logging.WARNING), pytest.raises(KeyboardInterrupt):  # the source side is finished
-        mine_files(src, tgt, out, Interrupted(after=1), MineConfig(), progress=False)
+        mine_files(src, tgt, out, LocalEngine(Interrupted(after=1)), MineConfig(), progress=False)
     assert "kept the finished stages" in caplog.text and (work / "src.npy").is_file()
-    mine_files(src, tgt, out, Interrupted(after=1), MineConfig(), progress=False)  # reuses src.npy: one call left
+    # reuses src.npy: one call left
+    mine_files(src, tgt, out, LocalEngine(Interrupted(after=1)), MineConfig(), progress=False)
     assert out.read_text(encoding="utf-8").count("\n") == 2 and not work.exists()
 
 
@@ -650,7 +653,7 @@ def test_tsv_header_rule_and_line_numbers(tmp_path: Path, tiny_encoder: Transfor
     tgt = tmp_path / "en.txt"
     tgt.write_text("the dog barks\na cat runs\nthe cat\n", encoding="utf-8")
     out = tmp_path / "pairs.tsv"
-    mine_files(by_name, InputSpec(tgt), out, tiny_encoder, MineConfig(with_ids=True, k=2), progress=False)
+    mine_files(by_name, InputSpec(tgt), out, LocalEngine(tiny_encoder), MineConfig(with_ids=True, k=2), progress=False)
     src_lines, tgt_lines = src.read_text(encoding="utf-8").splitlines(), tgt.read_text(encoding="utf-8").splitlines()
     rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
     assert rows

@@ -101,9 +101,12 @@ def mine(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEFA
 
     >>> xlsent.mine("de.txt", "en.txt", "pairs.tsv", threshold="auto")  # doctest: +SKIP
     """
+    from xlsent.mining.job import check_job, mine_files
+
     cfg = config or MineConfig()
     embs = (Path(src_emb) if src_emb else None, Path(tgt_emb) if tgt_emb else None)
     _check_engine(engine, output, embs)
+    check_job(_spec(src), _spec(tgt), output, embs)
     if threshold is not None and threshold != "auto":
         cfg = replace(cfg, threshold=float(threshold))
     if threshold == "auto":
@@ -114,8 +117,6 @@ def mine(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEFA
         if progress:
             print(calibrated.describe(), file=sys.stderr)
         cfg = replace(cfg, threshold=calibrated.threshold)
-    from xlsent.mining.job import mine_files
-
     with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
         return mine_files(_spec(src), _spec(tgt), output, runner, cfg, src_lang=src_lang, tgt_lang=tgt_lang,
                           src_emb=embs[0], tgt_emb=embs[1], progress=progress)
@@ -132,9 +133,11 @@ def score(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEF
 
     >>> xlsent.score("de.txt", "en.txt", "scored.tsv").scored  # doctest: +SKIP
     """
+    from xlsent.mining.job import check_job, score_files
+
     embs = (Path(src_emb) if src_emb else None, Path(tgt_emb) if tgt_emb else None)
     _check_engine(engine, output, embs)
-    from xlsent.mining.job import score_files
+    check_job(_spec(src), _spec(tgt), output, embs)
 
     with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
         return score_files(_spec(src), _spec(tgt), output, runner, config or SearchConfig(), src_lang=src_lang,

@@ -9,7 +9,8 @@ import numpy as np
 from xlsent.data.text_input import InputSpec
 from xlsent.embed_job import EmbedOptions, embed_file
 from xlsent.encoders.base import Encoder
-from xlsent.mining.pipeline import MineConfig, mine_arrays
+from xlsent.mining.config import MineConfig
+from xlsent.mining.stages import mine_arrays
 from xlsent.store import load_embeddings
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from safetensors.torch import save_file
@@ -17,8 +17,11 @@ from xlsent.encoders.transformer_model import TransformerConfig, TransformerMode
 from xlsent.inference import DEFAULT_BATCH_TOKENS
 
 if TYPE_CHECKING:
+    from xlsent.data.text_input import InputSpec
     from xlsent.encoders.transformer import TransformerEncoder
     from xlsent.methods.mapping.data import PairData
+    from xlsent.mining.config import MineConfig, MineSummary
+    from xlsent.mining.distributed import RayConfig
 
 TINY_WORDS = ["▁the", "▁dog", "▁cat", "▁barks", "▁runs", "▁der", "▁hund", "▁bellt", "▁q", ":", "▁a", "▁b"]
 TINY_CHARS = list("abcdefghijklmnopqrstuvwxyzäöü.,!?:")
@@ -194,3 +197,14 @@ def registered_model_types() -> list[str]:
     from xlsent.encoders.registry import DIRECTORY_TYPES, METHODS_GROUP
 
     return sorted({*DIRECTORY_TYPES, *(ep.name for ep in metadata.entry_points(group=METHODS_GROUP))})
+
+
+def mine_on_ray(src: InputSpec, tgt: InputSpec, output: Path, model: str, cfg: MineConfig,
+                ray_cfg: RayConfig | None = None, **options: Any) -> MineSummary:
+    """:func:`xlsent.mining.job.mine_files` on a :class:`~xlsent.mining.distributed.RayEngine` of ``model``
+    (``options``: the job's keyword arguments)."""
+    from xlsent.mining.distributed import RayEngine
+    from xlsent.mining.job import mine_files
+
+    with RayEngine(model, ray_cfg) as engine:
+        return mine_files(src, tgt, output, engine, cfg, **options)

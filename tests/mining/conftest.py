@@ -13,7 +13,9 @@ import pytest
 from xlsent.data.text_input import InputSpec
 from xlsent.embed_job import EmbedOptions, embed_file
 from xlsent.encoders.transformer import TransformerEncoder
-from xlsent.mining.pipeline import MineConfig, mine_files
+from xlsent.mining.config import MineConfig
+from xlsent.mining.engine import LocalEngine
+from xlsent.mining.job import mine_files
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "mining_bench.py"
 RAY_CHUNK_ROWS = 16
@@ -67,7 +69,7 @@ def single_process(tiny_model_dir: Path) -> SingleProcess:
         embs = [side.with_suffix(".npy") for side in (src, tgt)]
         for side, emb in zip((src, tgt), embs, strict=True):
             embed_file(InputSpec(side), emb, encoder, EmbedOptions(chunk_rows=RAY_CHUNK_ROWS, progress=False))
-        mine_files(InputSpec(src), InputSpec(tgt), out, encoder, cfg, src_emb=embs[0], tgt_emb=embs[1],
+        mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(encoder), cfg, src_emb=embs[0], tgt_emb=embs[1],
                    progress=False)
         return out.read_bytes()
 

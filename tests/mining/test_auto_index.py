@@ -13,7 +13,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from xlsent.mining import knn
+from xlsent.mining import faiss_index as knn
 from xlsent.mining.auto_index import (
     SHIPPED_RECALL,
     choose_index,

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from xlsent.data.text_input import InputSpec
-from xlsent.mining.pipeline import MineConfig
+from xlsent.mining.config import MineConfig
+from xlsent.testing import mine_on_ray
 
 ray = pytest.importorskip("ray")
 
@@ -30,7 +31,7 @@ def local_ray() -> Iterator[None]:
 def test_ray_output_equals_single_process(local_ray: None, tmp_path: Path, tiny_model_dir: Path, distinct_lines: Lines,
                                           ray_chunk_rows: int, write_corpus: WriteCorpus,
                                           single_process: SingleProcess) -> None:
-    from xlsent.mining.distributed import RayConfig, mine_files_ray
+    from xlsent.mining.distributed import RayConfig
 
     src_lines, tgt_lines = distinct_lines
     corpora = {"distinct": (src_lines, tgt_lines),  # and with lines repeated on both sides:
@@ -41,7 +42,7 @@ def test_ray_output_equals_single_process(local_ray: None, tmp_path: Path, tiny_
         cfg = MineConfig(k=3, shard_rows=15, with_ids=True, dedup=False)
         single = single_process(src, tgt, tmp_path / name / "single.tsv", cfg)
         dist = tmp_path / name / "ray.tsv"
-        summary = mine_files_ray(InputSpec(src), InputSpec(tgt), dist, str(tiny_model_dir), cfg,
+        summary = mine_on_ray(InputSpec(src), InputSpec(tgt), dist, str(tiny_model_dir), cfg,
                                  RayConfig(chunk_rows=ray_chunk_rows), progress=False)
         assert (summary.src_rows, summary.tgt_rows) == (len(src_side), len(tgt_side))
         assert (summary.src_distinct, summary.tgt_distinct) == (40, 20 if name == "repeated" else 33)
@@ -54,11 +55,11 @@ def test_tasks_run_with_as_many_threads_as_cpus_they_reserve(local_ray: None, tm
                                                             distinct_lines: Lines, ray_chunk_rows: int,
                                                             write_corpus: WriteCorpus,
                                                             caplog: pytest.LogCaptureFixture) -> None:
-    from xlsent.mining.distributed import RayConfig, mine_files_ray
+    from xlsent.mining.distributed import RayConfig
 
     src, tgt = write_corpus(tmp_path, *distinct_lines)
     with caplog.at_level(logging.DEBUG, logger="xlsent.mining.distributed"):
-        mine_files_ray(InputSpec(src), InputSpec(tgt), tmp_path / "p.tsv", str(tiny_model_dir),
+        mine_on_ray(InputSpec(src), InputSpec(tgt), tmp_path / "p.tsv", str(tiny_model_dir),
                        MineConfig(k=3, shard_rows=15), RayConfig(chunk_rows=ray_chunk_rows, cpus_per_task=1),
                        progress=False)
     reports = {kind: [r.args[-1] for r in caplog.records if kind in r.getMessage()]  # type: ignore[index]
@@ -77,30 +78,30 @@ def test_failed_driver_resumes_from_finished_shards(local_ray: None, tmp_path: P
                                                     write_corpus: WriteCorpus, single_process: SingleProcess,
                                                     monkeypatch: pytest.MonkeyPatch,
                                                     caplog: pytest.LogCaptureFixture) -> None:
-    from xlsent.mining import distributed
-    from xlsent.mining.pipeline import knn_shard_path
+    from xlsent.mining import distributed, stages
+    from xlsent.mining.stages import knn_shard_path
 
     src, tgt = write_corpus(tmp_path, *distinct_lines)
     cfg = MineConfig(k=3, shard_rows=15, with_ids=True)
     out, work = tmp_path / "pairs.tsv", tmp_path / "pairs.tsv.work"
-    saved = distributed.save_knn_shard
+    saved = stages.save_knn_shard
 
-    def save_then_die(path: Path, part: distributed.KnnResult) -> None:
+    def save_then_die(path: Path, part: stages.KnnResult) -> None:
         if any(work.glob("knn-*.npz")):
             raise RuntimeError("driver killed")
         saved(path, part)
 
-    monkeypatch.setattr(distributed, "save_knn_shard", save_then_die)
+    monkeypatch.setattr(stages, "save_knn_shard", save_then_die)
     ray_cfg = distributed.RayConfig(chunk_rows=ray_chunk_rows)
     with pytest.raises(RuntimeError, match="driver killed"):
-        distributed.mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
+        mine_on_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
                                    progress=False)
     assert not out.exists()
     (finished,) = work.glob("knn-*.npz")
     before = finished.stat()
-    monkeypatch.setattr(distributed, "save_knn_shard", saved)
-    with caplog.at_level(logging.INFO, logger="xlsent.mining.distributed"):
-        distributed.mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
+    monkeypatch.setattr(stages, "save_knn_shard", saved)
+    with caplog.at_level(logging.INFO, logger="xlsent.mining.stages"):
+        mine_on_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
                                    keep_work=True, progress=False)
     assert "k-NN: reusing 1 of 3 finished shards" in caplog.text
     assert (finished.stat().st_ino, finished.stat().st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
@@ -111,7 +112,7 @@ def test_failed_driver_resumes_from_finished_shards(local_ray: None, tmp_path: P
 def test_ids_after_a_tsv_header_count_file_lines(local_ray: None, tmp_path: Path, tiny_model_dir: Path,
                                                   distinct_lines: Lines, ray_chunk_rows: int,
                                                   write_corpus: WriteCorpus) -> None:
-    from xlsent.mining.distributed import RayConfig, mine_files_ray
+    from xlsent.mining.distributed import RayConfig
 
     src, tgt = write_corpus(tmp_path, *distinct_lines)
     headed = []
@@ -121,9 +122,9 @@ def test_ids_after_a_tsv_header_count_file_lines(local_ray: None, tmp_path: Path
         headed.append(path)
     cfg = MineConfig(k=3, shard_rows=15, with_ids=True)
     plain, with_header = tmp_path / "plain.tsv", tmp_path / "header.tsv"
-    mine_files_ray(InputSpec(src), InputSpec(tgt), plain, str(tiny_model_dir), cfg,
+    mine_on_ray(InputSpec(src), InputSpec(tgt), plain, str(tiny_model_dir), cfg,
                    RayConfig(chunk_rows=ray_chunk_rows), progress=False)
-    mine_files_ray(InputSpec(headed[0], column="text", header=True), InputSpec(headed[1], column="text", header=True),
+    mine_on_ray(InputSpec(headed[0], column="text", header=True), InputSpec(headed[1], column="text", header=True),
                    with_header, str(tiny_model_dir), cfg, RayConfig(chunk_rows=ray_chunk_rows), progress=False)
 
     def rows(path: Path) -> list[list[str]]:
@@ -143,7 +144,7 @@ def test_ray_index_is_filled_and_searched_on_workers_with_the_single_process_out
         local_ray: None, tmp_path: Path, tiny_model_dir: Path, ray_chunk_rows: int, write_corpus: WriteCorpus,
         numbered_lines: NumberedLines, single_process: SingleProcess, caplog: pytest.LogCaptureFixture,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from xlsent.mining.distributed import RayConfig, mine_files_ray
+    from xlsent.mining.distributed import RayConfig
 
     src, tgt = write_corpus(tmp_path, *numbered_lines(240, 200))
     cases = {"ivf": MineConfig(k=3, shard_rows=50, index="ivf", effort=2, with_ids=True),  # 5 and 6 lists
@@ -153,7 +154,7 @@ def test_ray_index_is_filled_and_searched_on_workers_with_the_single_process_out
         out = tmp_path / f"{name}-ray.tsv"
         caplog.clear()
         with caplog.at_level(logging.DEBUG, logger="xlsent.mining.distributed"):
-            mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg,
+            mine_on_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg,
                            RayConfig(chunk_rows=ray_chunk_rows))
         assert out.read_bytes() == single_process(src, tgt, tmp_path / f"{name}-single.tsv", cfg)
         searches = [r.args[-1] for r in caplog.records if "search of shard" in r.getMessage()]  # type: ignore[index]
@@ -192,7 +193,7 @@ def test_a_killed_worker_is_retried_and_the_output_is_unchanged(
     monkeypatch.setattr(distributed, task, die_on_first_attempt)
     cfg = MineConfig(k=3, shard_rows=40, index=index, effort=2 if index == "ivf" else None, with_ids=True)
     out = tmp_path / "ray.tsv"
-    distributed.mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg,
+    mine_on_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg,
                                distributed.RayConfig(chunk_rows=ray_chunk_rows), progress=False)
     assert marker.exists()  # a worker process was killed
     assert out.read_bytes() == single_process(src, tgt, tmp_path / "single.tsv", cfg)
@@ -202,29 +203,29 @@ def test_failed_driver_resumes_the_index_search_from_finished_shards(
         local_ray: None, tmp_path: Path, tiny_model_dir: Path, ray_chunk_rows: int, write_corpus: WriteCorpus,
         numbered_lines: NumberedLines, single_process: SingleProcess, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
-    from xlsent.mining import distributed, pipeline
+    from xlsent.mining import distributed, stages
 
     src, tgt = write_corpus(tmp_path, *numbered_lines(120, 100))
     cfg = MineConfig(k=3, shard_rows=40, index="ivf", effort=2, with_ids=True)
     out, work = tmp_path / "pairs.tsv", tmp_path / "pairs.tsv.work"
-    saved = pipeline.save_lists
+    saved = stages.save_lists
 
     def save_then_die(path: Path, idx: object, sim: object) -> None:
         if len(list(work.glob("knn-ivf-*.npz"))) == 2:
             raise RuntimeError("driver killed")
         saved(path, idx, sim)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "save_lists", save_then_die)
+    monkeypatch.setattr(stages, "save_lists", save_then_die)
     ray_cfg = distributed.RayConfig(chunk_rows=ray_chunk_rows)
     with pytest.raises(RuntimeError, match="driver killed"):
-        distributed.mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
+        mine_on_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
                                    progress=False)
     finished = sorted(work.glob("knn-ivf-*.npz"))
     assert len(finished) == 2 and not out.exists()
     stamps = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in finished]
-    monkeypatch.setattr(pipeline, "save_lists", saved)
-    with caplog.at_level(logging.INFO, logger="xlsent.mining.pipeline"):
-        distributed.mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
+    monkeypatch.setattr(stages, "save_lists", saved)
+    with caplog.at_level(logging.INFO, logger="xlsent.mining.stages"):
+        mine_on_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg, ray_cfg,
                                    keep_work=True, progress=False)
     assert "k-NN ivf fwd: reusing 2 of 3 finished shards" in caplog.text
     assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in finished] == stamps

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from xlsent.data.text_input import InputSpec
-from xlsent.mining.pipeline import MineConfig
+from xlsent.mining.config import MineConfig
+from xlsent.testing import mine_on_ray
 
 ray = pytest.importorskip("ray")
 
@@ -33,14 +34,14 @@ def test_two_node_cluster_output_equals_single_process(
         two_nodes: None, tmp_path: Path, tiny_model_dir: Path, distinct_lines: tuple[list[str], list[str]],
         ray_chunk_rows: int, write_corpus: Callable[[Path, list[str], list[str]], tuple[Path, Path]],
         single_process: Callable[[Path, Path, Path, MineConfig], bytes]) -> None:
-    from xlsent.mining.distributed import RayConfig, mine_files_ray
+    from xlsent.mining.distributed import RayConfig
 
     assert len([node for node in ray.nodes() if node["Alive"]]) == 2
     src_lines, tgt_lines = distinct_lines
     src, tgt = write_corpus(tmp_path, src_lines + src_lines[5:9], tgt_lines)
     cfg = MineConfig(k=3, shard_rows=10, with_ids=True)
     out = tmp_path / "pairs.tsv"
-    summary = mine_files_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg,
+    summary = mine_on_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg,
                              RayConfig(chunk_rows=ray_chunk_rows), progress=False)
     assert summary.src_distinct == 40
     assert out.read_bytes() == single_process(src, tgt, tmp_path / "single.tsv", cfg)

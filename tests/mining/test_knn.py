@@ -14,22 +14,24 @@ import numpy as np
 import pytest
 
 from xlsent.mining import knn as knn_module
-from xlsent.mining.knn import (
-    KnnResult,
+from xlsent.mining.faiss_index import (
     approx_bidirectional_knn,
-    bidirectional_knn,
     build_index,
     default_nlist,
     fill_index,
     from_shard_form,
     merge_index,
     mergeable,
-    recall,
-    sample_bidirectional_knn,
     serialized_shard_form,
-    tile_shape,
     train_index,
     two_pass_faiss_knn,
+)
+from xlsent.mining.knn import (
+    KnnResult,
+    bidirectional_knn,
+    recall,
+    sample_bidirectional_knn,
+    tile_shape,
 )
 
 

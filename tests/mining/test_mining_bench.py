@@ -8,10 +8,10 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from xlsent.mining import knn as knn_module
+from xlsent.mining import faiss_index
 from xlsent.mining.knn import KnnResult, bidirectional_knn, sample_bidirectional_knn
 from xlsent.mining.margin import Margin, Mode, select_candidates
-from xlsent.mining.pipeline import approx_shard_path
+from xlsent.mining.stages import approx_shard_path
 
 
 def test_exact_methods_mine_the_same_pairs(bench: ModuleType) -> None:
@@ -108,10 +108,10 @@ def test_exact_forward_best_of_a_sample_is_that_of_the_full_search(bench: Module
 @pytest.mark.parametrize("kind", ["ivfpqfs", "ivfsq"])
 def test_approximate_run_finds_the_planted_pairs(bench: ModuleType, kind: str, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(knn_module, "cores", lambda: 1)  # busy shared cores make multi-threaded k-means crawl
+    monkeypatch.setattr(faiss_index, "cores", lambda: 1)  # busy shared cores make multi-threaded k-means crawl
     bench.planted_corpus(tmp_path, 3000, 64, 0.3, 0.85, 0)
     stats = bench.run_approx(tmp_path, kind, 4, 16, 500, 0)
-    assert stats["nlist"] == knn_module.default_nlist(3000, kind)  # the pipeline's default
+    assert stats["nlist"] == faiss_index.default_nlist(3000, kind)  # the pipeline's default
     # mined by xlsent mine's path: one query shard file per direction (shards of 200k rows) in the work folder
     assert sorted(p.name for p in (tmp_path / "work").iterdir()) == [
         approx_shard_path(tmp_path / "work", kind, direction, 0).name for direction in ("bwd", "fwd")]
@@ -128,9 +128,9 @@ def test_approximate_run_finds_the_planted_pairs(bench: ModuleType, kind: str, t
 
 def test_an_approximate_run_that_falls_back_to_exact_search_fails(bench: ModuleType, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from xlsent.mining import pipeline
+    from xlsent.mining import stages
 
-    monkeypatch.setattr(pipeline, "approximate_knn", lambda *args, **kwargs: None)  # IVF would need too many lists
+    monkeypatch.setattr(stages, "approximate_knn", lambda *args, **kwargs: None)  # IVF would need too many lists
     bench.planted_corpus(tmp_path, 200, 8, 0.3, 0.85, 0)
     with pytest.raises(RuntimeError, match="exact search is faster"):
         bench.run_approx(tmp_path, "ivfsq", 4, 4, 50, 0)

@@ -9,7 +9,10 @@ import pytest
 
 from xlsent.cli import main
 from xlsent.data.text_input import InputSpec
-from xlsent.mining.pipeline import MineConfig, mine_arrays, mine_files
+from xlsent.mining.config import MineConfig
+from xlsent.mining.engine import LocalEngine
+from xlsent.mining.job import mine_files
+from xlsent.mining.stages import mine_arrays
 from xlsent.testing import LookupEncoder
 
 N_PLANTED, N_SRC_NOISE, N_TGT_NOISE, DIM = 12, 25, 30, 48
@@ -51,7 +54,7 @@ def read_pairs(path: Path) -> list[tuple[float, str, str]]:
 def test_planted_pairs_come_out_on_top_in_every_mode(tmp_path: Path, mode: str) -> None:
     src, tgt, enc, gold = planted_corpus(tmp_path)
     out = tmp_path / f"{mode}.tsv"
-    mine_files(InputSpec(src), InputSpec(tgt), out, enc, MineConfig(mode=mode), progress=False)
+    mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(enc), MineConfig(mode=mode), progress=False)
     pairs = read_pairs(out)
     top = pairs[:N_PLANTED]
     assert all(gold.get(s) == t for _, s, t in top), top
@@ -78,7 +81,7 @@ def test_threshold_dedup_ids_and_resume(tmp_path: Path) -> None:
     src.write_text("\n".join(lines + [lines[0], ""]) + "\n", encoding="utf-8")
     out = tmp_path / "pairs.tsv"
     cfg = MineConfig(threshold=1.75, with_ids=True, shard_rows=10)  # planted >= 1.82, noise <= 1.68
-    mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False, keep_work=True)
+    mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(enc), cfg, progress=False, keep_work=True)
     rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == N_PLANTED and all(float(r[0]) >= 1.75 for r in rows)
     assert len({r[1] for r in rows}) == len(rows)
@@ -90,7 +93,7 @@ def test_threshold_dedup_ids_and_resume(tmp_path: Path) -> None:
     assert len(shards) == 4
     shards[-1].unlink()
     out.unlink()
-    mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
+    mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(enc), cfg, progress=False)
     assert out.read_bytes() == first
     assert not (tmp_path / "pairs.tsv.work").exists()
 
@@ -139,7 +142,7 @@ def test_pair_with_a_repeated_target_is_found_only_with_unify(tmp_path: Path, co
     for unify in (True, False):
         out = tmp_path / f"unify-{unify}.tsv"
         cfg = MineConfig(k=4, threshold=1.75, with_ids=True, unify=unify)  # planted >= 1.82, noise <= 1.68
-        mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
+        mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(enc), cfg, progress=False)
         rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
         found[unify] = [r for r in rows if (r[1], r[2]) == (s, t)]
         assert len(rows) == N_PLANTED - (not unify)  # without unify, only the repeated pair is lost
@@ -157,7 +160,7 @@ def test_unify_changes_nothing_without_repeated_sentences(tmp_path: Path, mode: 
     for unify in (True, False):
         out = tmp_path / f"unify-{unify}.tsv"
         cfg = MineConfig(mode=mode, with_ids=True, dedup=False, unify=unify, shard_rows=10)
-        mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
+        mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(enc), cfg, progress=False)
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] and outputs[0]
 
@@ -206,14 +209,14 @@ def test_mine_with_both_embeddings_does_not_load_the_encoder(tmp_path: Path, tin
 
 def test_approximate_search_reads_memmaps_takes_nprobe_and_resumes_by_shard(tmp_path: Path,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from xlsent.mining import pipeline
+    from xlsent.mining import stages
 
     src, tgt, enc, gold = planted_corpus(tmp_path)
     cfg = MineConfig(index="ivf", effort=1, shard_rows=10)  # 4 source shards, 5 target shards
     whole = tmp_path / "whole.tsv"
-    mine_files(InputSpec(src), InputSpec(tgt), whole, enc, cfg, progress=False)
+    mine_files(InputSpec(src), InputSpec(tgt), whole, LocalEngine(enc), cfg, progress=False)
     searched: list[tuple[type, str, int]] = []
-    search = pipeline.search_rows
+    search = stages.search_rows
 
     def recorded(index: object, queries: np.ndarray, lo: int, hi: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         if fail_after is not None and len(searched) == fail_after:
@@ -221,17 +224,17 @@ def test_approximate_search_reads_memmaps_takes_nprobe_and_resumes_by_shard(tmp_
         searched.append((type(queries), Path(getattr(queries, "filename", "")).name, lo))
         return search(index, queries, lo, hi, k)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(pipeline, "search_rows", recorded)
+    monkeypatch.setattr(stages, "search_rows", recorded)
     out, work = tmp_path / "pairs.tsv", tmp_path / "pairs.tsv.work"
     fail_after: int | None = 3
     with pytest.raises(RuntimeError, match="killed"):
-        mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False)
+        mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(enc), cfg, progress=False)
     assert searched == [(np.memmap, "src.npy", lo) for lo in (0, 10, 20)]  # the work folder's embeddings, mapped
     finished = sorted(work.glob("knn-ivf-*.npz"))
     assert [p.name for p in finished] == [f"knn-ivf-fwd-0000{shard}.npz" for shard in range(3)]
     stamps = [(p.stat().st_ino, p.stat().st_mtime_ns) for p in finished]
     fail_after = None
-    mine_files(InputSpec(src), InputSpec(tgt), out, enc, cfg, progress=False, keep_work=True)
+    mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(enc), cfg, progress=False, keep_work=True)
     assert searched[3:] == [(np.memmap, "src.npy", 30)] + [(np.memmap, "tgt.npy", lo) for lo in range(0, 50, 10)]
     assert [(p.stat().st_ino, p.stat().st_mtime_ns) for p in finished] == stamps  # reused, not searched again
     assert out.read_bytes() == whole.read_bytes()
@@ -243,18 +246,19 @@ def test_approximate_search_reads_memmaps_takes_nprobe_and_resumes_by_shard(tmp_
 
 def test_index_auto_prints_its_choice_and_expected_recall(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    from xlsent.mining import knn
+    from xlsent.mining import faiss_index
 
     src, tgt, enc, gold = planted_corpus(tmp_path)
     exact = tmp_path / "exact.tsv"
-    mine_files(InputSpec(src), InputSpec(tgt), exact, enc, MineConfig(), progress=False)
+    mine_files(InputSpec(src), InputSpec(tgt), exact, LocalEngine(enc), MineConfig(), progress=False)
     out = tmp_path / "auto.tsv"
-    mine_files(InputSpec(src), InputSpec(tgt), out, enc, MineConfig(index="auto", effort=1))
+    mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(enc), MineConfig(index="auto", effort=1))
     assert "--index auto: exact for 37 x 42 distinct sentences; expected recall 1.0 (exact search)" in \
         capsys.readouterr().err
     assert out.read_bytes() == exact.read_bytes()
-    monkeypatch.setattr(knn, "AUTO_FLAT_MAX_ROWS", 40)  # the larger side is above: an IVF kind
-    mine_files(InputSpec(src), InputSpec(tgt), out, enc, MineConfig(index="auto", effort=1), keep_work=True)
+    monkeypatch.setattr(faiss_index, "AUTO_FLAT_MAX_ROWS", 40)  # the larger side is above: an IVF kind
+    mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(enc), MineConfig(index="auto", effort=1),
+               keep_work=True)
     err = capsys.readouterr().err
     assert "--index auto: ivfpqfs for 37 x 42 distinct sentences; expected recall " in err
     assert "this run: nprobe=1" in err and "index=ivfpqfs" in err
@@ -265,14 +269,15 @@ def test_index_auto_prints_its_choice_and_expected_recall(tmp_path: Path, monkey
 
 def test_index_auto_is_chosen_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    from xlsent.mining import knn, pipeline
+    from xlsent.mining import faiss_index, stages
 
     src, tgt, enc, _ = planted_corpus(tmp_path)
-    monkeypatch.setattr(knn, "AUTO_FLAT_MAX_ROWS", 40)
+    monkeypatch.setattr(faiss_index, "AUTO_FLAT_MAX_ROWS", 40)
     choices: list[tuple[int, int]] = []
-    choose = pipeline.choose_index
-    monkeypatch.setattr(pipeline, "choose_index", lambda *rows: choices.append(rows) or choose(*rows))
-    mine_files(InputSpec(src), InputSpec(tgt), tmp_path / "auto.tsv", enc, MineConfig(index="auto", effort=1))
+    choose = stages.choose_index
+    monkeypatch.setattr(stages, "choose_index", lambda *rows: choices.append(rows) or choose(*rows))
+    mine_files(InputSpec(src), InputSpec(tgt), tmp_path / "auto.tsv", LocalEngine(enc),
+               MineConfig(index="auto", effort=1))
     assert choices == [(37, 42)] and capsys.readouterr().err.count("--index auto:") == 1
     x = np.eye(3, 8, dtype=np.float32)
     mine_arrays(x, x, MineConfig(k=1, index="auto"), progress=True)  # the library entry chooses too, once

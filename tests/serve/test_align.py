@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from xlsent.data.text_input import InputSpec
-from xlsent.mining.pipeline import MineConfig, mine_files
+from xlsent.mining.config import MineConfig
+from xlsent.mining.engine import LocalEngine
+from xlsent.mining.job import mine_files
 from xlsent.testing import LookupEncoder
 
 N_SRC, N_TGT, DIM = 40, 33, 16
@@ -45,7 +47,8 @@ def mined(tmp_path: Path, src: list[str], tgt: list[str], encoder: LookupEncoder
     (tmp_path / "src.txt").write_text("\n".join(src) + "\n", encoding="utf-8")
     (tmp_path / "tgt.txt").write_text("\n".join(tgt) + "\n", encoding="utf-8")
     out = tmp_path / f"pairs-{cfg.mode}-{cfg.margin}-{cfg.unify}-{cfg.threshold}.tsv"
-    mine_files(InputSpec(tmp_path / "src.txt"), InputSpec(tmp_path / "tgt.txt"), out, encoder, cfg, progress=False)
+    mine_files(InputSpec(tmp_path / "src.txt"), InputSpec(tmp_path / "tgt.txt"), out, LocalEngine(encoder), cfg,
+               progress=False)
     rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
     return [(s, t, float(score)) for score, s, t in rows]
 

@@ -224,3 +224,17 @@ def iter_rows(spec: InputSpec) -> Iterator[str]:
     if fmt == "jsonl":
         return _jsonl_rows(spec)
     return _parquet_rows(spec)
+
+
+def check_tsv_columns(spec: InputSpec, count: int) -> None:
+    """Raise :class:`InputError` naming the file and line of the first data line of the TSV ``spec`` that has not
+    exactly ``count`` tab-separated columns (a pair file has two: a third column is a tab inside a text, or another
+    format, never to be guessed at)."""
+    lines = _lines(spec)
+    if spec.tsv_header():
+        next(lines, None)
+    for line_no, line in lines:
+        cells = line.count("\t") + 1
+        if cells != count:
+            raise InputError(f"{spec.name}:{line_no}: {cells} column(s), expected {count} (source TAB target); "
+                             "a tab inside a text must be replaced, e.g. by a space")

@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from xlsent.mining.knn import auto_index_kind
+from xlsent.mining.faiss_index import auto_index_kind
 from xlsent.mining.shipped import read_table, write_table
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,9 @@
 """Per-encoder mining thresholds for ``--threshold auto``: calibrated, stored, shipped and looked up.
 
 Margin thresholds differ a lot between encoders (LASER ~1.04, LaBSE ~1.2), so xlsent calibrates one per
-encoder on BUCC-style sets (gold pairs hidden among distractors, :func:`calibrate`). A record holds the
+encoder on BUCC-style *dev* sets (gold pairs hidden among distractors, :func:`calibrate`): those of
+:func:`xlsent.data.bucc.newstest_bucc_dev` (gold newstest2011, 2014 for ru), never the newstest2012 sets that
+``xlsent eval bucc`` reports, so no reported number is tuned on its own test set. A record holds the
 threshold and how and on what it was obtained (sets, k, margin, date, xlsent version). :func:`load_calibration`
 looks for the record of an encoder in its model directory's ``xlsent.json``, then in
 ``$XLSENT_HOME/calibration/`` (both written by ``xlsent calibrate``), then among the thresholds shipped with
@@ -23,7 +25,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from xlsent.atomic import write_json
-from xlsent.data.bucc import newstest_bucc
+from xlsent.data.bucc import newstest_bucc_dev
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import MANIFEST
@@ -38,7 +40,7 @@ SHIPPED = Path(__file__).with_name("thresholds.json")
 SHIPPED_ABOUT = ("Mining thresholds of the registered encoders for `xlsent mine --threshold auto`, keyed by encoder id "
                  "(name@weights checksum). Written by `xlsent calibrate --model NAME --ship`; do not edit by hand.")
 CALIBRATION_SETS = ("de", "fr", "ru")
-"""Languages of the BUCC-style newstest sets (``LANG-en``) calibrated on by default."""
+"""Languages of the BUCC-style newstest dev sets (``LANG-en``) calibrated on by default."""
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +48,7 @@ log = logging.getLogger(__name__)
 def calibrate(encoder: Encoder, *, langs: Sequence[str] = CALIBRATION_SETS, root: str | Path | None = None,
               k: int = 4, progress: bool = False) -> dict[str, Any]:
     """A mining threshold for ``encoder``: the mean F1-optimal ratio-margin threshold over the BUCC-style newstest
-    sets of ``langs`` (:func:`xlsent.data.bucc.newstest_bucc`), with how and on what it was obtained.
+    dev sets of ``langs`` (:func:`xlsent.data.bucc.newstest_bucc_dev`), with how and on what it was obtained.
 
     Encodings go through the on-disk cache (:func:`xlsent.encoders.cache.cached_encode`, shared with
     ``xlsent eval bucc``), so a second calibration of the same encoder re-encodes nothing. ``progress`` shows one
@@ -57,14 +59,15 @@ def calibrate(encoder: Encoder, *, langs: Sequence[str] = CALIBRATION_SETS, root
     with tqdm(list(langs), desc="calibrate", unit="set", disable=not progress) as bar:
         for lang in bar:
             bar.set_postfix_str(f"{lang}-en")
-            bucc = newstest_bucc(lang, base)
+            bucc = newstest_bucc_dev(lang, base)
             scores = score_set(lambda sentences, code: cached_encode(encoder, sentences, code, progress=progress),
                                bucc, k=k)
             per_set[bucc.pair] = {**scores, "description": bucc.description}
     thresholds = [s["threshold"] for s in per_set.values()]
     return {"threshold": float(sum(thresholds) / len(thresholds)), "encoder": encoder_id(encoder),
             "margin": "ratio", "k": k, "mode": "max", "sets": list(per_set),
-            "method": "mean of the F1-optimal thresholds on BUCC-style newstest2012 sets (xlsent.data.bucc)",
+            "method": "mean of the F1-optimal thresholds on the BUCC-style newstest dev sets (xlsent.data.bucc."
+                      "newstest_bucc_dev: gold newstest2011, 2014 for ru; not the newstest2012 test sets)",
             "per_set": per_set, "date": datetime.now(UTC).date().isoformat(), "xlsent_version": __version__}
 
 

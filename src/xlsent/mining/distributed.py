@@ -1,27 +1,27 @@
-"""The mining pipeline on Ray: embedding by encoder actors over input chunks, k-NN as one task per shard.
+"""The Ray engine of the mining job (:class:`RayEngine`): embedding by encoder actors over input chunks, k-NN as
+one task per shard. The job itself (:mod:`xlsent.mining.job`) is the same driver as on the local engine.
 
 The driver keeps its memory bounded: each finished embedding chunk and each finished k-NN shard is written
-into the work folder (``OUTPUT.work/``, the single-process engine's bookkeeping: the same job key, chunk and
-shard files) as soon as it arrives, and the k-NN lists are merged from there one shard at a time. A driver
-killed mid-run and started again with the same command recomputes only the missing chunks and shards; a task
-whose worker process dies is retried by Ray (``TASK_RETRIES``).
+into the work folder (``OUTPUT.work/``, the same job key, chunk and shard files as the local engine) as soon as it
+arrives, and the k-NN lists are merged from there one shard at a time. A driver killed mid-run and started again
+with the same command recomputes only the missing chunks and shards; a task whose worker process dies is retried
+by Ray (``TASK_RETRIES``).
 
-Exact search (``ray_knn``) runs in two explicit passes, as the margin needs the k-NN means of both sides: (1)
-each task takes a block of source rows against all target rows (put into the object store once, read in place
-by the tasks of a node) and returns complete forward lists plus the target side's lists restricted to its block;
-(2) the driver merges the backward lists, scores margins and selects pairs exactly as the single-process
-pipeline. With an approximate ``--index``, the driver trains each direction's FAISS index once on a seeded
+Exact search (:func:`ray_exact_shards`) runs in two explicit passes, as the margin needs the k-NN means of both
+sides: (1) each task takes a block of source rows against all target rows (put into the object store once, read in
+place by the tasks of a node) at the job's precision and returns complete forward lists plus the target side's
+lists restricted to its block; (2) the driver merges the backward lists, scores margins and selects pairs as on
+the local engine. With an approximate ``--index``, the driver trains each direction's FAISS index once on a seeded
 sample and serializes it, trained and empty (``faiss.serialize_index``, bytes in a numpy array, no pickle), into
 the object store; one task per database shard adds that shard's vectors on a worker and returns its filled index,
-which the driver merges in shard order (``ray_index_fill``: FAISS's ``merge_from`` concatenates the inverted
+which the driver merges in shard order (:func:`ray_index_fill`: FAISS's ``merge_from`` concatenates the inverted
 lists, the encoding was done on the workers). ``ivfpqfs`` travels as a plain IVF-PQ with the same 4-bit codes
 (FAISS cannot merge fast-scan lists), whose merged codes the driver packs into fast-scan lists; ``hnsw`` cannot be
-merged and is filled on the driver (see :func:`xlsent.mining.knn.mergeable`). The filled index, the same bytes as
-one fill, goes into the object store in turn and one
-task per query shard searches it on the workers (``ray_shard_search``); the shards are saved and reused as by
-:func:`xlsent.mining.pipeline.approximate_knn`, which both engines share, so the output is the same.
-Embedding chunks are the same row ranges as in ``xlsent embed``, so the output is identical; as there, repeated
-sentences are searched once (:mod:`xlsent.mining.unify`).
+merged and is filled on the driver (see :func:`xlsent.mining.faiss_index.mergeable`). The filled index, the same
+bytes as one fill, goes into the object store in turn and one task per query shard searches it on the workers
+(:func:`ray_shard_search`); the shards are saved and reused by :func:`xlsent.mining.stages.approximate_knn`, which
+both engines share, so the output is the same. Embedding chunks are the same row ranges as in ``xlsent embed``,
+so the output is identical.
 
 Every task and actor runs with as many BLAS, OpenMP (FAISS) and torch threads as CPUs it reserves
 (:mod:`xlsent.mining.threads`). Local Ray (started in-process) is the default; ``address`` joins a cluster.
@@ -29,12 +29,11 @@ Every task and actor runs with as many BLAS, OpenMP (FAISS) and torch threads as
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import socket
-import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,44 +44,21 @@ import faiss
 import numpy as np
 
 from xlsent.atomic import atomic_path
-from xlsent.checksum import sha256_file
-from xlsent.data.text_input import InputSpec, iter_rows
 from xlsent.encoders.cache import encoder_id
 from xlsent.inference import DEFAULT_BATCH_TOKENS
-from xlsent.mining.knn import (
-    KnnResult,
+from xlsent.mining.config import SearchConfig
+from xlsent.mining.engine import ExactShards, SearchHooks, Side
+from xlsent.mining.faiss_index import (
     fill_index,
     from_shard_form,
     merge_index,
     mergeable,
     search_rows,
     serialized_shard_form,
-    take_rows,
 )
-from xlsent.mining.pipeline import (
-    IndexFill,
-    MineConfig,
-    MineSummary,
-    ShardSearch,
-    approximate_knn,
-    candidates_from_knn,
-    check_mine_paths,
-    clean_up,
-    job_key,
-    knn_shard,
-    knn_shard_path,
-    load_knn_shard,
-    merge_shards,
-    prepare_work,
-    readable_sides,
-    resolve_index,
-    save_knn_shard,
-    shard_bounds,
-    summarise,
-    write_pairs,
-)
+from xlsent.mining.knn import KnnResult, take_rows
+from xlsent.mining.stages import IndexFill, ShardSearch, knn_shard, say, shard_bounds
 from xlsent.mining.threads import limit_threads, thread_counts
-from xlsent.mining.unify import unify
 from xlsent.store import EmbeddingFileError, base_metadata, load_embeddings, save_embedding_parts
 
 log = logging.getLogger(__name__)
@@ -139,12 +115,12 @@ class _Embedder:
             return chunk, np.asarray(vecs, dtype=np.float32), thread_counts()
 
 
-def _knn_task(x_block: np.ndarray, y: np.ndarray, offset: int, k: int, max_memory: int
+def _knn_task(x_block: np.ndarray, y: np.ndarray, offset: int, cfg: SearchConfig
               ) -> tuple[KnnResult, dict[str, int]]:
     """One source shard against all targets (read in place from the node's object store), within the task's CPU
     reservation; also returns the thread counts it ran with."""
     with limit_threads(task_cpus()):
-        return knn_shard(x_block, y, offset, k, max_memory), thread_counts()
+        return knn_shard(x_block, y, offset, cfg), thread_counts()
 
 
 def _search_task(index: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
@@ -186,12 +162,13 @@ def _as_finished(submit: Callable[[int], Any], todo: list[int], most: int, *, or
 
 
 def ray_index_fill(cpus: int, cpus_per_task: int, shard_rows: int) -> IndexFill:
-    """The Ray engine's index fill for :func:`~xlsent.mining.pipeline.approximate_knn`: the trained, empty index
-    serialized into the object store once (:func:`~xlsent.mining.knn.serialized_shard_form`), one task per
+    """The Ray engine's index fill for :func:`~xlsent.mining.stages.approximate_knn`: the trained, empty index
+    serialized into the object store once (:func:`~xlsent.mining.faiss_index.serialized_shard_form`), one task per
     database shard of ``shard_rows`` rows adding that shard on a worker (at most two per task slot of the ``cpus``
     in flight), and the shards' indexes merged on the driver in shard order
-    (:func:`~xlsent.mining.knn.merge_index`, :func:`~xlsent.mining.knn.from_shard_form`) into the index one fill
-    makes. An index that is not :func:`~xlsent.mining.knn.mergeable` (``hnsw``) is filled on the driver."""
+    (:func:`~xlsent.mining.faiss_index.merge_index`, :func:`~xlsent.mining.faiss_index.from_shard_form`) into
+    the index one fill makes. An index that is not :func:`~xlsent.mining.faiss_index.mergeable` (``hnsw``) is
+    filled on the driver."""
     import ray
 
     def fill(index: faiss.Index, db: np.ndarray) -> faiss.Index:
@@ -218,7 +195,7 @@ def ray_index_fill(cpus: int, cpus_per_task: int, shard_rows: int) -> IndexFill:
 
 
 def ray_shard_search(cpus: int, cpus_per_task: int = 1) -> ShardSearch:
-    """The Ray engine's shard search for :func:`~xlsent.mining.pipeline.approximate_knn`: the filled index
+    """The Ray engine's shard search for :func:`~xlsent.mining.stages.approximate_knn`: the filled index
     serialized into the object store once, one task per query shard on the workers, at most two per task slot of
     the ``cpus`` in flight."""
     import ray
@@ -316,88 +293,85 @@ def ray_embed(texts: list[str], out: Path, actors: list[Any], *, sha: str, encod
     return load_embeddings(out, expect_sha256=sha, expect_encoder=encoder)[0]
 
 
-def ray_knn(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path, *, cpus: int, cpus_per_task: int = 1
-            ) -> KnnResult:
-    """Exact bidirectional k-NN with one Ray task per source shard of ``cfg.shard_rows`` rows. Each finished
-    shard is saved in ``work`` at once (shards found there are not recomputed); the lists are then merged one
-    shard at a time. At most two tasks per task slot of the ``cpus`` are in flight, so the object store holds
-    the targets and a bounded number of source blocks."""
+def ray_exact_shards(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, cpus: int, cpus_per_task: int = 1
+                     ) -> ExactShards:
+    """The Ray engine's exact shards for :func:`~xlsent.mining.stages.sharded_knn`: one task per source shard
+    against all targets (put into the object store once, read in place by the tasks of a node), at most two per
+    task slot of the ``cpus`` in flight, so the object store holds the targets and a bounded number of source
+    blocks; each shard's lists as it finishes."""
     import ray
 
-    bounds = shard_bounds(len(x), cfg.shard_rows)
-    todo = [shard for shard in range(len(bounds)) if not knn_shard_path(work, shard).is_file()]
-    if len(todo) < len(bounds):
-        log.info("k-NN: reusing %d of %d finished shards in %s", len(bounds) - len(todo), len(bounds), work)
-    if todo:
+    def shards(bounds: list[tuple[int, int]], todo: list[int]) -> Iterator[tuple[int, KnnResult]]:
+        if not todo:
+            return
         task = ray.remote(num_cpus=cpus_per_task, max_retries=TASK_RETRIES)(_knn_task)
         y_ref = ray.put(y)  # one copy per node, shared by its tasks
 
         def submit(shard: int) -> Any:
             lo, hi = bounds[shard]
-            return task.remote(take_rows(x, np.arange(lo, hi)), y_ref, lo, cfg.k, cfg.max_memory)
+            return task.remote(take_rows(x, np.arange(lo, hi)), y_ref, lo, cfg)
 
         for shard, (part, threads) in _as_finished(submit, todo, _in_flight(cpus, cpus_per_task)):
             log.debug("k-NN shard %d ran with threads %s", shard, threads)
-            save_knn_shard(knn_shard_path(work, shard), part)
-    return merge_shards((load_knn_shard(knn_shard_path(work, shard)) for shard in range(len(bounds))), cfg.k)
+            yield shard, part
+
+    return shards
 
 
-def mine_files_ray(src: InputSpec, tgt: InputSpec, output: str | Path, model: str, cfg: MineConfig,
-                   ray_cfg: RayConfig | None = None, *, src_lang: str | None = None, tgt_lang: str | None = None,
-                   work_dir: Path | None = None, keep_work: bool = False, progress: bool = True) -> MineSummary:
-    """Mine ``src`` x ``tgt`` on Ray into ``output`` (same format and result as ``mine_files``), resumable
-    through the work folder (``OUTPUT.work/`` unless ``work_dir``). With an approximate ``cfg.index`` each index
-    is trained on the driver, over the memory-mapped embeddings, filled on the workers, one task per database
-    shard (on the driver for ``hnsw``), merged on the driver and searched on the workers, one task
-    per query shard."""
-    import ray
+class RayEngine:
+    """The stages of a job on a Ray cluster (:class:`~xlsent.mining.engine.Engine`): embedding by encoder actors
+    over input chunks of ``cfg.chunk_rows`` rows, exact k-NN as one task per source shard, an approximate index
+    filled by one task per database shard and searched by one task per query shard. Use it as a context manager:
+    Ray is joined or started on entry (see :func:`ray_session`) and its actors are gone on exit."""
 
-    ray_cfg = ray_cfg or RayConfig()
-    start = time.perf_counter()
-    check_mine_paths(src, tgt, output)
-    output = Path(output)
-    work = work_dir or output.with_name(output.name + ".work")
-    with readable_sides(src, tgt) as (src, tgt), ray_session(ray_cfg) as cpus:
-        src_text, tgt_text = list(iter_rows(src)), list(iter_rows(tgt))
-        chunks = len(shard_bounds(len(src_text), ray_cfg.chunk_rows)) + len(shard_bounds(len(tgt_text),
-                                                                                           ray_cfg.chunk_rows))
-        actor = ray.remote(num_cpus=ray_cfg.cpus_per_task)(_Embedder)
-        actors: list[Any] = [actor.remote(model, ray_cfg.batch_tokens, ray_cfg.backend)
-                  for _ in range(max(1, min(chunks, cpus // ray_cfg.cpus_per_task)))]
-        made_by = str(ray.get(actors[0].encoder_id.remote()))
-        src_sha, tgt_sha = sha256_file(src.path), sha256_file(tgt.path)
-        key = {**job_key(src, tgt, src_sha, tgt_sha, made_by, cfg), "engine": "ray", "chunk_rows": ray_cfg.chunk_rows}
-        prepare_work(work, key)
-        try:
-            _say(progress, f"[1/3] embedding on Ray ({len(actors)} encoder actors, {cpus} CPUs)")
-            x = ray_embed(src_text, work / "src.npy", actors, sha=src_sha, encoder=made_by, lang=src_lang,
-                          chunk_rows=ray_cfg.chunk_rows)
-            y = ray_embed(tgt_text, work / "tgt.npy", actors, sha=tgt_sha, encoder=made_by, lang=tgt_lang,
-                          chunk_rows=ray_cfg.chunk_rows)
-            for handle in actors:
-                ray.kill(handle)
-            src_u, tgt_u = unify(src_text, cfg.unify), unify(tgt_text, cfg.unify)
-            x, y = src_u.distinct(x, work / "src-distinct.npy"), tgt_u.distinct(y, work / "tgt-distinct.npy")
-            cfg = resolve_index(cfg, len(x), len(y), progress)
-            _say(progress, f"[2/3] k-NN search on Ray ({len(x)} x {len(y)} distinct sentences, index={cfg.index})")
-            knn = None
-            if cfg.index != "exact":
-                fill = ray_index_fill(cpus, ray_cfg.cpus_per_task, cfg.shard_rows)
-                knn = approximate_knn(x, y, cfg, work, fill=fill, search=ray_shard_search(cpus, ray_cfg.cpus_per_task),
-                                      progress=progress)
-            if knn is None:
-                knn = ray_knn(x, y, cfg, work, cpus=cpus, cpus_per_task=ray_cfg.cpus_per_task)
-            cands = candidates_from_knn(knn, cfg)
-            _say(progress, f"[3/3] scoring and selecting {len(cands.score)} candidates")
-            written = write_pairs(output, cands, src_u, tgt_u, cfg, first_lines=(src.first_line, tgt.first_line))
-        except BaseException as exc:
-            clean_up(work, exc, False)
-            raise
-    if not keep_work:
-        shutil.rmtree(work)
-    return summarise(output, src_u, tgt_u, len(cands.score), written, cfg, time.perf_counter() - start)
+    def __init__(self, model: str, cfg: RayConfig | None = None) -> None:
+        self.model, self.cfg = model, cfg or RayConfig()
+        self.cpus = 0
+        self.actors: list[Any] = []
+        self._session: contextlib.ExitStack | None = None
 
+    def __enter__(self) -> RayEngine:
+        self._session = contextlib.ExitStack()
+        self.cpus = self._session.enter_context(ray_session(self.cfg))
+        return self
 
-def _say(progress: bool, message: str) -> None:
-    if progress:
-        print(message, file=sys.stderr, flush=True)
+    def __exit__(self, *exc: object) -> None:
+        self.embedded()
+        if self._session is not None:
+            self._session.close()
+
+    def _add_actors(self, count: int) -> None:
+        import ray
+
+        actor = ray.remote(num_cpus=self.cfg.cpus_per_task)(_Embedder)
+        while len(self.actors) < count:
+            self.actors.append(actor.remote(self.model, self.cfg.batch_tokens, self.cfg.backend))
+
+    def encoder_id(self) -> str | None:
+        import ray
+
+        self._add_actors(1)
+        return str(ray.get(self.actors[0].encoder_id.remote()))
+
+    def job_key(self) -> dict[str, Any]:
+        return {"engine": "ray", "chunk_rows": self.cfg.chunk_rows}
+
+    def embed(self, side: Side, out: Path, progress: bool) -> np.ndarray:
+        chunks = len(shard_bounds(len(side.texts), self.cfg.chunk_rows))
+        self._add_actors(max(1, min(chunks, self.cpus // self.cfg.cpus_per_task)))
+        say(progress, f"embedding {side.spec.name} on Ray ({len(self.actors)} encoder actors, {self.cpus} CPUs)")
+        return ray_embed(side.texts, out, self.actors, sha=side.sha256, encoder=str(self.encoder_id()),
+                         lang=side.lang, chunk_rows=self.cfg.chunk_rows)
+
+    def embedded(self) -> None:
+        import ray
+
+        for handle in self.actors:
+            ray.kill(handle)
+        self.actors = []
+
+    def hooks(self, x: np.ndarray, y: np.ndarray, cfg: SearchConfig, progress: bool) -> SearchHooks:
+        per_task = self.cfg.cpus_per_task
+        return SearchHooks(exact=ray_exact_shards(x, y, cfg, self.cpus, per_task),
+                           fill=ray_index_fill(self.cpus, per_task, cfg.shard_rows),
+                           search=ray_shard_search(self.cpus, per_task))

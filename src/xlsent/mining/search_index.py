@@ -53,7 +53,7 @@ def build_sentence_index(spec: InputSpec, out_dir: str | Path, encoder: Encoder,
     without text: see :func:`check_indexable`)."""
     import faiss
 
-    from xlsent.mining.knn import build_index
+    from xlsent.mining.faiss_index import build_index
 
     check_indexable(spec)
     out = Path(out_dir)

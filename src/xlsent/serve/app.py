@@ -24,7 +24,7 @@ from fastapi.openapi.utils import get_openapi
 from starlette.responses import HTMLResponse, Response
 
 from xlsent.encoders.base import l2_normalize
-from xlsent.mining.pipeline import MineConfig
+from xlsent.mining.config import MineConfig
 from xlsent.serve.align import align, cosine_matrix
 from xlsent.serve.engine import Engine, ModelSource, ModelWorker
 from xlsent.serve.errors import ApiError, install_error_handlers

@@ -1,0 +1,335 @@
+"""One mining job for every front end: ``xlsent mine`` (pairs out of two corpora), ``xlsent score`` (margins of
+given pairs, LASER's ``--mode score``), the service's ``/v1/align`` (in memory) and the Ray engine.
+
+A file job reads both sides, embeds them (or takes the given embeddings), searches and scores the *distinct*
+sentences of each side (:mod:`xlsent.mining.unify`), and writes its output atomically. Every stage writes into a work
+folder (``OUTPUT.work/`` by default) keyed by the job's inputs, so a killed run started again with the same
+arguments skips what is finished: embedding chunks, k-NN shards, then the final selection; the result is identical.
+Where the heavy stages run is the engine's business (:mod:`xlsent.mining.engine`): the same driver serves the local
+and the Ray engine.
+
+Options, paths and that each side has a sentence are checked before anything is computed. A run that fails
+removes the work folder unless it holds finished stages that the same command would reuse (it keeps them and
+says so); a bad input row is not such a case, since the input has to change. Output ``-`` writes to standard
+output, with the work folder in a temporary directory (not resumable).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xlsent.atomic import write_json
+from xlsent.checksum import sha256_file
+from xlsent.data.text_input import InputError, InputSpec, check_options_apply, iter_rows, readable
+from xlsent.mining.config import MineConfig, MineSummary, ScoreSummary, SearchConfig
+from xlsent.mining.engine import Engine, Side
+from xlsent.mining.knn import KnnResult, take_rows
+from xlsent.mining.margin import Margin, margin_scores
+from xlsent.mining.stages import (
+    STDOUT,
+    candidates_from_knn,
+    clean_cell,
+    mine_arrays,
+    neighbourhoods,
+    resolve_index,
+    say,
+    select_pairs,
+    write_lines,
+    write_pairs,
+)
+from xlsent.mining.unify import Unified, unify
+from xlsent.store import load_embeddings, read_metadata
+
+OUTPUT_SUFFIXES = (".tsv", ".txt")
+
+log = logging.getLogger(__name__)
+
+
+def check_output(output: str | Path) -> None:
+    """Raise ValueError for an output that a job cannot write: a folder, another suffix than ``.tsv``/``.txt``, or a
+    work folder path taken by a file."""
+    output = Path(output)
+    if str(output) == STDOUT:
+        return
+    if output.is_dir():
+        raise ValueError(f"{output}: is a directory; name the output file (e.g. {output / 'pairs.tsv'})")
+    if output.suffix.lower() not in OUTPUT_SUFFIXES:
+        raise ValueError(f"{output}: the output is TSV: name a .tsv (or .txt) file, or - for standard output")
+    work = output.with_name(output.name + ".work")
+    if work.exists() and not work.is_dir():
+        raise ValueError(f"{work}: exists and is not a folder; remove it (it would hold the run's finished stages)")
+
+
+def check_mine_paths(src: InputSpec, tgt: InputSpec, output: str | Path) -> None:
+    """Raise ValueError for inputs or an output that a job cannot use, before anything is computed."""
+    src.check()
+    tgt.check()
+    check_options_apply([src, tgt])
+    if src.is_stdin() and tgt.is_stdin():
+        raise InputError("SRC and TGT cannot both be standard input (-): it can be read once")
+    for side in (src, tgt):
+        if not side.is_stream():  # a stream is checked once copied, by readable_sides
+            check_has_text(side)
+    check_output(output)
+
+
+def check_job(src: InputSpec, tgt: InputSpec, output: str | Path, embs: tuple[Path | None, Path | None] = (None, None)
+              ) -> None:
+    """Everything about a file job that can be refused before an encoder is loaded: the inputs, the output and the
+    given embedding files (readable, with a header)."""
+    check_mine_paths(src, tgt, output)
+    for given in embs:
+        if given is not None:
+            read_metadata(given)
+
+
+def check_has_text(spec: InputSpec) -> None:
+    """Raise :class:`InputError` unless ``spec`` (a file, or a stream copied by ``readable``) has a row with text:
+    there is nothing to mine in an empty side."""
+    rows = 0
+    for row in iter_rows(spec):
+        if row.strip():
+            return
+        rows += 1
+    what = "is empty" if rows == 0 else f"has no text ({rows} blank row(s))"
+    raise InputError(f"{spec.name}: {what}, so there is nothing to mine or score; give one sentence a line")
+
+
+def _has_progress(work: Path) -> bool:
+    """Whether ``work`` holds a finished stage: embeddings, embedding chunks or k-NN shards."""
+    return any(work.glob("*.npy")) or any(work.glob("*.parts/[0-9]*.npy")) or any(work.glob("knn-*.npz"))
+
+
+def clean_up(work: Path, exc: BaseException, temporary: bool) -> None:
+    """After a failure: keep finished stages that a re-run can use and say so; remove anything else."""
+    if not temporary and work.is_dir() and _has_progress(work) and not isinstance(exc, InputError):
+        log.warning("kept the finished stages in %s: the same command continues from them", work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@contextmanager
+def readable_sides(src: InputSpec, tgt: InputSpec) -> Iterator[tuple[InputSpec, InputSpec]]:
+    """Both sides as :func:`readable` gives them (streams copied), each checked to have text (:func:`check_has_text`)
+    before any work."""
+    with readable(src) as src_file, readable(tgt) as tgt_file:
+        check_has_text(src_file)
+        check_has_text(tgt_file)
+        yield src_file, tgt_file
+
+
+def job_key(src: InputSpec, tgt: InputSpec, src_sha: str, tgt_sha: str, encoder: str, cfg: SearchConfig
+            ) -> dict[str, Any]:
+    """What a work folder's finished stages depend on: the inputs, how they are read, the encoder, the search."""
+    return {"src": src_sha, "tgt": tgt_sha, "encoder": encoder, "k": cfg.k, "shard_rows": cfg.shard_rows,
+            "index": cfg.index, "effort": cfg.effort, "unify": cfg.unify, "precision": cfg.precision,
+            "read_as": [{k: v for k, v in spec.source().items() if k != "path"} for spec in (src, tgt)]}
+
+
+def prepare_work(work: Path, key: dict[str, Any]) -> None:
+    """Keep ``work`` for the job ``key`` was written for; otherwise start it empty."""
+    state = work / "job.json"
+    if work.exists():
+        try:
+            previous = json.loads(state.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            previous = None
+        if previous != key:
+            log.warning("%s belongs to another job; starting over", work)
+            shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    write_json(state, key)
+
+
+def _given_embeddings(given: Path | None, sha: str, expect_encoder: str | None) -> tuple[np.ndarray | None, str | None]:
+    """The embeddings in ``given`` (checked against the input's checksum and the encoder id, where known) and the
+    id of the encoder that made them; ``(None, expect_encoder)`` without ``given``."""
+    if given is None:
+        return None, expect_encoder
+    array, meta = load_embeddings(given, expect_sha256=sha, expect_encoder=expect_encoder)
+    return array, str(meta["encoder"])
+
+
+@dataclass
+class _Job:
+    """A file job under way, its sides embedded: each side's input and texts, its distinct sentences and their
+    vectors, where the job works, and when it started."""
+
+    src: Side
+    tgt: Side
+    src_u: Unified
+    tgt_u: Unified
+    x: np.ndarray
+    y: np.ndarray
+    work: Path
+    start: float
+
+
+@contextmanager
+def _file_job(kind: str, src: InputSpec, tgt: InputSpec, output: Path, cfg: SearchConfig, engine: Engine, *,
+              langs: tuple[str | None, str | None], embs: tuple[Path | None, Path | None], work_dir: Path | None,
+              keep_work: bool, progress: bool) -> Iterator[_Job]:
+    """The opening and the end every file job shares: check and read both sides, check the given embeddings, key and
+    prepare the work folder, embed (or take the given embeddings) and keep each side's distinct sentences; after the
+    body, remove the work folder (or on failure keep what a re-run reuses, :func:`clean_up`)."""
+    start = time.perf_counter()
+    check_mine_paths(src, tgt, output)
+    if engine.encoder_id() is None and None in embs:
+        raise ValueError(f"{kind} without an encoder needs the embeddings of both sides (--src-emb and --tgt-emb)")
+    with readable_sides(src, tgt) as (src, tgt):
+        src_sha, tgt_sha = sha256_file(src.path), sha256_file(tgt.path)
+        x_given, made_by = _given_embeddings(embs[0], src_sha, engine.encoder_id())
+        y_given, made_by = _given_embeddings(embs[1], tgt_sha, made_by)
+        sides = (Side(src, list(iter_rows(src)), src_sha, langs[0]), Side(tgt, list(iter_rows(tgt)), tgt_sha, langs[1]))
+        if kind == "score" and len(sides[0].texts) != len(sides[1].texts):
+            raise InputError(f"{src.name} has {len(sides[0].texts)} rows and {tgt.name} {len(sides[1].texts)}: line i "
+                             "of one is paired with line i of the other, so they must have as many")
+        key = {"job": kind, **job_key(src, tgt, src_sha, tgt_sha, str(made_by), cfg), **engine.job_key()}
+        temporary = str(output) == STDOUT and work_dir is None
+        work = Path(tempfile.mkdtemp(prefix=f"xlsent-{kind}-")) if temporary else (
+            work_dir or output.with_name(output.name + ".work"))
+        prepare_work(work, key)
+        try:
+            say(progress, f"[1/{3 if kind == 'mine' else 2}] embedding")
+            unified = unify(sides[0].texts, cfg.unify), unify(sides[1].texts, cfg.unify)
+            x, y = (u.distinct(given if given is not None else engine.embed(side, work / f"{name}.npy", progress),
+                               work / f"{name}-distinct.npy")
+                    for side, name, given, u in zip(sides, ("src", "tgt"), (x_given, y_given), unified, strict=True))
+            engine.embedded()
+            yield _Job(*sides, *unified, x, y, work, start)
+        except BaseException as exc:
+            clean_up(work, exc, temporary)
+            raise
+    if temporary or not keep_work:
+        shutil.rmtree(work)
+
+
+def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engine, cfg: MineConfig, *,
+               src_lang: str | None = None, tgt_lang: str | None = None, src_emb: Path | None = None,
+               tgt_emb: Path | None = None, work_dir: Path | None = None, keep_work: bool = False,
+               progress: bool = True) -> MineSummary:
+    """Mine ``src`` x ``tgt`` into ``output`` (``-``: standard output) as ``score TAB src TAB tgt`` (plus the
+    line numbers of both sides with ``cfg.with_ids``), best first, on ``engine``. Either input may be standard
+    input (``-``) or a pipe. With both ``src_emb`` and ``tgt_emb`` the engine need not embed: the two files must
+    then have been made by the same encoder."""
+    output = Path(output)
+    with _file_job("mine", src, tgt, output, cfg, engine, langs=(src_lang, tgt_lang), embs=(src_emb, tgt_emb),
+                   work_dir=work_dir, keep_work=keep_work, progress=progress) as job:
+        src_u, tgt_u, x, y = job.src_u, job.tgt_u, job.x, job.y
+        cfg = resolve_index(cfg, len(x), len(y), progress)
+        say(progress, f"[2/3] k-NN search ({_sizes(src_u, tgt_u)}, index={cfg.index}, k={cfg.k})")
+        knn = _neighbourhoods(x, y, cfg, job.work, engine, progress)
+        cands = candidates_from_knn(knn, cfg)
+        say(progress, f"[3/3] scoring and selecting {len(cands.score)} candidates")
+        written = write_pairs(output, cands, src_u, tgt_u, cfg,
+                              first_lines=(job.src.spec.first_line, job.tgt.spec.first_line))
+    return MineSummary(output, len(src_u.inverse), len(tgt_u.inverse), len(src_u.texts), len(tgt_u.texts),
+                       len(cands.score), written, cfg.threshold, time.perf_counter() - job.start)
+
+
+def score_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engine, cfg: SearchConfig, *,
+                src_lang: str | None = None, tgt_lang: str | None = None, src_emb: Path | None = None,
+                tgt_emb: Path | None = None, work_dir: Path | None = None, keep_work: bool = False,
+                progress: bool = True) -> ScoreSummary:
+    """Score the pairs (row i of ``src``, row i of ``tgt``) into ``output`` as ``score TAB src TAB tgt``, one line
+    per pair in input order: the ``cfg.margin`` of each pair against the k nearest neighbours of each side among the
+    distinct sentences of the other whole side, as LASER's ``mine_bitexts.py --mode score``. A pair with an empty
+    (blank) side is written with an empty score and takes no part in any neighbourhood. A side with fewer than
+    ``cfg.k`` distinct sentences has no k neighbours: the scores are then cosines, with a warning."""
+    output = Path(output)
+    with _file_job("score", src, tgt, output, cfg, engine, langs=(src_lang, tgt_lang), embs=(src_emb, tgt_emb),
+                   work_dir=work_dir, keep_work=keep_work, progress=progress) as job:
+        src_u, tgt_u, x, y = job.src_u, job.tgt_u, job.x, job.y
+        live = [np.flatnonzero([bool(text.strip()) for text in u.texts]) for u in (src_u, tgt_u)]
+        small = [f"{side.spec.name} has {len(rows)} distinct sentence(s)" for side, rows in
+                 zip((job.src, job.tgt), live, strict=True) if len(rows) < cfg.k]
+        measure = f"{cfg.margin} margin (k={cfg.k})"
+        if small:
+            log.warning("%s, fewer than k=%d: the scores are cosines, not margins (lower --k for margins)",
+                        " and ".join(small), cfg.k)
+            measure = "cosine: a side has fewer than k sentences"
+            means = (np.ones(len(src_u.texts)), np.ones(len(tgt_u.texts)))
+            margin = Margin.ABSOLUTE
+        else:
+            say(progress, f"[2/2] k-NN search ({len(live[0])} x {len(live[1])} distinct sentences, k={cfg.k})")
+            xs, ys = take_rows(x, live[0]), take_rows(y, live[1])
+            knn = _neighbourhoods(xs, ys, cfg, job.work, engine, progress)
+            means = (_scatter(knn.fwd_sim.mean(axis=1, dtype=np.float64), live[0], len(src_u.texts)),
+                     _scatter(knn.bwd_sim.mean(axis=1, dtype=np.float64), live[1], len(tgt_u.texts)))
+            margin = Margin(cfg.margin)
+        scores = pair_scores(x, y, src_u.inverse, tgt_u.inverse, means, margin)
+        missing = np.array([not (s.strip() and t.strip()) for s, t in zip(job.src.texts, job.tgt.texts, strict=True)],
+                           dtype=bool)
+        write_lines(output, (f"{'' if gap else f'{score:.6f}'}\t{clean_cell(s)}\t{clean_cell(t)}\n"
+                             for score, gap, s, t in zip(scores.tolist(), missing.tolist(), job.src.texts,
+                                                         job.tgt.texts, strict=True)))
+    return ScoreSummary(output, len(missing), int((~missing).sum()), int(missing.sum()), measure,
+                        time.perf_counter() - job.start)
+
+
+def _neighbourhoods(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, work: Path, engine: Engine, progress: bool
+                    ) -> KnnResult:
+    """The k-NN stage of a file job, its shards where ``engine`` runs them."""
+    hooks = engine.hooks(x, y, cfg, progress)
+    return neighbourhoods(x, y, cfg, work, exact=hooks.exact, fill=hooks.fill, search=hooks.search, progress=progress)
+
+
+def _scatter(values: np.ndarray, rows: np.ndarray, size: int) -> np.ndarray:
+    """``values`` placed at ``rows`` of an array of ``size`` (NaN elsewhere)."""
+    out = np.full(size, np.nan)
+    out[rows] = values
+    return out
+
+
+def pair_scores(x: np.ndarray, y: np.ndarray, src: np.ndarray, tgt: np.ndarray,
+                means: tuple[np.ndarray, np.ndarray], margin: Margin | str) -> np.ndarray:
+    """The ``margin`` score (float64) of each pair ``(x[src[i]], y[tgt[i]])``, ``means`` being the neighbourhood
+    means of the rows of ``x`` and of ``y``; cosines in fp32 from the vectors, in blocks.
+
+    >>> x = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    >>> pair_scores(x, x, np.array([0, 1]), np.array([0, 0]), (np.full(2, 0.5), np.full(2, 0.5)), "ratio").tolist()
+    [2.0, 0.0]
+    """
+    cos = np.empty(len(src), np.float32)
+    for lo in range(0, len(src), 1 << 16):
+        hi = min(len(src), lo + (1 << 16))
+        cos[lo:hi] = np.einsum("ij,ij->i", take_rows(x, src[lo:hi]), take_rows(y, tgt[lo:hi]))
+    return margin_scores(cos, means[0][src], means[1][tgt], margin)
+
+
+@dataclass(frozen=True)
+class MinedPair:
+    """A pair mined in memory: the rows of its source and target sentence (their first rows, when a sentence
+    repeats), its margin score and cosine."""
+
+    src: int
+    tgt: int
+    score: float
+    cosine: float
+
+
+def mine_texts(src: list[str], tgt: list[str], x: np.ndarray, y: np.ndarray, cfg: MineConfig) -> list[MinedPair]:
+    """The pairs a file job writes for the lines ``src`` and ``tgt`` with vectors ``x`` and ``y``, best first, in
+    memory (the service's ``/v1/align``)."""
+    src_u, tgt_u = unify(src, cfg.unify), unify(tgt, cfg.unify)
+    xs, ys = src_u.distinct(x), tgt_u.distinct(y)
+    chosen = select_pairs(mine_arrays(xs, ys, cfg), src_u.texts, tgt_u.texts, cfg)
+    return [MinedPair(int(src_u.first[s]), int(tgt_u.first[t]), float(score), float(xs[s] @ ys[t]))
+            for s, t, score in zip(chosen.src, chosen.tgt, chosen.score, strict=True)]
+
+
+def _sizes(src: Unified, tgt: Unified) -> str:
+    """``lines x lines``, and the distinct sentences where a side repeats some."""
+    lines = f"{len(src.inverse)} x {len(tgt.inverse)} lines"
+    return lines if not (src.repeated or tgt.repeated) else f"{lines}, {len(src.texts)} x {len(tgt.texts)} distinct"
