@@ -110,12 +110,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record  # noqa: E402
+from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, cpu_model, start_record  # noqa: E402
 
 if TYPE_CHECKING:
     from xlsent.mining.knn import KnnResult, SampleKnn
 
-METHODS = ("faiss-2pass", "one-pass", "ivf-fixed", "ivf-tuned")
+METHODS = ("faiss-2pass", "one-pass", "one-pass-bf16", "ivf-fixed", "ivf-tuned")
+SMALL_ONLY = ("faiss-2pass", "ivf-fixed", "ivf-tuned")  # run up to --baseline-max-size only
+FP32_PATH = "one-pass"
+SCORE_TOLERANCE = 1e-4  # xlsent score against LASER's score mode on identical embeddings
+BOUND_TARGET = 0.75  # bf16 exact mining at most this share of one fp32 pass of X·Yᵀ at the fp32 peak
 BASELINE = "faiss-2pass"
 APPROX_KINDS = ("ivfpqfs", "ivfsq")
 TARGET_N, TARGET_S, TARGET_RSS_MIB, TARGET_RECALL = 1_000_000, 15 * 60, 4096, 0.95
@@ -500,18 +504,28 @@ def _exact_section(args: argparse.Namespace, tmp: Path, record: BenchRecord) -> 
         f"{NEAR_TIE_RTOL:g} relative (its k-NN list's best two, or two candidate pairs claiming it in the 1:1 "
         f"selection), or k-NN lists that differ only at the k-th place within that tolerance.",
         f"RSS MiB: peak RSS above the RSS with the inputs loaded. GFLOP/s counts the multiply-adds a method executes "
-        f"(two products for faiss-2pass, one for one-pass); float32 matmul peak of this machine "
-        f"({args.peak_size}^2 x {args.peak_size}, measured first): {peak:.0f} GFLOP/s."]
-    header = (f"{'N':>7} {'method':<12} {'k-NN s':>8} {'margin s':>8} {'total s':>8} {'RSS MiB':>8} "
+        f"(two products for faiss-2pass, one for one-pass and one-pass-bf16); float32 matmul peak of this machine "
+        f"({args.peak_size}^2 x {args.peak_size}, measured first): {peak:.0f} GFLOP/s. The fp32 bound of a size is "
+        f"the time one fp32 pass of X·Yᵀ (2·N²·dim flops) takes at that peak: no fp32 path can beat it.",
+        f"one-pass-bf16 (`--precision bf16`): candidates found with bf16 products, re-scored in fp32 "
+        f"(xlsent.mining.knn_bf16); its pairs are checked against one-pass (fp32) as one-pass's are against the "
+        f"baseline, and its time against {BOUND_TARGET}x the fp32 bound. faiss-2pass (LASER's mine_bitexts.py "
+        f"search: LASER's own script is not available to the bench, so its two FAISS IndexFlatIP searches are run "
+        f"here) and the IVF rows run up to N={args.baseline_max_size} only: at 200k the baseline alone takes about "
+        f"16 minutes on 2 cores."]
+    header = (f"{'N':>7} {'method':<13} {'k-NN s':>8} {'margin s':>8} {'total s':>8} {'RSS MiB':>8} "
               f"{'GFLOP/s':>8} {'% peak':>6} {'vs 2-pass':>9} {'pairs':>7}  check")
     print(header)
     print("-" * len(header))
     status, one_pass = 0, {}
+    precisions: dict[int, dict[str, float]] = {}
     for n in args.sizes:
-        results = {m: _in_subprocess(m, n, args, tmp) for m in args.methods}
+        results = {m: _in_subprocess(m, n, args, tmp) for m in args.methods
+                   if m not in SMALL_ONLY or n <= args.baseline_max_size}
         base = results.get(BASELINE)
+        bound_s = 2 * n * n * args.dim / (peak * 1e9)
         for method, (stats, pairs, knn) in results.items():
-            products = {"faiss-2pass": 2, "one-pass": 1}.get(method)
+            products = {"faiss-2pass": 2, "one-pass": 1, "one-pass-bf16": 1}.get(method)
             gflops = products * 2 * n * n * args.dim / stats["knn_s"] / 1e9 if products else None
             ratio = f"{stats['total_s'] / base[0]['total_s']:.2f}x" if base else "-"
             checks: dict[str, bool | int | float | str] = {}
@@ -530,14 +544,28 @@ def _exact_section(args: argparse.Namespace, tmp: Path, record: BenchRecord) -> 
                 if compared.not_shared:
                     checks |= {"pairs not shared": compared.not_shared, "of them at near-ties": compared.near_tie,
                                "near-ties": compared.ties, "near-tie tolerance (relative)": compared.rtol}
+            if method == "one-pass-bf16" and FP32_PATH in results:
+                fp32 = results[FP32_PATH]
+                against_fp32 = compare_pairs(fp32[1], fp32[2], pairs, knn)
+                status |= int(against_fp32.differ > 0)
+                check += f"; vs fp32 one-pass: {against_fp32.text()}"
+                checks |= {"same pairs as fp32 up to near-ties": not against_fp32.differ,
+                           "pairs not shared with fp32": against_fp32.not_shared,
+                           "share of pairs not shared with fp32": against_fp32.not_shared / max(len(fp32[1]), 1),
+                           f"at most {BOUND_TARGET}x one fp32 pass at peak": stats["total_s"] <= BOUND_TARGET * bound_s}
             rate = f"{gflops:>8.0f} {100 * gflops / peak:>5.0f}%" if gflops else f"{'-':>8} {'-':>6}"
-            print(f"{n:>7} {method:<12} {stats['knn_s']:>8.2f} {stats['score_s']:>8.2f} {stats['total_s']:>8.2f} "
+            check += f"; {stats['total_s'] / bound_s:.2f}x the fp32 bound"
+            print(f"{n:>7} {method:<13} {stats['knn_s']:>8.2f} {stats['score_s']:>8.2f} {stats['total_s']:>8.2f} "
                   f"{stats['rss_mib']:>8.0f} {rate} {ratio:>9} {len(pairs):>7}  {check}", flush=True)
-            if method == "one-pass":
+            if method == FP32_PATH:
                 one_pass[n] = stats["total_s"]
+            if method in (FP32_PATH, "one-pass-bf16"):
+                precisions.setdefault(n, {})[method] = stats["total_s"]
+            if method == "one-pass-bf16" and FP32_PATH in results:
+                precisions[n]["pairs not shared"] = against_fp32.not_shared
             if method != BASELINE:
                 details = {"k-NN s": stats["knn_s"], "margin s": stats["score_s"], "RSS MiB": stats["rss_mib"],
-                           "pairs": len(pairs)}
+                           "pairs": len(pairs), "fp32 bound s": bound_s, "x fp32 bound": stats["total_s"] / bound_s}
                 if gflops:
                     details |= {"GFLOP/s": gflops, "% of peak": 100 * gflops / peak}
                 if base:
@@ -545,7 +573,60 @@ def _exact_section(args: argparse.Namespace, tmp: Path, record: BenchRecord) -> 
                 record.rows.append(BenchRow(f"exact N={n} {method}", "s", stats["total_s"],
                                             base[0]["total_s"] if base else None, BASELINE_CASE if base else "",
                                             checks, details))
+    scored = score_check(args.score_size, args.dim, args.k)
+    agrees = scored["max_diff"] <= SCORE_TOLERANCE
+    status |= int(not agrees)
+    print(f"\nxlsent score vs LASER's --mode score, {args.score_size} random pairs: largest score difference "
+          f"{scored['max_diff']:.2e} ({'within' if agrees else 'ABOVE'} {SCORE_TOLERANCE:g}); {scored['ours_s']:.1f}s "
+          f"against {scored['laser_s']:.1f}s")
+    record.rows.append(BenchRow(f"score N={args.score_size} vs LASER score mode", "s", scored["ours_s"],
+                                scored["laser_s"], "LASER's mine_bitexts.py --mode score (its FAISS k-NN, run here)",
+                                {f"largest score difference <= {SCORE_TOLERANCE:g}": agrees},
+                                {"largest score difference": scored["max_diff"]}))
+    measured = [n for n, times in precisions.items() if len(times) == 3]
+    if measured and args.out.resolve() == DEFAULT_OUT.resolve():
+        print(f"wrote {ship_precision_record(max(measured), precisions[max(measured)], args)}")
     return status, one_pass
+
+
+def score_check(n: int, dim: int, k: int) -> dict[str, float]:
+    """``xlsent score``'s margins of ``n`` given pairs (row i of random sources with row i of random targets) against
+    LASER's ``mine_bitexts.py --mode score`` on the same embeddings (its FAISS k-NN both ways, then
+    ``cos / ((x2y_mean + y2x_mean) / 2)`` per pair): seconds of each and the largest score difference."""
+    from xlsent.mining.config import SearchConfig
+    from xlsent.mining.faiss_index import two_pass_faiss_knn
+    from xlsent.mining.job import pair_scores
+    from xlsent.mining.stages import neighbourhoods
+
+    x, y = unit_vectors(n, dim, 3), unit_vectors(n, dim, 4)
+    laser_s, knn = _timed(lambda: two_pass_faiss_knn(x, y, k))
+    x2y_mean, y2x_mean = knn.fwd_sim.mean(axis=1), knn.bwd_sim.mean(axis=1)
+    laser = np.array([x[i].dot(y[i]) / ((x2y_mean[i] + y2x_mean[i]) / 2) for i in range(n)])
+    rows = np.arange(n)
+
+    def ours() -> np.ndarray:
+        lists = neighbourhoods(x, y, SearchConfig(k=k))
+        means = (lists.fwd_sim.mean(axis=1, dtype=np.float64), lists.bwd_sim.mean(axis=1, dtype=np.float64))
+        return pair_scores(x, y, rows, rows, means, "ratio")
+
+    ours_s, scores = _timed(ours)
+    return {"laser_s": laser_s, "ours_s": ours_s, "max_diff": float(np.abs(scores - laser).max())}
+
+
+def ship_precision_record(n: int, times: dict[str, float], args: argparse.Namespace) -> Path:
+    """Write the exact k-NN times of fp32 and bf16 at size ``n`` into the measurement shipped with xlsent for
+    ``--precision auto`` (``src/xlsent/mining/knn_precision.json``), under this machine's CPU class."""
+    import datetime
+
+    from xlsent.encoders.backends import cpu_class
+    from xlsent.mining.precision import ship_precision
+
+    return ship_precision(cpu_class(), {
+        "fp32_s": times[FP32_PATH], "bf16_s": times["one-pass-bf16"],
+        "pairs_not_shared": int(times["pairs not shared"]),
+        "sentences": n, "dim": args.dim, "k": args.k, "corpus": "random unit vectors",
+        "command": "python benchmarks/mining_bench.py", "date": datetime.date.today().isoformat(),
+        "cpu": cpu_model()})
 
 
 def approx_row(n: int, index: str, nprobe: int, stats: dict[str, float], gen_s: float,
@@ -655,8 +736,12 @@ def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: P
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 50_000],
+    parser.add_argument("--sizes", type=int, nargs="*", default=[50_000, 200_000],
                         help="N of the exact section (sources = targets; none: skip it)")
+    parser.add_argument("--score-size", type=int, default=20_000,
+                        help="pairs of the check of xlsent score against LASER's score mode")
+    parser.add_argument("--baseline-max-size", type=int, default=50_000,
+                        help="the largest N at which faiss-2pass (LASER's search) and the IVF methods run")
     parser.add_argument("--dim", type=int, default=384, help="embedding dimension (both sections)")
     parser.add_argument("--k", type=int, default=4, help="neighbours in the margin (both sections)")
     parser.add_argument("--repeats", type=int, default=1, help="timed runs per exact method (best is reported)")

@@ -464,6 +464,23 @@ CASES = [
          "<stdin>: is empty, so there is nothing to mine", stdin=b""),
     case("mine-ray-address-unreachable", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --engine ray --address 127.0.0.1:1 "
          "{nothing}", 2, "--address 127.0.0.1:1: no Ray cluster answers there"),
+    # score: given pairs; every refusal comes before the encoder is loaded
+    case("score-rows-mismatched", "score {w}/de.txt {w}/long.txt -o {w}/s.tsv {nothing}", 2,
+         "long.txt 7: line i of one is paired with line i of the other"),
+    case("score-tsv-third-column", "score --tsv {w}/pairs.tsv --no-header -o {w}/s.tsv {nothing}", 2,
+         "pairs.tsv:2: 3 column(s), expected 2 (source TAB target)",
+         setup=with_files({"pairs.tsv": "a\tb\nc\td\te\n"})),
+    case("score-tsv-one-column", "score --tsv {w}/pairs.tsv --no-header -o {w}/s.tsv {nothing}", 2,
+         "pairs.tsv:1: 1 column(s), expected 2", setup=with_files({"pairs.tsv": "only one side\n"})),
+    case("score-tsv-header-unstated", "score --tsv {w}/pairs.tsv -o {w}/s.tsv {nothing}", 2,
+         "--header (skip it) or --no-header", setup=with_files({"pairs.tsv": "de\ten\na\tb\n"})),
+    case("score-tsv-and-files", "score {w}/de.txt {w}/en.txt --tsv {w}/in.tsv -o {w}/s.tsv {nothing}", 2,
+         "give the pairs either as SRC TGT or as --tsv PAIRS.tsv, not both"),
+    case("score-tsv-stdin", "score --tsv - --no-header -o {w}/s.tsv {nothing}", 2, "--tsv needs a file"),
+    case("score-one-side", "score {w}/de.txt -o {w}/s.tsv {nothing}", 2, "give the pairs as SRC TGT"),
+    case("score-output-csv", "score {w}/de.txt {w}/en.txt -o {w}/s.csv {nothing}", 2, "name a .tsv (or .txt) file"),
+    case("score-precision-unknown", "score {w}/de.txt {w}/en.txt -o {w}/s.tsv --precision fp16 {nothing}", 2,
+         "argument --precision: invalid choice: 'fp16'"),
     case("export-to-a-file", "export toy:unloadable --sentence-transformers {w}/in.txt", 2,
          "is a file, but this output is a folder"),
     # evaluation results: a subset run never replaces a fuller result

@@ -133,11 +133,12 @@ def score(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEF
 
     >>> xlsent.score("de.txt", "en.txt", "scored.tsv").scored  # doctest: +SKIP
     """
-    from xlsent.mining.job import check_job, score_files
+    from xlsent.mining.job import check_job, check_same_rows, score_files
 
     embs = (Path(src_emb) if src_emb else None, Path(tgt_emb) if tgt_emb else None)
     _check_engine(engine, output, embs)
     check_job(_spec(src), _spec(tgt), output, embs)
+    check_same_rows(_spec(src), _spec(tgt))
 
     with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
         return score_files(_spec(src), _spec(tgt), output, runner, config or SearchConfig(), src_lang=src_lang,

@@ -15,12 +15,19 @@ from xlsent.mining.stages import approx_shard_path
 
 
 def test_exact_methods_mine_the_same_pairs(bench: ModuleType) -> None:
-    runs = {m: bench.run_method(m, 400, 16, 4, 1, 4) for m in ("faiss-2pass", "one-pass", "ivf-fixed")}
+    runs = {m: bench.run_method(m, 400, 16, 4, 1, 4) for m in ("faiss-2pass", "one-pass", "one-pass-bf16", "ivf-fixed")}
     (_, base_pairs, base_knn), (ours_stats, ours_pairs, ours_knn) = runs["faiss-2pass"], runs["one-pass"]
     assert bench._pair_set(ours_pairs) == bench._pair_set(base_pairs)
     assert bench.compare_pairs(base_pairs, base_knn, ours_pairs, ours_knn).text() == "same pairs"
     assert len(base_pairs) >= 200 and ours_stats["total_s"] > 0 and ours_stats["rss_mib"] >= 0
     assert runs["ivf-fixed"][1].shape[1] == 2 and ours_knn.fwd_idx.shape == (400, 4)
+    bf16_pairs, bf16_knn = runs["one-pass-bf16"][1:]
+    assert bench.compare_pairs(ours_pairs, ours_knn, bf16_pairs, bf16_knn).text() == "same pairs"
+
+
+def test_xlsent_score_gives_laser_score_mode_margins(bench: ModuleType) -> None:
+    checked = bench.score_check(500, 16, 4)
+    assert checked["max_diff"] <= bench.SCORE_TOLERANCE and checked["ours_s"] > 0
 
 
 def _exact_knn(sims: np.ndarray, k: int) -> KnnResult:

@@ -94,6 +94,17 @@ def check_job(src: InputSpec, tgt: InputSpec, output: str | Path, embs: tuple[Pa
             read_metadata(given)
 
 
+def check_same_rows(src: InputSpec, tgt: InputSpec) -> None:
+    """Raise :class:`InputError` unless the two sides of given pairs (files; a stream is checked once read) have as
+    many rows."""
+    if src.is_stream() or tgt.is_stream():
+        return
+    rows = [sum(1 for _ in iter_rows(side)) for side in (src, tgt)]
+    if rows[0] != rows[1]:
+        raise InputError(f"{src.name} has {rows[0]} rows and {tgt.name} {rows[1]}: line i of one is paired with "
+                         "line i of the other, so they must have as many")
+
+
 def check_has_text(spec: InputSpec) -> None:
     """Raise :class:`InputError` unless ``spec`` (a file, or a stream copied by ``readable``) has a row with text:
     there is nothing to mine in an empty side."""
@@ -192,9 +203,8 @@ def _file_job(kind: str, src: InputSpec, tgt: InputSpec, output: Path, cfg: Sear
         x_given, made_by = _given_embeddings(embs[0], src_sha, engine.encoder_id())
         y_given, made_by = _given_embeddings(embs[1], tgt_sha, made_by)
         sides = (Side(src, list(iter_rows(src)), src_sha, langs[0]), Side(tgt, list(iter_rows(tgt)), tgt_sha, langs[1]))
-        if kind == "score" and len(sides[0].texts) != len(sides[1].texts):
-            raise InputError(f"{src.name} has {len(sides[0].texts)} rows and {tgt.name} {len(sides[1].texts)}: line i "
-                             "of one is paired with line i of the other, so they must have as many")
+        if kind == "score":
+            check_same_rows(*(side.spec for side in sides))
         key = {"job": kind, **job_key(src, tgt, src_sha, tgt_sha, str(made_by), cfg), **engine.job_key()}
         temporary = str(output) == STDOUT and work_dir is None
         work = Path(tempfile.mkdtemp(prefix=f"xlsent-{kind}-")) if temporary else (
