@@ -157,7 +157,8 @@ def calibrate(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto", langs
     encoder = load(model, backend)
     with exclusive_outputs([calibration_path(encoder), *([model] if Path(model).is_dir() else [])]):
         record = _calibrate(encoder, langs=langs or CALIBRATION_SETS, root=data, progress=progress)
-        saved = [str(save_threshold(encoder, record))]
+        saved = [str(save_threshold(encoder, record)), *([str(Path(model) / "xlsent.json")] if Path(model).is_dir()
+                                                         else [])]
         if ship:
             saved.append(str(ship_threshold(encoder, record)))
     return {**record, "saved": saved}

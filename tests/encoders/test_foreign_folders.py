@@ -329,3 +329,17 @@ def test_xlsent_embed_runs_a_foreign_folder(folders: dict[str, Path], reference:
     assert min_cosine(np.load(out), reference["labse"]) >= 0.9999
     sidecar = json.loads(out.with_name("o.npy.json").read_text(encoding="utf-8"))
     assert sidecar["encoder"] == load_encoder(folders["labse"]).id  # type: ignore[attr-defined]
+
+
+def test_xlsent_mine_and_score_run_a_foreign_folder(folders: dict[str, Path], home: Path, tmp_path: Path) -> None:
+    """The mining job takes a foreign folder as any encoder: each sentence mined with itself, scored above 1."""
+    (tmp_path / "a.txt").write_text("".join(f"{s}\n" for s in SENTENCES), encoding="utf-8")
+    (tmp_path / "b.txt").write_text("".join(f"{s}\n" for s in reversed(SENTENCES)), encoding="utf-8")
+    model = ["--model", str(folders["xlmr-mean"]), "--backend", "torch", "-k", "2", "-q"]
+    assert main(["mine", str(tmp_path / "a.txt"), str(tmp_path / "b.txt"), "-o", str(tmp_path / "p.tsv"), *model]) == 0
+    pairs = [line.split("\t") for line in (tmp_path / "p.tsv").read_text(encoding="utf-8").splitlines()]
+    assert {(s, t) for _, s, t in pairs} == {(s, s) for s in SENTENCES}
+    assert main(["score", str(tmp_path / "a.txt"), str(tmp_path / "a.txt"), "-o", str(tmp_path / "s.tsv"),
+                 *model]) == 0
+    scores = [float(line.split("\t")[0]) for line in (tmp_path / "s.tsv").read_text(encoding="utf-8").splitlines()]
+    assert len(scores) == len(SENTENCES) and min(scores) > 1.0

@@ -67,3 +67,14 @@ def test_card_lists_the_weighted_terms_of_the_objective(tmp_path: Path) -> None:
             "1 x in-batch ranking + 0.5 x teacher ranking\n") in card
     card = write_card(_model(tmp_path / "t", {"objective": "translate"}, config)).read_text()
     assert "- objective: translate\n" in card  # one term: no weights to list
+
+
+def test_card_names_the_sets_the_mining_threshold_was_calibrated_on(tmp_path: Path) -> None:
+    model = _model(tmp_path, {})
+    assert "Mining threshold" not in write_card(model).read_text()
+    manifest = json.loads((model / "xlsent.json").read_text())
+    manifest["mining"] = {"threshold": 1.0412345, "margin": "ratio", "k": 4, "sets": ["de-en", "ru-en"],
+                          "method": "the dev sets", "date": "2026-11-27"}
+    (model / "xlsent.json").write_text(json.dumps(manifest))
+    assert ("Mining threshold (`xlsent mine --threshold auto`): 1.0412, ratio margin, k=4, calibrated on de-en, "
+            "ru-en by the dev sets (2026-11-27).") in write_card(model).read_text()

@@ -130,6 +130,16 @@ def _training_lines(training: Mapping[str, Any], config: Mapping[str, Any]) -> l
     return lines
 
 
+def _mining_lines(record: Mapping[str, Any] | None) -> list[str]:
+    """The card's line on the calibrated mining threshold (``xlsent mine --threshold auto``) and the sets it was
+    calibrated on; none without a calibration."""
+    if not record:
+        return []
+    return [f"Mining threshold (`xlsent mine --threshold auto`): {record['threshold']:.4f}, {record.get('margin')} "
+            f"margin, k={record.get('k')}, calibrated on {', '.join(record.get('sets', []))} by "
+            f"{record.get('method', 'an unrecorded method')} ({record.get('date', 'undated')}).", ""]
+
+
 def write_card(model_dir: str | Path) -> Path:
     """Render ``README.md`` of a model directory from its ``xlsent.json``."""
     directory = Path(model_dir)
@@ -147,6 +157,7 @@ def write_card(model_dir: str | Path) -> Path:
                   f"xlsent train {m['type']} --config {directory.name}/config.toml --out {directory.name}-again",
                   "```"]
     lines += ["", "Load with `xlsent.load(\"" + directory.name + "\")` or `--model " + directory.name + "`.", ""]
+    lines += _mining_lines(m.get("mining"))
     metrics = m.get("metrics", {})
     lines += ["## Evaluation", ""]
     if not metrics:

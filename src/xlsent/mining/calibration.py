@@ -28,6 +28,7 @@ from xlsent.atomic import write_json
 from xlsent.data.bucc import newstest_bucc_dev
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode, encoder_id
+from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import MANIFEST
 from xlsent.inference import fp32_id
 from xlsent.mining.shipped import read_table, write_table
@@ -92,6 +93,7 @@ def save_threshold(encoder: Encoder, record: dict[str, Any]) -> Path:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         manifest["mining"] = record
         write_json(manifest_path, manifest)
+        write_card(manifest_path.parent)
     return path
 
 

@@ -99,9 +99,13 @@ def check_same_rows(src: InputSpec, tgt: InputSpec) -> None:
     many rows."""
     if src.is_stream() or tgt.is_stream():
         return
-    rows = [sum(1 for _ in iter_rows(side)) for side in (src, tgt)]
-    if rows[0] != rows[1]:
-        raise InputError(f"{src.name} has {rows[0]} rows and {tgt.name} {rows[1]}: line i of one is paired with "
+    _check_row_counts(src, sum(1 for _ in iter_rows(src)), tgt, sum(1 for _ in iter_rows(tgt)))
+
+
+def _check_row_counts(src: InputSpec, src_rows: int, tgt: InputSpec, tgt_rows: int) -> None:
+    """Raise :class:`InputError` unless the two sides of given pairs have as many rows, naming both."""
+    if src_rows != tgt_rows:
+        raise InputError(f"{src.name} has {src_rows} rows and {tgt.name} {tgt_rows}: line i of one is paired with "
                          "line i of the other, so they must have as many")
 
 
@@ -204,7 +208,7 @@ def _file_job(kind: str, src: InputSpec, tgt: InputSpec, output: Path, cfg: Sear
         y_given, made_by = _given_embeddings(embs[1], tgt_sha, made_by)
         sides = (Side(src, list(iter_rows(src)), src_sha, langs[0]), Side(tgt, list(iter_rows(tgt)), tgt_sha, langs[1]))
         if kind == "score":
-            check_same_rows(*(side.spec for side in sides))
+            _check_row_counts(src, len(sides[0].texts), tgt, len(sides[1].texts))
         key = {"job": kind, **job_key(src, tgt, src_sha, tgt_sha, str(made_by), cfg), **engine.job_key()}
         temporary = str(output) == STDOUT and work_dir is None
         work = Path(tempfile.mkdtemp(prefix=f"xlsent-{kind}-")) if temporary else (
