@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import torch
@@ -47,7 +46,7 @@ from xlsent.mining.threads import cores
 
 log = logging.getLogger(__name__)
 
-SPARE = 4
+SPARE = 8
 """Candidates kept beyond k in each list, by bf16 similarity, for the fp32 re-scoring."""
 TILE_ROWS, TILE_COLS = 4096, 2048
 """Tile shape of the bf16 products: the largest whose 16 MiB product AMX writes at full speed (2.2 TFLOP/s
@@ -98,36 +97,6 @@ class _Lists:
         return cls(np.full((rows, size), -1, np.int64), np.full((rows, size), -np.inf, np.float32))
 
 
-class _Weights:
-    """One tile of targets in bf16, packed once for the CPU's matrix units where PyTorch has oneDNN (its
-    ``mkldnn._reorder_linear_weight``/``_linear_pointwise``, as ``torch.compile`` uses them): a product with
-    targets repacked at every call ran at 0.8 TFLOP/s on 2 AMX cores, with packed ones at 1.5."""
-
-    def __init__(self, targets: torch.Tensor, rows: int) -> None:
-        self.targets = targets.contiguous()
-        self.packed: torch.Tensor | None = None
-        if _packing_works():
-            self.packed = torch.ops.mkldnn._reorder_linear_weight(self.targets, rows)
-
-    def products(self, sources: torch.Tensor) -> torch.Tensor:
-        """``sources · targetsᵀ`` in bf16."""
-        if self.packed is not None:
-            return torch.ops.mkldnn._linear_pointwise(sources, self.packed, None, "none", [], "")
-        return sources @ self.targets.T
-
-
-@lru_cache(maxsize=1)
-def _packing_works() -> bool:
-    """Whether this PyTorch packs bf16 weights with oneDNN and multiplies with them, giving the plain product."""
-    try:
-        a, b = torch.eye(4, 8, dtype=torch.bfloat16), torch.arange(16.0).view(2, 8).to(torch.bfloat16)
-        packed = torch.ops.mkldnn._reorder_linear_weight(b, 4)
-        return bool(torch.equal(torch.ops.mkldnn._linear_pointwise(a, packed, None, "none", [], ""), a @ b.T))
-    except (AttributeError, RuntimeError) as exc:
-        log.debug("no oneDNN weight packing (%s): plain bf16 products", exc)
-        return False
-
-
 def _tile_shape(n_x: int, n_y: int, max_memory: int) -> tuple[int, int]:
     """Rows and columns of a tile: at most the measured best, halved until the tile's working memory (bf16
     products, a transposed copy for the first tiles, candidates) fits ``max_memory``."""
@@ -154,15 +123,18 @@ def bf16_bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, *, max_memory: 
     torch.set_num_threads(cores())
     log.debug("bf16 k-NN %d x %d (k=%d) in %d x %d tiles", n_x, n_y, k, rows, cols)
     try:
-        y_tiles = [_Weights(torch.from_numpy(read_rows(y, lo, min(n_y, lo + cols))).to(torch.bfloat16), rows)
+        y_tiles = [torch.from_numpy(read_rows(y, lo, min(n_y, lo + cols))).to(torch.bfloat16)
                    for lo in range(0, n_y, cols)]
+        products = torch.empty((rows, cols), dtype=torch.bfloat16)  # reused: a fresh one costs page faults
         with (torch.inference_mode(), ThreadPoolExecutor(cores()) as pool,
               tqdm(total=n_x, unit="rows", desc="exact k-NN (bf16)", disable=not progress) as bar):
             for x_lo in range(0, n_x, rows):
                 x_hi = min(n_x, x_lo + rows)
                 x_bf16 = torch.from_numpy(read_rows(x, x_lo, x_hi)).to(torch.bfloat16)
                 for tile_no, y_lo in enumerate(range(0, n_y, cols)):
-                    tile = y_tiles[tile_no].products(x_bf16)
+                    targets = y_tiles[tile_no]
+                    full = (len(x_bf16), len(targets)) == (rows, cols)
+                    tile = torch.matmul(x_bf16, targets.T, out=products) if full else x_bf16 @ targets.T
                     _fold_tile(tile.view(torch.int16).numpy(), (x_lo, x_hi), (y_lo, min(n_y, y_lo + cols)), fwd,
                                bwd, pool)
                 bar.update(x_hi - x_lo)
@@ -233,21 +205,24 @@ def _scan(tile: np.ndarray, span: tuple[int, int], cols: int, row_bits: np.ndarr
         capacity = max(n_f, n_b)
 
 
-def forward_knn(queries: np.ndarray, db: np.ndarray, k: int, block: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
-    """Exact fp32 k-NN of ``queries`` (in memory) among ``db`` (an array or memmap, read ``block`` rows at a time):
-    ``(idx, sim)``, best first, ties to the smaller index.
+def forward_knn(queries: np.ndarray, db: np.ndarray, k: int, block: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+    """Exact fp32 k-NN of ``queries`` (in memory) among ``db`` (an array or memmap): ``(idx, sim)``, best first, ties
+    to the smaller index; ``block`` queries against ``block`` rows at a time (``4·block²`` bytes of similarities).
 
     >>> forward_knn(np.eye(2, 3, dtype=np.float32), np.eye(3, dtype=np.float32), 1)[0].tolist()
     [[0], [1]]
     """
-    idx = np.zeros((len(queries), 0), np.int64)
-    sim = np.zeros((len(queries), 0), np.float32)
-    for lo in range(0, len(db), block):
-        part = queries @ read_rows(db, lo, min(len(db), lo + block)).T
-        idx = np.concatenate([idx, np.broadcast_to(np.arange(lo, lo + part.shape[1]), part.shape)], axis=1)
-        sim = np.concatenate([sim, part], axis=1)
-        order = np.lexsort((idx, -sim), axis=1)[:, :k]
-        idx, sim = np.take_along_axis(idx, order, 1), np.take_along_axis(sim, order, 1)
+    idx, sim = np.empty((len(queries), k), np.int64), np.empty((len(queries), k), np.float32)
+    for q in range(0, len(queries), block):
+        part_q = queries[q : q + block]
+        best_idx, best_sim = np.empty((len(part_q), 0), np.int64), np.empty((len(part_q), 0), np.float32)
+        for lo in range(0, len(db), block):
+            part = part_q @ read_rows(db, lo, min(len(db), lo + block)).T
+            best_idx = np.concatenate([best_idx, np.broadcast_to(np.arange(lo, lo + part.shape[1]), part.shape)], 1)
+            best_sim = np.concatenate([best_sim, part], axis=1)
+            order = np.lexsort((best_idx, -best_sim), axis=1)[:, :k]
+            best_idx, best_sim = np.take_along_axis(best_idx, order, 1), np.take_along_axis(best_sim, order, 1)
+        idx[q : q + block], sim[q : q + block] = best_idx, best_sim
     return idx, sim
 
 
