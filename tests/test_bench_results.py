@@ -28,7 +28,8 @@ def load(name: str) -> ModuleType:
 def test_mining_bench_writes_its_figures_at_toy_size(tmp_path: Path) -> None:
     bench = load("mining_bench")
     argv = ["--sizes", "300", "--methods", "faiss-2pass", "one-pass", "--approx-sizes", "1000", "--dim", "16",
-            "--peak-size", "64", "--recall-sample", "100", "--approx-nprobe", "8", "--out", str(tmp_path)]
+            "--peak-size", "64", "--recall-sample", "100", "--approx-nprobe", "8", "--score-size", "300", "--out",
+            str(tmp_path)]
     assert bench.main(argv) == 0
     assert [p.name for p in tmp_path.iterdir()] == ["mining.json"]  # no temporary file left beside it
     record = json.loads((tmp_path / "mining.json").read_text(encoding="utf-8"))
@@ -43,13 +44,17 @@ def test_mining_bench_writes_its_figures_at_toy_size(tmp_path: Path) -> None:
     assert any("RANDOM unit vectors (16-d" in n for n in record["notes"])
     assert any("SYNTHETIC" in n and "cosine 0.85" in n for n in record["notes"])
 
-    exact, approx = record["rows"]  # the baseline (faiss-2pass) is no row of its own
+    exact, scored, approx = record["rows"]  # the baseline (faiss-2pass) is no row of its own
     assert exact["case"] == "exact N=300 one-pass" and exact["unit"] == "s"
     assert exact["baseline_case"].startswith("faiss-2pass")
     assert exact["ratio"] == pytest.approx(exact["ours"] / exact["baseline"])
     assert exact["checks"] == {"same pairs as baseline": True, "same pairs up to near-ties": True}
     assert exact["details"]["pairs"] > 150 and exact["ours"] == pytest.approx(
         exact["details"]["k-NN s"] + exact["details"]["margin s"])
+    assert exact["details"]["x fp32 bound"] == pytest.approx(exact["ours"] / exact["details"]["fp32 bound s"])
+    assert scored["case"] == "score N=300 vs LASER score mode"
+    assert scored["checks"] == {"largest score difference <= 0.0001": True}
+    assert scored["details"]["largest score difference"] < 1e-4
     assert approx["case"] == "approx N=1000 ivfpqfs nprobe=8"
     assert approx["baseline"] == pytest.approx(exact["ours"] * (1000 / 300) ** 2)  # one-pass scaled by (N/n)^2
     assert approx["ratio"] == pytest.approx(approx["ours"] / approx["baseline"])
