@@ -518,8 +518,8 @@ def _exact_section(args: argparse.Namespace, tmp: Path, record: BenchRecord) -> 
         f"(xlsent.mining.knn_bf16); its pairs are checked against one-pass (fp32) as one-pass's are against the "
         f"baseline, and its time against {BOUND_TARGET}x the fp32 bound. faiss-2pass (LASER's mine_bitexts.py "
         f"search: LASER's own script is not available to the bench, so its two FAISS IndexFlatIP searches are run "
-        f"here) and the IVF rows run up to N={args.baseline_max_size} only: at 200k the baseline alone takes about "
-        f"16 minutes on 2 cores."]
+        f"here) and the IVF rows run up to N={args.baseline_max_size} only: the baseline's time grows with N², so at "
+        f"200k it would take 16 times its 50k time."]
     header = (f"{'N':>7} {'method':<13} {'k-NN s':>8} {'margin s':>8} {'total s':>8} {'RSS MiB':>8} "
               f"{'GFLOP/s':>8} {'% peak':>6} {'vs 2-pass':>9} {'pairs':>7}  check")
     print(header)
