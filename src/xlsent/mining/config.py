@@ -14,7 +14,9 @@ import numpy as np
 
 from xlsent.mining.faiss_index import INDEX_KINDS
 from xlsent.mining.margin import Margin, Mode
-from xlsent.mining.precision import PRECISIONS
+
+PRECISIONS = ("auto", "fp32", "bf16")
+"""``--precision`` of exact search (:mod:`xlsent.mining.precision` says what ``auto`` stands for)."""
 
 
 @dataclass(frozen=True)

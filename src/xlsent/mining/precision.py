@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 
 from xlsent.encoders.backends import cpu_class
+from xlsent.mining.config import PRECISIONS
 from xlsent.mining.knn import KnnResult, bidirectional_knn
 from xlsent.mining.knn_bf16 import bf16_bidirectional_knn
 from xlsent.mining.shipped import read_table, write_table
 
 log = logging.getLogger(__name__)
 
-PRECISIONS = ("auto", "fp32", "bf16")
 BF16_MIN_ROWS = 20_000
 SHIPPED_PRECISION = Path(__file__).with_name("knn_precision.json")
 SHIPPED_PRECISION_ABOUT = ("Exact k-NN in fp32 and in bf16 (candidates re-scored in fp32), timed by "

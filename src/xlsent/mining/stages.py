@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import faiss
 import numpy as np
@@ -38,6 +38,8 @@ ShardSearch = Callable[[faiss.Index, np.ndarray, list[tuple[int, int]], list[int
 IndexFill = Callable[[faiss.Index, np.ndarray], faiss.Index]
 # An exact shard search: (source rows of one shard, all targets, offset of the shard, config) -> its k-NN lists.
 ExactSearch = Callable[[np.ndarray, np.ndarray, int, SearchConfig], KnnResult]
+
+Config = TypeVar("Config", bound=SearchConfig)
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +144,7 @@ def candidates_from_knn(knn: KnnResult, cfg: MineConfig) -> Candidates:
     return Candidates(src[order], tgt[order], score[order])
 
 
-def resolve_index(cfg: SearchConfig, src_rows: int, tgt_rows: int, progress: bool = False) -> Any:
+def resolve_index(cfg: Config, src_rows: int, tgt_rows: int, progress: bool = False) -> Config:
     """``cfg`` with ``--index auto`` replaced by the search chosen for ``src_rows`` x ``tgt_rows`` distinct sentences
     (:mod:`xlsent.mining.auto_index`), the choice and its expected recall logged and, with ``progress``, printed."""
     if cfg.index != "auto":
