@@ -40,23 +40,21 @@ independent random unit vectors; which source goes to which target row is shuffl
 generated in chunks into ``.npy`` files (``$TMPDIR``, 3 GiB at 1M x 384-d) outside the measured process.
 
 The measured process opens them as memmaps (rows come in with explicit file reads, never whole) and runs
-the k-NN search of ``xlsent mine --index KIND --nprobe NPROBE`` (``--index auto`` picks ``ivfpqfs`` at 1M;
-without ``--nprobe`` the pipeline tunes nprobe instead): :func:`xlsent.mining.stages.approximate_knn` with a
-:class:`~xlsent.mining.config.SearchConfig` of ``index=--approx-index``, ``effort=--approx-nprobe``, ``k``
-and the defaults otherwise. It runs one direction at a time, sources searched among targets then targets
-among sources: an ``--approx-index`` index over the database side (default ``ivfpqfs``: IVF, 4-bit PQ codes
-scanned with FAISS's fast-scan kernels, the best 8·k re-ranked by 8-bit scalar-quantised vectors;
-``ivfsq``: the same lists holding 8-bit scalar-quantised vectors, accurate but about 20 times slower to
-scan) is trained by k-means on a sample of 64 points per list (the pipeline's seed 0), filled with that
-side, searched with ``--approx-nprobe`` lists by query shards of ``MineConfig.shard_rows`` (200k) rows,
-each saved as a file in a work folder (made empty beside the corpus, so nothing is reused; removed with
-it), and freed before the other direction. The lists are the pipeline's default,
-:func:`xlsent.mining.faiss_index.default_nlist` (2·sqrt(N) for these kinds): the pipeline takes no nlist, so
-neither does the bench. Then the pairs are mined as above. build s: per direction, from its start to the
-end of its index fill (sample k-means training and filling, plus milliseconds of bookkeeping: listing the
-shard files, and before the backward direction reading back the forward ones), summed over both
-directions; search s: the rest of the k-NN step (setting nprobe, searching the query shards, completing,
-writing and reading back their files); margin s: scoring and selection; total s: their sum. Peak RSS is
+the k-NN search of ``xlsent mine --index KIND --nprobe NPROBE`` (without ``--nprobe`` the pipeline tunes
+nprobe instead), with ``k`` and the defaults otherwise. ``--approx-index ivfbf16`` (the default):
+:func:`xlsent.mining.ivf_bf16.ivf_bf16_knn`, one spherical k-means over a sample of both sides (4·sqrt(N)
+lists), every row assigned to its list and its ``--approx-nprobe`` probes by bf16 products, then each
+direction searched with bf16 products list by list and its neighbours re-scored in fp32, a pair found in
+either direction offered to both; finished parts are saved in a work folder (made empty beside the corpus,
+so nothing is reused; removed with it). A FAISS kind (``ivfpqfs``: IVF, 4-bit PQ codes scanned with FAISS's
+fast-scan kernels, the best 8·k re-ranked by 8-bit scalar-quantised vectors; ``ivfsq``: the same lists
+holding 8-bit scalar-quantised vectors): :func:`xlsent.mining.stages.approximate_knn`, one direction at a
+time, an index over the database side trained by k-means on 64 points per list, filled, searched by query
+shards of ``MineConfig.shard_rows`` rows saved in the work folder, and freed before the other direction,
+with :func:`xlsent.mining.faiss_index.default_nlist` lists (2·sqrt(N)). Then the pairs are mined as above.
+build s: ivfbf16: k-means and both sides' probes; FAISS: per direction, from its start to the end of its
+index fill, summed over both directions; search s: the rest of the k-NN step; margin s: scoring and
+selection; total s: their sum. Peak RSS is
 that of the whole process (interpreter, libraries, the index of one direction at a time, k-NN lists).
 The process runs with ``OMP_WAIT_POLICY=PASSIVE`` unless it is set: FAISS's OpenMP threads then sleep
 instead of spinning while they wait, without which PQ training (thousands of tiny parallel steps) ran up
@@ -71,7 +69,7 @@ target at cosine ~0.25 (margin ~1, below any mining threshold), one of many near
 apart, so "all" is low by construction; the planted pairs are the ones a threshold keeps, and the recall
 target is judged on them. This evaluation runs after the peak RSS is taken and is timed apart.
 
-Targets (issue #4, at N >= 1M): total <= 15 min, peak RSS <= 4 GiB, planted recall >= 0.95, printed as
+Targets (issue 39, at N >= 1M): total <= 150 s, peak RSS <= 2 GiB, planted recall >= 0.98, printed as
 PASS/FAIL (the exit status does not depend on them). "vs exact*" compares the total with the one-pass
 exact time of the largest exact size of this run scaled by (N/n)^2: an estimate, exact 1M x 1M (about 85
 minutes on 2 cores) is not run.
@@ -121,8 +119,8 @@ FP32_PATH = "one-pass"
 SCORE_TOLERANCE = 1e-4  # xlsent score against LASER's score mode on identical embeddings
 BOUND_TARGET = 0.75  # bf16 exact mining at most this share of one fp32 pass of X·Yᵀ at the fp32 peak
 BASELINE = "faiss-2pass"
-APPROX_KINDS = ("ivfpqfs", "ivfsq")
-TARGET_N, TARGET_S, TARGET_RSS_MIB, TARGET_RECALL = 1_000_000, 15 * 60, 4096, 0.95
+APPROX_KINDS = ("ivfbf16", "ivfpqfs", "ivfsq")
+TARGET_N, TARGET_S, TARGET_RSS_MIB, TARGET_RECALL = 1_000_000, 150, 2048, 0.98  # issue 39
 CORPUS_CHUNK = 1 << 14
 PACKAGES = ("numpy", "faiss-cpu", "torch")
 BASELINE_CASE = "faiss-2pass: LASER's two-pass FAISS IndexFlatIP search"
@@ -276,15 +274,17 @@ def exact_forward_best(sample: SampleKnn) -> np.ndarray:
 
 def run_approx(folder: Path, kind: str, k: int, nprobe: int, sample: int, seed: int) -> dict[str, float]:
     """Mine the corpus of :func:`planted_corpus` in ``folder`` as ``xlsent mine --index kind --nprobe nprobe`` does:
-    :func:`xlsent.mining.stages.approximate_knn` over the memmapped sides, its query shards saved in the work
-    folder ``folder/work`` (made here, so it must not exist), then ratio margin with max retrieval. Timings (see
+    :func:`xlsent.mining.ivf_bf16.ivf_bf16_knn` (``ivfbf16``) or :func:`xlsent.mining.stages.approximate_knn`
+    (FAISS kinds) over the memmapped sides, its finished parts saved in the work folder ``folder/work`` (made here,
+    so it must not exist), then ratio margin with max retrieval. Timings (see
     the module's notes for build s and search s), this process's peak RSS from the start of mining, pairs, and
     recall of the exact forward margin-best targets of a seeded ``sample`` of sources (all and planted ones)."""
     import faiss
 
     from xlsent.mining import stages
-    from xlsent.mining.config import SearchConfig
+    from xlsent.mining.config import IVF_BF16, SearchConfig
     from xlsent.mining.faiss_index import fill_index
+    from xlsent.mining.ivf_bf16 import IvfShape, ivf_bf16_knn
     from xlsent.mining.knn import sample_bidirectional_knn
     from xlsent.mining.margin import Margin, Mode, select_candidates
 
@@ -306,15 +306,22 @@ def run_approx(folder: Path, kind: str, k: int, nprobe: int, sample: int, seed: 
         yield from stages.search_shards_locally(index, queries, bounds, todo, nearest)
         marks.append(time.perf_counter())
 
+    timings: dict[str, float] = {}
     _reset_peak_rss()
     start = time.perf_counter()
-    knn = stages.approximate_knn(x, y, cfg, work, fill=fill, search=search)
+    if kind == IVF_BF16:
+        knn = ivf_bf16_knn(x, y, k, IvfShape(nprobe=nprobe), store=stages.FolderStore(work), timings=timings)
+    else:
+        knn = stages.approximate_knn(x, y, cfg, work, fill=fill, search=search)
     searched = time.perf_counter()
     if knn is None:
-        raise RuntimeError(f"stages.approximate_knn gave no {kind} k-NN lists: IVF would need to scan so many lists "
-                           f"that exact search is faster (xlsent mine would search exactly)")
-    fwd_filled, fwd_searched, bwd_filled, _ = marks
-    build_s = (fwd_filled - start) + (bwd_filled - fwd_searched)
+        raise RuntimeError(f"no {kind} k-NN lists: IVF would need to scan so many lists that exact search is faster "
+                           f"(xlsent mine would search exactly)")
+    if kind == IVF_BF16:
+        build_s, lists = timings["build_s"], [int(timings["nlist"])]
+    else:
+        fwd_filled, fwd_searched, bwd_filled, _ = marks
+        build_s = (fwd_filled - start) + (bwd_filled - fwd_searched)
     pairs = select_candidates(knn.fwd_idx, knn.fwd_sim, knn.bwd_idx, knn.bwd_sim, margin=Margin.RATIO, mode=Mode.MAX)
     done = time.perf_counter()
     stats = {"nlist": lists[0], "build_s": build_s, "search_s": searched - start - build_s,
@@ -701,26 +708,32 @@ def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: P
     print(f"APPROXIMATE: SYNTHETIC corpus with planted translations ({args.dim}-d, seed {args.seed}): random unit "
           f"sources;\n{args.planted:.0%} of the targets are noisy copies of a source at cosine {args.planted_cos}, "
           f"the others random unit vectors; rows shuffled.\nk-NN as `xlsent mine --index {args.approx_index} --nprobe "
-          f"{args.approx_nprobe}`: pipeline.approximate_knn, one direction at a time,\nquery shards saved to a work "
-          f"folder, memmapped inputs; k={args.k}, ratio margin, max retrieval (1:1).\nRecall: share of "
+          f"{args.approx_nprobe}` over memmapped inputs, finished parts saved to a work folder;\nk={args.k}, ratio "
+          f"margin, max retrieval (1:1).\nRecall: share of "
           f"{args.recall_sample} sampled sources whose exact forward margin-best target the index run picks too\n"
-          f"(all sampled / planted only).\nTargets at N >= 1M: total <= {TARGET_S // 60} min, peak RSS of the whole "
+          f"(all sampled / planted only).\nTargets at N >= 1M: total <= {TARGET_S} s, peak RSS of the whole "
           f"process <= {TARGET_RSS_MIB} MiB, planted recall >= {TARGET_RECALL}.")
     record.notes += [
         f"Approximate rows: a SYNTHETIC corpus with planted translations ({args.dim}-d float32, seed {args.seed}): "
         f"N random unit sources; {args.planted:.0%} of the N targets are noisy copies of distinct sources at cosine "
         f"{args.planted_cos}, the others independent random unit vectors; rows shuffled. Written to disk and read "
         f"as memmaps by a fresh process.",
-        f"k-NN measured on the path of `xlsent mine --index {args.approx_index} --nprobe {args.approx_nprobe}`: "
-        f"xlsent.mining.stages.approximate_knn over the memmapped inputs, one direction at a time (an index over "
-        f"one side with the pipeline's default nlist, xlsent.mining.faiss_index.default_nlist, trained by k-means on a "
-        f"sample, filled, searched by query shards of {shard_rows} rows, each saved to a work folder on disk, and "
-        f"freed before the other direction). build s: per direction, its start to the end of its index fill "
-        f"(training and filling), summed; search s: the rest of the k-NN step (nprobe set, shards searched, written "
-        f"and read back). "
+        f"k-NN measured on the path of `xlsent mine --index {args.approx_index} --nprobe {args.approx_nprobe}` over "
+        f"the memmapped inputs: " + (
+            "xlsent.mining.ivf_bf16.ivf_bf16_knn (one spherical k-means over a sample of both sides, 4·sqrt(N) lists; "
+            "both sides assigned by bf16 products; each direction searched list by list with bf16 products, its "
+            "neighbours re-scored in fp32; a pair found in either direction offered to both; finished parts saved to "
+            "a work folder on disk). build s: k-means and both sides' probes; search s: both directions, re-scoring "
+            "included. " if args.approx_index == "ivfbf16" else
+            f"xlsent.mining.stages.approximate_knn, one direction at a time (an index over one side with the "
+            f"pipeline's default nlist, xlsent.mining.faiss_index.default_nlist, trained by k-means on a sample, "
+            f"filled, searched by query shards of {shard_rows} rows, each saved to a work folder on disk, and freed "
+            f"before the other direction). build s: per direction, its start to the end of its index fill (training "
+            f"and filling), summed; search s: the rest of the k-NN step (nprobe set, shards searched, written and "
+            f"read back). ") +
         f"k={args.k}, ratio margin, max retrieval (1:1). RSS MiB: peak RSS of the whole mining process. Recall: "
         f"share of {args.recall_sample} sampled sources whose exact forward margin-best target the index run picks "
-        f"too (all sampled / those with a planted copy). Targets at N >= 1M: total <= {TARGET_S // 60} min, peak "
+        f"too (all sampled / those with a planted copy). Targets at N >= 1M: total <= {TARGET_S} s, peak "
         f"RSS <= {TARGET_RSS_MIB} MiB, planted recall >= {TARGET_RECALL}."]
     header = (f"{'N':>7} {'index':<8} {'nlist':>5} {'nprobe':>6} {'build s':>8} {'search s':>8} {'margin s':>8} "
               f"{'total s':>8} {'RSS MiB':>8} {'vs exact*':>9} {'recall':>6} {'planted':>7}  targets")
@@ -758,10 +771,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--approx-sizes", type=int, nargs="*", default=[TARGET_N],
                         help="N of the approximate section (none: skip it)")
     parser.add_argument("--approx-index", choices=APPROX_KINDS, default=APPROX_KINDS[0],
-                        help="index kind of the approximate section (see xlsent.mining.faiss_index.train_index)")
-    parser.add_argument("--approx-nprobe", type=int, default=128,
-                        help="IVF lists searched in the approximate section (128 of the 2000 at 1M; the lists are the "
-                             "pipeline's default, xlsent.mining.faiss_index.default_nlist)")
+                        help="index kind of the approximate section: ivfbf16 (xlsent.mining.ivf_bf16) or a FAISS kind "
+                             "(see xlsent.mining.faiss_index.train_index)")
+    parser.add_argument("--approx-nprobe", type=int, default=40,
+                        help="IVF lists searched in the approximate section (40 of the 4000 of ivfbf16 at 1M; the "
+                             "lists are the pipeline's default: xlsent.mining.ivf_bf16.IvfShape.lists_for, "
+                             "xlsent.mining.faiss_index.default_nlist for FAISS kinds)")
     parser.add_argument("--planted", type=float, default=0.3, help="fraction of targets that copy a source")
     parser.add_argument("--planted-cos", type=float, default=0.85, help="cosine of a planted copy to its source")
     parser.add_argument("--recall-sample", type=int, default=2000, help="sources whose exact pairs measure recall")

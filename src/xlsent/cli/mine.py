@@ -7,7 +7,7 @@ import argparse
 import math
 import sys
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xlsent.cli.commands import Commands
 from xlsent.cli.options import (
@@ -19,6 +19,9 @@ from xlsent.cli.options import (
     positive_float,
     positive_int,
 )
+
+if TYPE_CHECKING:
+    from xlsent.data.text_input import InputSpec
 
 
 def add_commands(sub: Commands) -> None:
@@ -38,7 +41,7 @@ def add_commands(sub: Commands) -> None:
     )
 
 
-def _threshold(text: str) -> float | str:
+def threshold_type(text: str) -> float | str:
     """argparse type of ``--threshold``: ``auto`` or a finite number."""
     if text == "auto":
         return text
@@ -59,8 +62,9 @@ def _langs_list(text: str) -> list[str]:
     return codes
 
 
-def _add_search_options(p: argparse.ArgumentParser) -> None:
-    """The options of the neighbourhoods that ``mine`` and ``score`` share: embeddings given, margin, k, search."""
+def add_search_options(p: argparse.ArgumentParser) -> None:
+    """The options of the neighbourhoods that ``mine``, ``score`` and ``filter`` share: embeddings given, margin, k,
+    search."""
     add_model(p)
     p.add_argument("--src-lang", help="source language code (default: none)")
     p.add_argument("--tgt-lang", help="target language code (default: none)")
@@ -76,18 +80,22 @@ def _add_search_options(p: argparse.ArgumentParser) -> None:
                    "whitespace being one sentence (LASER's --unify): a sentence repeated k times would otherwise fill "
                    "a neighbourhood of k and lose its pairs (default: on; --no-unify takes every line on its own)")
     p.add_argument("--index", default="exact",
-                   choices=["exact", "flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
-                   help="k-NN search: exact blocked (default) or a FAISS approximate index, trained once and "
-                   "searched by shards (resumable; on the workers with --engine ray); auto: exact while both sides "
-                   "have under 200k distinct sentences, else ivfpqfs, printing the choice and its expected recall")
+                   choices=["exact", "ivfbf16", "flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
+                   help="k-NN search: exact blocked (default); ivfbf16, xlsent's inverted file over both sides "
+                   "scanned with bf16 products, neighbours re-scored in fp32 (for millions of sentences on CPUs with "
+                   "bf16 matrix units; resumable by direction; in this process on every engine); or a FAISS "
+                   "approximate index, trained once and searched by shards (resumable; on the workers with --engine "
+                   "ray); auto: exact while both sides have under 200k distinct sentences, else ivfpqfs, printing "
+                   "the choice and its expected recall")
     p.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16"],
                    help="exact search's products: fp32, or bf16 to find candidates whose similarities are then "
                    "recomputed in fp32 (the same neighbours but for near-ties, 2-3x faster where the CPU has bf16 "
                    "matrix units); auto: bf16 where the shipped measurement of this CPU class shows it faster and "
                    "both sides have 20k sentences or more, else fp32 (default auto)")
     p.add_argument("--nprobe", type=positive_int,
-                   help="with an IVF --index: lists searched per query (default: the smallest power of two that finds "
-                   "95%% of a sample's exact nearest neighbours)")
+                   help="with an IVF --index: lists searched per query (default: for FAISS kinds the smallest power of "
+                   "two that finds 95%% of a sample's exact nearest neighbours; for ivfbf16 the smallest that reaches "
+                   "98%% of them from either side)")
     p.add_argument("--ef-search", type=positive_int,
                    help="with --index hnsw: efSearch, the search's candidate list (default: tuned as --nprobe)")
     p.add_argument("--max-memory", type=positive_float, default=1.0,
@@ -118,10 +126,10 @@ def _add_mine(sub: Commands) -> None:
                    "standard input")
     p.add_argument("tgt", help="target sentences (as SRC; at most one of them can be -)")
     add_output(p, "output TSV (.tsv or .txt); - writes the pairs to standard output (not resumable)")
-    _add_search_options(p)
+    add_search_options(p)
     p.add_argument("--mode", default="max", choices=["forward", "backward", "max", "intersect"],
                    help="candidate generation (default max: best of both directions, greedy 1:1)")
-    p.add_argument("--threshold", type=_threshold,
+    p.add_argument("--threshold", type=threshold_type,
                    help="keep pairs scoring at least this; 'auto' = the encoder's calibrated threshold: its model "
                    "directory's, your `xlsent calibrate` run's, or the one shipped for a registered encoder "
                    "(default: keep every candidate, which makes a candidate list, not a mined bitext)")
@@ -153,7 +161,7 @@ def _add_score(sub: Commands) -> None:
                    help="the pairs as a TSV file of exactly two columns, source TAB target (instead of SRC TGT); "
                    "say whether line 1 is a header with --header or --no-header (default: none, the pairs are SRC TGT)")
     add_output(p, "output TSV (.tsv or .txt); - writes the scores to standard output (not resumable)")
-    _add_search_options(p)
+    add_search_options(p)
     add_input_options(p)
     p.set_defaults(func=_score, writes=("output",))
 
@@ -170,12 +178,16 @@ def _add_calibrate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ship", action="store_true",
                    help="also write the record into the thresholds shipped with xlsent (the package's "
                    "mining/thresholds.json; registered encoders only, for maintainers) (default: off)")
+    p.add_argument("--for", dest="purpose", choices=["mine", "filter"], default="mine",
+                   help="mine: the mining threshold (mine and score --threshold auto); filter: the cut of `xlsent "
+                   "filter --threshold auto`, on the tune split of the noisy dev bitexts de-en and zh-en (--langs "
+                   "is then ignored; --ship writes mining/filter_thresholds.json, for any encoder) (default mine)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_calibrate, writes=())
 
 
-def _search_config(args: argparse.Namespace) -> dict[str, Any]:
-    """The :class:`~xlsent.mining.config.SearchConfig` fields given by the options of :func:`_add_search_options`,
+def search_config(args: argparse.Namespace) -> dict[str, Any]:
+    """The :class:`~xlsent.mining.config.SearchConfig` fields given by the options of :func:`add_search_options`,
     refusing combinations that do not go together, naming the options."""
     if args.nprobe and args.ef_search:
         raise ValueError("--nprobe is for IVF indexes, --ef-search for HNSW: give one of them")
@@ -186,7 +198,7 @@ def _search_config(args: argparse.Namespace) -> dict[str, Any]:
             "max_memory": int(args.max_memory * 2**30)}
 
 
-def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
+def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """``xlsent.api``'s keyword arguments for the model, languages, given embeddings and engine."""
     from xlsent.mining.distributed import RayConfig
 
@@ -201,35 +213,45 @@ def _mine(args: argparse.Namespace) -> int:
     from xlsent.api import mine
     from xlsent.mining.config import MineConfig
 
-    cfg = MineConfig(**_search_config(args), mode=args.mode, dedup=not args.no_dedup, one_to_one=args.one_to_one,
+    cfg = MineConfig(**search_config(args), mode=args.mode, dedup=not args.no_dedup, one_to_one=args.one_to_one,
                      with_ids=args.with_ids)
     summary = mine(input_spec(args.src, args), input_spec(args.tgt, args), args.output, config=cfg,
-                   threshold=args.threshold, **_engine_options(args))
+                   threshold=args.threshold, **engine_options(args))
     print(summary.describe(), file=sys.stderr)
     return 0
 
 
+def pair_inputs(args: argparse.Namespace, tsv: str | None, src: str | None, tgt: str | None, *,
+                flag: str = "--tsv", tsv_header: bool | None = None) -> tuple[InputSpec, InputSpec]:
+    """The two sides of given pairs: columns 0 and 1 of the TSV file ``tsv`` (checked to have exactly two; its header
+    as ``--header`` says, else ``tsv_header``) or the files ``src`` and ``tgt``, read as the input options say.
+    Messages name the TSV as the command takes it (``flag``: ``--tsv``, or ``PAIRS.tsv`` for a positional)."""
+    spelled = "--tsv PAIRS.tsv" if flag == "--tsv" else "one PAIRS.tsv"
+    from xlsent.data.text_input import check_tsv_columns
+
+    if tsv is not None:
+        if src or tgt:
+            raise ValueError(f"give the pairs either as SRC TGT or as {spelled}, not both")
+        if args.column is not None or args.format not in ("auto", "tsv"):
+            raise ValueError(f"{flag} reads columns 0 and 1 of a TSV file: leave out --column and --format")
+        pairs = input_spec(tsv, args)
+        if pairs.is_stream():
+            raise ValueError(f"{flag} needs a file (its two columns are read one after the other), not standard input "
+                             "or a pipe; save it to a file first")
+        pairs = replace(pairs, format="tsv", header=pairs.header if pairs.header is not None else tsv_header)
+        check_tsv_columns(pairs, 2)
+        return replace(pairs, column="0"), replace(pairs, column="1")
+    if src and tgt:
+        return input_spec(src, args), input_spec(tgt, args)
+    raise ValueError(f"give the pairs as SRC TGT (two files, line i of each a pair) or as {spelled}")
+
+
 def _score(args: argparse.Namespace) -> int:
     from xlsent.api import score
-    from xlsent.data.text_input import check_tsv_columns
     from xlsent.mining.config import SearchConfig
 
-    if args.tsv is not None:
-        if args.src or args.tgt:
-            raise ValueError("give the pairs either as SRC TGT or as --tsv PAIRS.tsv, not both")
-        if args.column is not None or args.format not in ("auto", "tsv"):
-            raise ValueError("--tsv reads columns 0 and 1 of a TSV file: leave out --column and --format")
-        pairs = input_spec(args.tsv, args)
-        if pairs.is_stream():
-            raise ValueError("--tsv needs a file (its two columns are read one after the other), not standard input "
-                             "or a pipe; save it to a file first")
-        check_tsv_columns(replace(pairs, format="tsv"), 2)
-        src, tgt = (replace(pairs, format="tsv", column=str(column)) for column in (0, 1))
-    elif args.src and args.tgt:
-        src, tgt = input_spec(args.src, args), input_spec(args.tgt, args)
-    else:
-        raise ValueError("give the pairs as SRC TGT (two files, line i of each a pair) or as --tsv PAIRS.tsv")
-    summary = score(src, tgt, args.output, config=SearchConfig(**_search_config(args)), **_engine_options(args))
+    src, tgt = pair_inputs(args, args.tsv, args.src, args.tgt)
+    summary = score(src, tgt, args.output, config=SearchConfig(**search_config(args)), **engine_options(args))
     print(summary.describe(), file=sys.stderr)
     return 0
 
@@ -237,8 +259,14 @@ def _score(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     from xlsent.api import calibrate
 
-    record = calibrate(args.model, backend=args.backend, langs=args.langs, data=args.data, ship=args.ship,
-                       progress=not args.quiet)
-    print(f"{args.model}: ratio-margin threshold {record['threshold']:.4f}, calibrated on the dev sets "
+    if args.purpose == "filter":
+        from xlsent.api import calibrate_filter
+
+        record = calibrate_filter(args.model, backend=args.backend, data=args.data, ship=args.ship,
+                                  progress=not args.quiet)
+    else:
+        record = calibrate(args.model, backend=args.backend, langs=args.langs, data=args.data, ship=args.ship,
+                           progress=not args.quiet)
+    print(f"{args.model}: {args.purpose} ratio-margin threshold {record['threshold']:.4f}, calibrated on the dev sets "
           f"{', '.join(record['sets'])} (saved in {', '.join(record['saved'])})")
     return 0

@@ -15,6 +15,8 @@ import numpy as np
 from xlsent.mining.faiss_index import INDEX_KINDS
 from xlsent.mining.margin import Margin, Mode
 
+IVF_BF16 = "ivfbf16"
+"""``--index`` of xlsent's own inverted file scanned with bf16 products (:mod:`xlsent.mining.ivf_bf16`)."""
 PRECISIONS = ("auto", "fp32", "bf16")
 """``--precision`` of exact search (:mod:`xlsent.mining.precision` says what ``auto`` stands for)."""
 
@@ -24,8 +26,9 @@ class SearchConfig:
     """The neighbourhoods of the margin. Defaults follow Artetxe & Schwenk (2019): ratio margin, k=4.
 
     ``index`` is ``exact`` (blocked one-pass search at ``precision``: ``auto``, ``fp32`` or ``bf16``, see
-    :mod:`xlsent.mining.precision`), ``auto`` (exact or an approximate FAISS index by corpus size) or a FAISS kind;
-    ``effort`` its ``nprobe``/``efSearch``. ``max_memory`` bounds the similarity tiles (bytes), ``shard_rows`` the
+    :mod:`xlsent.mining.precision`), ``auto`` (exact or an approximate index by corpus size), ``ivfbf16`` (xlsent's
+    inverted file scanned in bf16, :mod:`xlsent.mining.ivf_bf16`) or a FAISS kind; ``effort`` its
+    ``nprobe``/``efSearch``. ``max_memory`` bounds the similarity tiles (bytes), ``shard_rows`` the
     rows of a resumable k-NN shard.
     """
 
@@ -42,8 +45,8 @@ class SearchConfig:
         """What is wrong with the settings, one message each (empty when they are fine)."""
         checks = [(self.k >= 1, f"--k must be at least 1, not {self.k}"),
                   (self.margin in set(Margin), f"--margin must be one of {', '.join(Margin)}, not {self.margin!r}"),
-                  (self.index in ("exact", *INDEX_KINDS),
-                   f"--index must be exact or one of {', '.join(INDEX_KINDS)}, not {self.index!r}"),
+                  (self.index in ("exact", IVF_BF16, *INDEX_KINDS),
+                   f"--index must be exact, {IVF_BF16} or one of {', '.join(INDEX_KINDS)}, not {self.index!r}"),
                   (self.effort is None or (self.effort >= 1 and self.index not in ("exact", "flat")),
                    f"--nprobe/--ef-search need an IVF or HNSW --index and a value of at least 1, not {self.effort} "
                    f"with --index {self.index}"),

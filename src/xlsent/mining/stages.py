@@ -13,7 +13,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,8 +23,9 @@ from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_open, atomic_path
 from xlsent.mining.auto_index import choose_index, describe_choice
-from xlsent.mining.config import Candidates, MineConfig, SearchConfig
+from xlsent.mining.config import IVF_BF16, Candidates, MineConfig, SearchConfig
 from xlsent.mining.faiss_index import complete_rows, fill_index, search_rows, set_search_effort, train_index
+from xlsent.mining.ivf_bf16 import IvfShape, ivf_bf16_knn
 from xlsent.mining.knn import KnnResult, check_inputs, merge_source_spans
 from xlsent.mining.margin import Margin, Mode, greedy_one_to_one, select_candidates
 from xlsent.mining.precision import exact_knn
@@ -82,6 +83,26 @@ def _save_npz(path: Path, arrays: dict[str, Any]) -> None:
 def save_knn_shard(path: Path, part: KnnResult) -> None:
     """Write one shard's k-NN lists atomically (read back by :func:`load_knn_shard`)."""
     _save_npz(path, asdict(part))
+
+
+@dataclass(frozen=True)
+class FolderStore:
+    """Finished parts of a k-NN stage kept as ``.npz`` files in a work folder (a
+    :class:`~xlsent.mining.ivf_bf16.ListStore`)."""
+
+    folder: Path
+
+    def load(self, name: str) -> dict[str, np.ndarray] | None:
+        """The arrays saved under ``name``, or ``None``."""
+        path = self.folder / f"{name}.npz"
+        if not path.is_file():
+            return None
+        with np.load(path, allow_pickle=False) as z:
+            return {key: z[key] for key in z.files}
+
+    def save(self, name: str, arrays: dict[str, np.ndarray]) -> None:
+        """Keep ``arrays`` under ``name``, atomically."""
+        _save_npz(self.folder / f"{name}.npz", arrays)
 
 
 def load_knn_shard(path: Path) -> KnnResult:
@@ -175,7 +196,13 @@ def neighbourhoods(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, work: Path |
     passes where its shards run: ``exact`` (see :func:`sharded_knn`), ``fill`` and ``search`` (see
     :func:`approximate_knn`); by default all in this process."""
     cfg = resolve_index(cfg, len(x), len(y), progress)
-    if cfg.index != "exact":
+    if cfg.index == IVF_BF16:
+        with _folder(work) as folder:
+            found = ivf_bf16_knn(x, y, cfg.k, IvfShape(nprobe=cfg.effort), store=FolderStore(folder),
+                                 progress=progress)
+        if found is not None:
+            return found
+    elif cfg.index != "exact":
         with _folder(work) as folder:
             found = approximate_knn(x, y, cfg, folder, fill=fill, search=search or search_shards_locally,
                                     progress=progress)
