@@ -691,7 +691,7 @@ def ship_recall_from(path: Path) -> Path | None:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: cannot read a mining benchmark record ({exc})") from exc
-    if not isinstance(record, dict) or record.get("bench") != "mining":
+    if not isinstance(record, dict) or record.get("bench") not in ("mining", "mining-approx"):
         raise ValueError(f"{path}: not a mining benchmark record")
     records = recall_records(record)
     if not records:
@@ -808,8 +808,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"wrote {shipped}")
         return 0
 
-    record = start_record("mining", "Bitext mining on CPU: exact and approximate k-NN with the ratio margin", __file__,
-                          argv, args, PACKAGES, hidden=("worker", "pairs_out", "approx_worker", "ship_recall_from"))
+    name, title = (("mining", "Bitext mining on CPU: exact and approximate k-NN with the ratio margin") if args.sizes
+                   else ("mining-approx", "Bitext mining on CPU: approximate k-NN at scale with the ratio margin"))
+    record = start_record(name, title, __file__, argv, args, PACKAGES,
+                          hidden=("worker", "pairs_out", "approx_worker", "ship_recall_from"))
     status, one_pass = 0, {}
     with tempfile.TemporaryDirectory() as tmp:
         if args.sizes:

@@ -55,11 +55,21 @@ def test_mining_bench_writes_its_figures_at_toy_size(tmp_path: Path) -> None:
     assert scored["case"] == "score N=300 vs LASER score mode"
     assert scored["checks"] == {"largest score difference <= 0.0001": True}
     assert scored["details"]["largest score difference"] < 1e-4
-    assert approx["case"] == "approx N=1000 ivfpqfs nprobe=8"
+    assert approx["case"] == "approx N=1000 ivfbf16 nprobe=8"
     assert approx["baseline"] == pytest.approx(exact["ours"] * (1000 / 300) ** 2)  # one-pass scaled by (N/n)^2
     assert approx["ratio"] == pytest.approx(approx["ours"] / approx["baseline"])
     assert 0.9 <= approx["checks"]["recall planted"] <= 1 and approx["checks"]["targets"].startswith("-")
     assert approx["details"]["sampled"] == 100
+
+
+def test_the_approximate_section_alone_is_a_record_of_its_own(tmp_path: Path) -> None:
+    bench = load("mining_bench")
+    argv = ["--sizes", "--approx-sizes", "1000", "--dim", "16", "--recall-sample", "100", "--approx-nprobe", "8",
+            "--approx-index", "ivfpqfs", "--out", str(tmp_path)]
+    assert bench.main(argv) == 0
+    record = json.loads((tmp_path / "mining-approx.json").read_text(encoding="utf-8"))
+    assert record["bench"] == "mining-approx" and [row["case"] for row in record["rows"]] == [
+        "approx N=1000 ivfpqfs nprobe=8"]
 
 
 def test_approx_row_without_an_exact_run_has_no_baseline() -> None:

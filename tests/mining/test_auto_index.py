@@ -13,6 +13,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from xlsent.mining import auto_index
 from xlsent.mining import faiss_index as knn
 from xlsent.mining.auto_index import (
     SHIPPED_RECALL,
@@ -41,11 +42,19 @@ def approx_row(case: str, planted: float) -> dict[str, object]:
 
 
 def test_the_size_rule_is_the_sentence_index_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(auto_index, "measured_choice", lambda: "fp32")
     assert choose_index(knn.AUTO_FLAT_MAX_ROWS - 1, 10) == "exact"
     assert choose_index(10, knn.AUTO_FLAT_MAX_ROWS) == "ivfpqfs"
     monkeypatch.setattr(knn, "AUTO_FLAT_MAX_ROWS", 5)  # one constant decides both
     assert choose_index(5, 1) == "ivfpqfs"
     assert knn.build_index(np.eye(5, dtype=np.float32)).__class__.__name__ != "IndexFlatIP"
+
+
+def test_large_corpora_take_the_bf16_inverted_file_where_bf16_products_are_measured_faster(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(auto_index, "measured_choice", lambda: "bf16")
+    assert choose_index(10, knn.AUTO_FLAT_MAX_ROWS) == "ivfbf16"
+    assert choose_index(knn.AUTO_FLAT_MAX_ROWS - 1, 10) == "exact"
 
 
 def test_expected_recall_is_read_from_the_shipped_file(bench: ModuleType, tmp_path: Path) -> None:

@@ -33,25 +33,32 @@ def _planted(n: int, dim: int, cos: float, seed: int = 0) -> tuple[np.ndarray, n
     return x, y, copy_of
 
 
-@pytest.mark.parametrize("m", [1, 3, 40])
-def test_nearest_columns_are_the_largest_products_ties_to_the_smaller_column(m: int) -> None:
+def _check_nearest(got: np.ndarray, products: np.ndarray) -> None:
+    """``got`` holds, per row, the columns of the largest ``products``: the largest first (the smaller column among
+    equals), the others in any order."""
+    m = got.shape[1]
+    columns = np.broadcast_to(np.arange(products.shape[1]), products.shape)
+    assert (got[:, 0] == np.lexsort((columns, -products), axis=1)[:, 0]).all()
+    assert all(len(set(row)) == m for row in got.tolist())
+    chosen = np.sort(np.take_along_axis(products, got, 1), axis=1)
+    assert (chosen == np.sort(products, axis=1)[:, -m:]).all()
+
+
+@pytest.mark.parametrize("m", [1, 3, 40, 130])
+def test_nearest_columns_are_those_of_the_largest_products(m: int) -> None:
     rng = np.random.default_rng(1)
     rows = torch.from_numpy(rng.normal(size=(300, 16)).astype(np.float32)).to(torch.bfloat16)
     cols = torch.from_numpy(rng.normal(size=(500, 16)).astype(np.float32)).to(torch.bfloat16)
-    cols[7] = cols[3]  # an exact tie: column 3 first
-    got = nearest_columns(rows, cols, m)
-    products = (rows @ cols.T).float().numpy()
-    want = np.lexsort((np.broadcast_to(np.arange(500), products.shape), -products), axis=1)[:, :m]
-    assert (got == want).all()
+    cols[7] = cols[3]  # an exact tie: column 3 first where it is the largest
+    _check_nearest(nearest_columns(rows, cols, m), (rows @ cols.T).float().numpy())
 
 
 def test_nearest_columns_rank_negative_products_too() -> None:
     rng = np.random.default_rng(2)
     rows = torch.from_numpy(rng.normal(size=(50, 8)).astype(np.float32)).to(torch.bfloat16)
     cols = torch.from_numpy(rng.normal(size=(12, 8)).astype(np.float32)).to(torch.bfloat16)
-    got = nearest_columns(rows, cols, 12)
-    products = (rows @ cols.T).float().numpy()
-    assert (got == np.lexsort((np.broadcast_to(np.arange(12), products.shape), -products), axis=1)).all()
+    _check_nearest(nearest_columns(rows, cols, 12), (rows @ cols.T).float().numpy())
+    _check_nearest(nearest_columns(-rows.abs(), cols.abs(), 5), (-rows.abs() @ cols.abs().T).float().numpy())
 
 
 def test_offer_inserts_in_order_and_never_twice() -> None:

@@ -109,17 +109,17 @@ def test_auto_precision_follows_the_shipped_measurement(tmp_path: Path, monkeypa
     table = tmp_path / "knn_precision.json"
     monkeypatch.setattr(precision, "SHIPPED_PRECISION", table)
     monkeypatch.setattr(precision, "cpu_class", lambda: "amx")
-    precision._measured_choice.cache_clear()
+    precision.measured_choice.cache_clear()
     big = precision.BF16_MIN_ROWS
     assert precision.resolve_precision("auto", big, big) == "fp32"  # no measurement: fp32
     precision.ship_precision("amx", {"fp32_s": 10.0, "bf16_s": 4.0}, table)
-    precision._measured_choice.cache_clear()
+    precision.measured_choice.cache_clear()
     assert precision.resolve_precision("auto", big, big) == "bf16"
     assert precision.resolve_precision("auto", big - 1, big) == "fp32"  # small corpora: fp32
     assert precision.resolve_precision("fp32", big, big) == "fp32"
     precision.ship_precision("amx", {"fp32_s": 3.0, "bf16_s": 4.0}, table)
-    precision._measured_choice.cache_clear()
+    precision.measured_choice.cache_clear()
     assert precision.resolve_precision("auto", big, big) == "fp32"
-    precision._measured_choice.cache_clear()
+    precision.measured_choice.cache_clear()
     with pytest.raises(ValueError, match="precision must be one of auto, fp32, bf16"):
         precision.resolve_precision("fp16", 1, 1)

@@ -2,8 +2,10 @@
 
 The size rule is :func:`xlsent.mining.knn.auto_index_kind`, the one ``xlsent index --kind auto`` uses: exact
 below ``AUTO_FLAT_MAX_ROWS`` distinct sentences on the larger side (mining searches exactly with its own one-pass
-k-NN rather than a flat FAISS index, same lists), and above it ``ivfpqfs``, the kind the mining benchmark
-(``benchmarks/mining_bench.py``) measures at a million sentences a side. The expected recall is read from the
+k-NN rather than a flat FAISS index, same lists), and above it an approximate search measured by the mining
+benchmark (``benchmarks/mining_bench.py``) at a million sentences a side: ``ivfbf16`` where bf16 products are the
+measured choice of this CPU class (:mod:`xlsent.mining.precision`: CPUs with bf16 matrix units), else
+``ivfpqfs``. The expected recall is read from the
 recall shipped with xlsent (``index_recall.json`` beside this module, package data), never copied into the code:
 one record per index kind, written by the benchmark with how and on what it was measured (corpus, size, nprobe,
 command, date, machine). Exact search finds every neighbour (1.0).
@@ -15,12 +17,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from xlsent.mining.config import IVF_BF16
 from xlsent.mining.faiss_index import auto_index_kind
+from xlsent.mining.precision import measured_choice
 from xlsent.mining.shipped import read_table, write_table
 
 log = logging.getLogger(__name__)
 
-AUTO_LARGE_KIND = "ivfpqfs"
+AUTO_LARGE_KIND, AUTO_LARGE_KIND_BF16 = "ivfpqfs", IVF_BF16
 SHIPPED_RECALL = Path(__file__).with_name("index_recall.json")
 """The recall of the approximate index kinds shipped with xlsent (package data), keyed by index kind."""
 SHIPPED_RECALL_ABOUT = ("Recall of the approximate index kinds for `xlsent mine --index auto`, keyed by index kind: "
@@ -32,10 +36,11 @@ SHIPPED_RECALL_ABOUT = ("Recall of the approximate index kinds for `xlsent mine 
 def choose_index(src_rows: int, tgt_rows: int) -> str:
     """The ``--index`` that ``auto`` stands for with ``src_rows`` x ``tgt_rows`` distinct sentences.
 
-    >>> choose_index(40_000, 1_000), choose_index(150_000, 1_500_000)
-    ('exact', 'ivfpqfs')
+    >>> choose_index(40_000, 1_000), choose_index(150_000, 1_500_000) in ("ivfpqfs", "ivfbf16")
+    ('exact', True)
     """
-    kind = auto_index_kind(max(src_rows, tgt_rows), AUTO_LARGE_KIND)
+    large = AUTO_LARGE_KIND_BF16 if measured_choice() == "bf16" else AUTO_LARGE_KIND
+    kind = auto_index_kind(max(src_rows, tgt_rows), large)
     return "exact" if kind == "flat" else kind
 
 
@@ -70,7 +75,9 @@ def expected_recall(index: str, path: Path | None = None) -> str:
 def describe_choice(index: str, src_rows: int, tgt_rows: int, effort: int | None, path: Path | None = None) -> str:
     """One line on what ``--index auto`` chose for ``src_rows`` x ``tgt_rows`` distinct sentences (``index``) and the
     recall to expect (from the shipped recall, ``path``); ``effort`` is the run's ``--nprobe`` (``None``: tuned)."""
-    search = "" if index == "exact" else (f"; this run: nprobe={effort}" if effort else
-                                          "; this run: nprobe tuned to find 95% of a sample's nearest neighbours")
+    tuned = ("reach 98% of a sample's nearest neighbours from either side" if index == IVF_BF16 else
+             "find 95% of a sample's nearest neighbours")
+    search = ("" if index == "exact" else f"; this run: nprobe={effort}" if effort else
+              f"; this run: nprobe tuned to {tuned}")
     return (f"--index auto: {index} for {src_rows} x {tgt_rows} distinct sentences; expected recall "
             f"{expected_recall(index, path)}{search}")

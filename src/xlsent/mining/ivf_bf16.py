@@ -51,18 +51,19 @@ SPARE = 4
 """Neighbours kept beyond k by bf16 similarity, for the fp32 re-scoring."""
 TILE_BUFFER = 1 << 23
 """Entries of the flat buffer of bf16 tiles scanned in one call (16 MiB)."""
-QUERY_BLOCK_BYTES = 192 << 20
+QUERY_BLOCK_BYTES = 128 << 20
 """The queries searched at once, in bf16 (the block's probes take about as much again)."""
 ROW_STEP, COLUMN_STEP = 256, 32
 """Tiles are padded to multiples of these: queries (rows) and list members (columns)."""
 RESCORE_BLOCK_BYTES = 384 << 20
+"""The fp32 rows of ``x`` held at once while the neighbours' similarities are recomputed (and a quarter as many of
+``y``)."""
 SAMPLE_RUNS = 256
 """Runs of consecutive rows a side that make the k-means sample."""
 MAX_LISTS = 1 << 15
 """The most lists (a list number is an int16)."""
 ASSIGN_BLOCK_BYTES = 16 << 20
 """The bf16 products of rows with centroids taken at once (a block that stays in cache while it is read)."""
-"""The fp32 rows of one side held at once while the neighbours' similarities are recomputed."""
 
 
 class ListStore(Protocol):
@@ -83,8 +84,8 @@ class IvfShape:
 
     nlist: int | None = None
     nprobe: int | None = None
-    train_per_list: int = 40
-    iterations: int = 8
+    train_per_list: int = 39
+    iterations: int = 6
     seed: int = 0
     target_recall: float = 0.98
 
@@ -237,7 +238,7 @@ def _search_block(queries16: np.ndarray, first: int, probes: np.ndarray, db: _So
 def search_direction(queries: np.ndarray, probes: np.ndarray, db: _SortedSide, size: int, progress: bool = False,
                      desc: str = "IVF search") -> np.ndarray:
     """The ``size`` best neighbours in ``db`` of each row of ``queries`` (read in blocks) by bf16 similarity, among
-    the members of its ``probes`` lists: row numbers (int64, best first; ``-1`` where fewer were found)."""
+    the members of its ``probes`` lists: row numbers (int32, best first; ``-1`` where fewer were found)."""
     keys = np.full((len(queries), size), EMPTY_KEY, np.int32)
     idx = np.full((len(queries), size), -1, np.int32)
     block = max(1, QUERY_BLOCK_BYTES // (2 * queries.shape[1]))
@@ -245,31 +246,52 @@ def search_direction(queries: np.ndarray, probes: np.ndarray, db: _SortedSide, s
         for lo, hi in tqdm(list(_blocks(len(queries), block)), desc=desc, unit="block", disable=not progress):
             _search_block(_bf16_rows(queries, lo, hi).view(torch.int16).numpy(), lo, probes[lo:hi], db, keys, idx,
                           pool)
-    return idx.astype(np.int64)
+    return idx
 
 
-def rescore(queries: np.ndarray, db: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """The fp32 similarities of each query with its neighbours ``idx`` (``-inf`` where ``-1``): both sides read in
-    blocks, each pair's product taken while both its rows are in memory."""
-    sim = np.full(idx.shape, -np.inf, np.float32)
-    block = max(1, RESCORE_BLOCK_BYTES // (4 * queries.shape[1]))
-    for q_lo, q_hi in _blocks(len(queries), block):
-        q_rows = read_rows(queries, q_lo, q_hi)
-        part = idx[q_lo:q_hi]
-        owner, slot = np.nonzero(part >= 0)
-        neighbour = part[owner, slot]
-        order = np.argsort(neighbour, kind="stable")
-        owner, slot, neighbour = owner[order], slot[order], neighbour[order]
-        edges = np.searchsorted(neighbour, np.arange(0, len(db) + block, block))
-        for n, (d_lo, d_hi) in enumerate(_blocks(len(db), block)):
-            a, b = edges[n], edges[n + 1]
-            if a == b:
-                continue
-            dots = np.empty(b - a, np.float32)
-            pair_dots(q_rows, read_rows(db, d_lo, d_hi), owner[a:b].astype(np.int64),
-                      (neighbour[a:b] - d_lo).astype(np.int64), dots)
-            sim[q_lo + owner[a:b], slot[a:b]] = dots
-    return sim
+def _pairs_by_block(idx: np.ndarray, lo: int, hi: int, block: int, rows: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The listed pairs of the owners ``[lo, hi)`` of ``idx`` sorted by neighbour: owners (from 0 at ``lo``),
+    slots, neighbours, and where each ``block`` of the ``rows`` neighbours starts among them."""
+    owner, slot = (part.astype(np.int32) for part in np.nonzero(idx[lo:hi] >= 0))
+    neighbour = idx[lo:hi][owner, slot].astype(np.int32)
+    order = np.argsort(neighbour, kind="stable")
+    neighbour = neighbour[order]
+    return owner[order], slot[order], neighbour, np.searchsorted(neighbour, np.arange(0, rows + block, block))
+
+
+def rescore(x: np.ndarray, y: np.ndarray, fwd: np.ndarray, bwd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The fp32 similarities of the pairs listed by ``fwd`` (neighbours in ``y`` of each row of ``x``) and by
+    ``bwd`` (neighbours in ``x`` of each row of ``y``), ``-inf`` where ``-1``: ``x`` read in large blocks, ``y``
+    in small ones for each of them, each pair's product taken while both its rows are in memory, both directions
+    in one pass."""
+    fwd_sim, bwd_sim = np.full(fwd.shape, -np.inf, np.float32), np.full(bwd.shape, -np.inf, np.float32)
+    x_block = max(1, RESCORE_BLOCK_BYTES // (4 * x.shape[1]))
+    y_block = max(1, x_block // 4)
+    bwd_parts = [_pairs_by_block(bwd, lo, hi, x_block, len(x)) for lo, hi in _blocks(len(y), y_block)]
+    for x_lo, x_hi in _blocks(len(x), x_block):
+        x_rows = read_rows(x, x_lo, x_hi)
+        owner, slot, neighbour, edges = _pairs_by_block(fwd, x_lo, x_hi, y_block, len(y))
+        for n, (y_lo, y_hi) in enumerate(_blocks(len(y), y_block)):
+            y_rows = read_rows(y, y_lo, y_hi)
+            _dots_into(fwd_sim, x_rows, y_rows, x_lo, y_lo, owner[edges[n] : edges[n + 1]],
+                       slot[edges[n] : edges[n + 1]], neighbour[edges[n] : edges[n + 1]])
+            b_owner, b_slot, b_neighbour, b_edges = bwd_parts[n]
+            first, last = b_edges[x_lo // x_block], b_edges[x_lo // x_block + 1]
+            _dots_into(bwd_sim, y_rows, x_rows, y_lo, x_lo, b_owner[first:last], b_slot[first:last],
+                       b_neighbour[first:last])
+    return fwd_sim, bwd_sim
+
+
+def _dots_into(sim: np.ndarray, owners: np.ndarray, neighbours: np.ndarray, owner_lo: int, neighbour_lo: int,
+               owner: np.ndarray, slot: np.ndarray, neighbour: np.ndarray) -> None:
+    """``sim[owner_lo + owner, slot]`` = the products of rows ``owner`` of ``owners`` (numbered from 0) with rows
+    ``neighbour`` of ``neighbours`` (numbered from ``neighbour_lo``)."""
+    if not len(owner):
+        return
+    dots = np.empty(len(owner), np.float32)
+    pair_dots(owners, neighbours, owner.astype(np.int64), (neighbour - neighbour_lo).astype(np.int64), dots)
+    sim[owner_lo + owner, slot] = dots
 
 
 def _best(idx: np.ndarray, sim: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -333,9 +355,15 @@ def ivf_bf16_knn(x: np.ndarray, y: np.ndarray, k: int, shape: IvfShape | None = 
             log.info("IVF (bf16): both sides assigned to their lists in %.1fs", built - start)
             fwd = _direction(store, "fwd", x, probes["x"], y, probes["y"][:, 0], nlist, k_fwd + SPARE, progress)
             bwd = _direction(store, "bwd", y, probes["y"], x, probes["x"][:, 0], nlist, k_bwd + SPARE, progress)
+            del probes
     finally:
         torch.set_num_threads(threads)
-    (fwd_idx, fwd_sim), (bwd_idx, bwd_sim) = _with_reverse(*fwd, *bwd), _with_reverse(*bwd, *fwd)
+    fwd_sim, bwd_sim = rescore(x, y, fwd, bwd)
+    log.info("IVF (bf16): neighbours re-scored in fp32")
+    fwd_lists = _best(fwd.astype(np.int64), fwd_sim, fwd.shape[1])
+    bwd_lists = _best(bwd.astype(np.int64), bwd_sim, bwd.shape[1])
+    (fwd_idx, fwd_sim), (bwd_idx, bwd_sim) = _with_reverse(*fwd_lists, *bwd_lists), _with_reverse(*bwd_lists,
+                                                                                                  *fwd_lists)
     if timings is not None:
         timings |= {"build_s": built - start, "search_s": time.perf_counter() - built, "nlist": nlist,
                     "nprobe": nprobe}
@@ -356,19 +384,17 @@ def _centroids(x: np.ndarray, y: np.ndarray, nlist: int, shape: IvfShape, store:
 
 
 def _direction(store: ListStore | None, name: str, queries: np.ndarray, probes: np.ndarray, db: np.ndarray,
-               db_lists: np.ndarray, nlist: int, size: int, progress: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``(idx, sim)``: the ``size`` best neighbours of ``queries`` in ``db`` with fp32 similarities, from ``store``
-    when an earlier run finished this direction."""
+               db_lists: np.ndarray, nlist: int, size: int, progress: bool) -> np.ndarray:
+    """The ``size`` best neighbours of ``queries`` in ``db`` by bf16 similarity (row numbers), from ``store`` when
+    an earlier run finished this direction."""
     key = f"{IVF_BF16}-{name}"
     saved = None if store is None else store.load(key)
     if saved is not None:
-        return saved["idx"], saved["sim"]
+        return saved["idx"]
     side = _SortedSide.build(db, db_lists, nlist)
     idx = search_direction(queries, probes, side, min(size, len(db)), progress, desc=f"IVF search {name}")
     del side
     log.info("IVF (bf16) %s: searched", name)
-    idx, sim = _best(idx, rescore(queries, db, idx), idx.shape[1])
-    log.info("IVF (bf16) %s: re-scored in fp32", name)
     if store is not None:
-        store.save(key, {"idx": idx, "sim": sim})
-    return idx, sim
+        store.save(key, {"idx": idx})
+    return idx

@@ -17,6 +17,8 @@ EMPTY_KEY = -(1 << 16)
 """The order key of an empty list slot: below the key of every bf16 value."""
 LANES = 128
 """Strided lanes whose maxima :func:`top_columns` compares first."""
+FLOOR_SHIFT = 2
+""":func:`top_columns` places its floor in buckets of ``2^FLOOR_SHIFT`` consecutive bf16 values."""
 
 
 @numba.njit(inline="always")
@@ -90,70 +92,103 @@ def pair_dots(queries: np.ndarray, block: np.ndarray, query_rows: np.ndarray, bl
 @numba.njit(nogil=True, cache=True)
 def top_columns(tile: np.ndarray, lo: int, hi: int, out: np.ndarray) -> None:
     """For each row ``i`` in ``[lo, hi)`` of ``tile`` (bf16 bits as int16), the columns of its ``m`` largest
-    entries into ``out[i]`` (``m = out.shape[1] <= tile.shape[1]``), largest first; ties to the smaller column.
+    entries into ``out[i]`` (``m = out.shape[1] <= tile.shape[1]``): the largest first (the smallest column among
+    equals), the others in no set order (equal entries at the cut taken in a fixed order).
 
-    A row is first reduced to the maxima of ``LANES`` strided lanes (a pass the compiler vectorises); the ``m``-th
-    largest lane maximum is a floor under the ``m``-th largest entry, so only lanes whose maximum reaches it are
-    read entry by entry."""
+    A row is first reduced to the maxima of ``LANES`` strided lanes (a pass the compiler vectorises); a value at or
+    below the ``m``-th largest lane maximum (:func:`_floor`) is a floor under the ``m``-th largest entry, so only
+    the entries at or above it are kept as candidates (a second vectorised pass); the ``m``-th largest candidate is
+    then found by counting them per value. The first of equal largest entries is the smallest column: columns are
+    read in order."""
     m, cols = out.shape[1], tile.shape[1]
-    lanes = min(LANES, cols)
-    rounds = cols // lanes
-    best = np.empty(lanes, np.int16)
-    keys = np.empty(m, np.int32)
-    ids = np.empty(m, np.int32)
-    order = np.empty(m, np.int16)
+    rounds = cols // LANES
+    best = np.empty(LANES, np.int16)
+    buckets = np.zeros(1 << (15 - FLOOR_SHIFT), np.int32)
+    counts = np.zeros(1 << 16, np.int32)
+    keys = np.empty(cols, np.int32)
+    found = np.empty(cols, np.int32)
     for i in range(lo, hi):
         row = tile[i]
-        for j in range(lanes):
-            best[j] = row[j]
-        for c in range(1, rounds):
-            base = c * lanes
-            for j in range(lanes):
-                if row[base + j] > best[j]:
-                    best[j] = row[base + j]
-        for j in range(rounds * lanes, cols):
-            if row[j] > best[j - rounds * lanes]:
-                best[j - rounds * lanes] = row[j]
-        floor = _mth_largest(best, m, order) if m <= lanes else -1
-        threshold = floor - 1  # an order key: the floor is a positive value, or every entry is read
+        floor = -1  # below LANES columns, or m above LANES: every entry is a candidate
+        if rounds and m <= LANES:
+            best[:] = row[:LANES]
+            for c in range(1, rounds):
+                chunk = row[c * LANES : (c + 1) * LANES]
+                for j in range(LANES):
+                    if chunk[j] > best[j]:
+                        best[j] = chunk[j]
+            floor = _floor(best, m, buckets)
+        n = 0
         if floor < 0:
-            floor, threshold = -32768, EMPTY_KEY
-        for t in range(m):
-            keys[t], ids[t] = EMPTY_KEY, cols
-        for j in range(lanes):
-            if best[j] < floor:
+            for c in range(cols):
+                n = _collect(row, c, n, keys, found, counts)
+        else:
+            for j in range(LANES):
+                if best[j] >= floor:
+                    for c in range(j, rounds * LANES, LANES):
+                        if row[c] >= floor:
+                            n = _collect(row, c, n, keys, found, counts)
+            for c in range(rounds * LANES, cols):  # past the last full round of lanes
+                if row[c] >= floor:
+                    n = _collect(row, c, n, keys, found, counts)
+        top, first = EMPTY_KEY, cols
+        for t in range(n):
+            if keys[t] > top or (keys[t] == top and found[t] < first):
+                top, first = keys[t], found[t]
+        cut, seen = top, 0
+        while True:
+            seen += counts[cut + 32768]
+            if seen >= m:
+                break
+            cut -= 1
+        out[i, 0] = first
+        taken, at_cut = 1, m - (seen - counts[cut + 32768])  # entries equal to the cut that enter
+        if top == cut:
+            at_cut -= 1
+        for t in range(n):
+            key, c = keys[t], found[t]
+            counts[key + 32768] = 0
+            if c == first:
                 continue
-            for c in range(j, cols, lanes):
-                value = order_key(row[c])
-                if value > threshold or (value == threshold and c < ids[m - 1]):
-                    p = m - 1
-                    while p > 0 and (value > keys[p - 1] or (value == keys[p - 1] and c < ids[p - 1])):
-                        keys[p] = keys[p - 1]
-                        ids[p] = ids[p - 1]
-                        p -= 1
-                    keys[p] = value
-                    ids[p] = c
-                    threshold = max(threshold, keys[m - 1])
-        for t in range(m):
-            out[i, t] = ids[t]
+            if key > cut or (key == cut and at_cut > 0):
+                if key == cut:
+                    at_cut -= 1
+                out[i, taken] = c
+                taken += 1
 
 
 @numba.njit(inline="always")
-def _mth_largest(values: np.ndarray, m: int, top: np.ndarray) -> int:
-    """The ``m``-th largest of ``values`` (int16, ``m <= len(values)``) by a running top ``m`` held in ``top``
-    (ascending)."""
-    for t in range(m):
-        top[t] = values[t]
-    top.sort()
-    for j in range(m, len(values)):
-        v = values[j]
-        if v > top[0]:
-            p = 0
-            while p + 1 < m and top[p + 1] < v:
-                top[p] = top[p + 1]
-                p += 1
-            top[p] = v
-    return top[0]
+def _collect(row: np.ndarray, c: int, n: int, keys: np.ndarray, found: np.ndarray, counts: np.ndarray) -> int:
+    """Keep entry ``c`` of ``row`` as the ``n``-th candidate (its order key, its column, its count); the count of
+    candidates after it."""
+    key = order_key(row[c])
+    keys[n], found[n] = key, c
+    counts[key + 32768] += 1
+    return n + 1
+
+
+@numba.njit(inline="always")
+def _floor(values: np.ndarray, m: int, counts: np.ndarray) -> int:
+    """A non-negative int16 at or below the ``m``-th largest of ``values`` (int16 bits of bf16 values), or -1 when
+    fewer than ``m`` of them are non-negative: the lower edge of the bucket of ``2^FLOOR_SHIFT`` consecutive values
+    where the running count from the top reaches ``m``. ``counts`` (zeros, one per bucket) is left as it was found."""
+    top, positive = -1, 0
+    for v in values:
+        if v >= 0:
+            counts[v >> FLOOR_SHIFT] += 1
+            positive += 1
+            top = max(top, v >> FLOOR_SHIFT)
+    bucket, seen = top, 0
+    if positive >= m:
+        while True:
+            seen += counts[bucket]
+            if seen >= m:
+                break
+            bucket -= 1
+    for v in values:
+        if v >= 0:
+            counts[v >> FLOOR_SHIFT] = 0
+    return bucket << FLOOR_SHIFT if positive >= m else -1
 
 
 @numba.njit(nogil=True, cache=True)

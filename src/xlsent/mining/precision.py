@@ -47,7 +47,7 @@ def ship_precision(cpu: str, record: dict[str, Any], path: Path | None = None) -
 
 
 @lru_cache(maxsize=1)
-def _measured_choice() -> str:
+def measured_choice() -> str:
     """``bf16`` where this machine's CPU class has a record in which bf16 was faster, else ``fp32``."""
     record = shipped_precision().get(cpu_class())
     if record is None:
@@ -64,7 +64,7 @@ def resolve_precision(precision: str, rows_x: int, rows_y: int) -> str:
         return precision
     if min(rows_x, rows_y) < BF16_MIN_ROWS:
         return "fp32"
-    return _measured_choice()
+    return measured_choice()
 
 
 def exact_knn(x: np.ndarray, y: np.ndarray, k: int, *, precision: str = "auto", max_memory: int | None = None,
