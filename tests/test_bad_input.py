@@ -128,6 +128,24 @@ def with_weights_flipped(w: Path, model: Path) -> None:
     weights.write_bytes(bytes(data))
 
 
+def with_backend_table(text: str) -> Callable[[Path, Path], None]:
+    """A setup writing ``{w}/table.json`` and a copy of the model in ``{w}/model`` (never loaded before, so ``auto``
+    reads the table: ``xlsent.load`` remembers the encoders it built)."""
+    def setup(w: Path, model: Path) -> None:
+        model_copy(w, model)
+        (w / "table.json").write_text(text, encoding="utf-8")
+    return setup
+
+
+def with_manifest_field(key: str, value: object) -> Callable[[Path, Path], None]:
+    """A setup copying the model into ``{w}/model`` and setting the field ``key`` of its ``xlsent.json``."""
+    def setup(w: Path, model: Path) -> None:
+        manifest = model_copy(w, model) / "xlsent.json"
+        manifest.write_text(json.dumps({**json.loads(manifest.read_text(encoding="utf-8")), key: value}),
+                            encoding="utf-8")
+    return setup
+
+
 def trained_with_a_byte_flipped(kind: str, name: str) -> Callable[[Path, Path], None]:
     """A setup training the smallest ``kind`` model into ``{w}/<kind>`` and flipping one byte of its file ``name``."""
     def setup(w: Path, model: Path) -> None:
@@ -186,6 +204,13 @@ def interrupted(chunk_rows: int, truncate: str | None = None) -> Callable[[Path,
 
 def full_tatoeba_result(w: Path, model: Path) -> None:
     assert main(["eval", "tatoeba", "--model", "toy:onehot", "--data", f"{w}/data", "-o", f"{w}/results", "-q"]) == 0
+
+
+def full_tatoeba_recorded(w: Path, model: Path) -> None:
+    """``{w}/model``: a copy of the model with a Tatoeba score of all three languages recorded in its card."""
+    model_copy(w, model)
+    assert main(["eval", "tatoeba", "--model", f"{w}/model", "--data", f"{w}/data", "-o", f"{w}/full", "--record",
+                 "-q"]) == 0
 
 
 def embedded_in_txt(w: Path, model: Path) -> None:
@@ -256,6 +281,7 @@ class Case:
     left: tuple[str, ...] = ()
     setup: Callable[[Path, Path], None] | None = None
     stdin: bytes | None = None
+    env: dict[str, str] | None = None
 
 
 def case(id: str, command: str, code: int, message: str, left: tuple[str, ...] = (), **kw: object) -> Case:
@@ -278,6 +304,10 @@ def held_by_another_run(output: str) -> Callable[[Path, Path], None]:
         LOCK_HOLDERS.append(holder)  # its standard input stays open, so it holds the lock while the tests run
     return setup
 
+
+INVISIBLE_SIDES = {"zw-de.txt": "der hund bellt\n\u200b\nder hund\n",
+                   "zw-en.txt": "the dog barks\n\ufeff\na cat runs\n"}
+"""Two sides, each with a line of one invisible character (never to be paired, though the two embed alike)."""
 
 NOTHING_LOADED = "--model toy:unloadable -q"
 EMBEDDED = ("o.npy", "o.npy.json")
@@ -390,6 +420,32 @@ CASES = [
          setup=foreign_folder(with_modules('[{"idx": 0, "path": "", "type": "sentence_transformers.models.LSTM"}]'))),
     case("model-factory-not-an-encoder", "embed {w}/in.txt -o {w}/o.npy --model os:getcwd -q", 2,
          "--model os:getcwd returned a str"),
+    case("model-factory-needs-arguments", "embed {w}/in.txt -o {w}/o.npy --model os:makedirs -q", 2,
+         "--model os:makedirs needs argument(s) name, but --model calls it with none"),
+    case("model-factory-exits", "embed {w}/in.txt -o {w}/o.npy --model builtins:exit -q", 2,
+         "--model builtins:exit ended the program (exit code None) instead of returning an encoder",
+         stdin=b""),  # exit() closes standard input: the case's own
+    case("backend-table-of-another-shape", "embed {w}/in.txt -o {w}/o.npy --backend auto --model {w}/model -q", 2,
+         "table.json: not a backend table: the file holds a JSON list, not an object; write it again with "
+         "benchmarks/backend_bench.py", setup=with_backend_table('["openvino"]'),
+         env={"XLSENT_BACKEND_TABLE": "{w}/table.json"}),
+    case("backend-table-row-without-guard", "embed {w}/in.txt -o {w}/o.npy --backend auto --model {w}/model -q", 2,
+         "avx2[0].guard is missing, not true or false", setup=with_backend_table('{"avx2": [{"backend": "onnx"}]}'),
+         env={"XLSENT_BACKEND_TABLE": "{w}/table.json"}),
+    # serve: refused before the port is bound
+    case("serve-model-fails-to-load", "serve --model toy:unloadable --port 0", 2,
+         "model 'toy:unloadable' failed to load: the encoder was loaded"),
+    case("serve-api-key-env-unset", "serve --model toy:unloadable --api-key-env XLSENT_TEST_UNSET_KEY --port 0", 2,
+         "--api-key-env XLSENT_TEST_UNSET_KEY: that environment variable is not set (or empty), so /v1/* would need "
+         "no key"),
+    case("model-mining-record-malformed", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold auto "
+         "--model {w}/model -q", 2,
+         "xlsent.json: field 'mining' is not a calibration record (a str, not an object); remove the field, or "
+         "calibrate again", setup=with_manifest_field("mining", "calibrated")),
+    case("model-mining-threshold-not-a-number", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold auto "
+         "--model {w}/model -q", 2,
+         "field 'mining' is not a calibration record ('threshold' is 'high', not a finite number)",
+         setup=with_manifest_field("mining", {"threshold": "high"})),
     # training: a run that would train nothing, adopt the user's files or ignore a config table is refused
     case("train-steps-zero", "train dual-pivot --out {w}/m --set steps=0 -q", 2, "steps must be >= 1, not 0"),
     case("train-config-unknown-table", "train dual-pivot --out {w}/m --config {w}/typo.toml -q", 2,
@@ -401,6 +457,9 @@ CASES = [
          "holds files that are neither an xlsent model nor a training run"),
     case("train-resume-finished-with-more-steps", "train dual-pivot --out {w}/done --resume --set steps=300 -q", 2,
          "is a finished model trained with another configuration (steps 200 -> 300)", setup=finished_dual_pivot),
+    case("train-lr-inf", "train distill --out {w}/m --set lr=inf -q", 2, "lr must be a finite number, not inf"),
+    case("train-config-weight-nan", "train dual-pivot --out {w}/m --config {w}/nan.toml -q", 2,
+         "lambda_cycle must be a finite number, not nan", setup=with_files({"nan.toml": "lambda_cycle = nan\n"})),
     # interrupted and resumed runs: only resumable progress is kept, and every decision is said
     case("embed-interrupted-keeps-finished-chunks", "embed {w}/in.txt -o {w}/o.npy --chunk-rows 1 "
          "--model toy:dying -q", 130, "kept 1 finished chunk(s)",
@@ -464,6 +523,20 @@ CASES = [
          "<stdin>: is empty, so there is nothing to mine", stdin=b""),
     case("mine-ray-address-unreachable", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --engine ray --address 127.0.0.1:1 "
          "{nothing}", 2, "--address 127.0.0.1:1: no Ray cluster answers there"),
+    # invisible text: a line of only whitespace, format (Cf) and control (Cc) characters is empty, for every reader
+    case("embed-invisible-line-is-empty", "embed {w}/inv.txt -o {w}/o.npy --model {model} -q", 0,
+         "inv.txt: 1 empty row(s) kept as zero vectors (first at line 2)", left=EMBEDDED,
+         setup=with_files({"inv.txt": "the dog barks\n\u200b\u200c\u00ad\nthe cat\n"})),
+    case("mine-invisible-target", "mine {w}/de.txt {w}/inv.txt -o {w}/p.tsv {nothing}", 2,
+         "inv.txt: has no text (2 blank row(s))", setup=with_files({"inv.txt": "\u200b\u200c\n\ufeff\u00ad\x01\n"})),
+    case("mine-invisible-lines-never-paired", "mine {w}/zw-de.txt {w}/zw-en.txt -o {w}/p.tsv --threshold 0 "
+         "--model {model} -q", 0, "p.tsv: 1 pairs out of 2 candidates", left=("p.tsv",),
+         setup=with_files(INVISIBLE_SIDES)),
+    case("score-invisible-side-unscored", "score {w}/de.txt {w}/inv.txt -o {w}/s.tsv --model {model} -q", 0,
+         "1 left unscored (an empty side)", left=("s.tsv",),
+         setup=with_files({"inv.txt": "the dog barks\n\ufeff\x01\nthe cat\n"})),
+    case("search-invisible-query", "search {w}/idx hallo \u200b\u00ad", 2, "query 2 of 2 is empty",
+         setup=with_files({"idx/xlsent.json": "{}"})),
     # score: given pairs; every refusal comes before the encoder is loaded
     case("score-rows-mismatched", "score {w}/de.txt {w}/long.txt -o {w}/s.tsv {nothing}", 2,
          "long.txt 7: line i of one is paired with line i of the other"),
@@ -481,13 +554,58 @@ CASES = [
     case("score-output-csv", "score {w}/de.txt {w}/en.txt -o {w}/s.csv {nothing}", 2, "name a .tsv (or .txt) file"),
     case("score-precision-unknown", "score {w}/de.txt {w}/en.txt -o {w}/s.tsv --precision fp16 {nothing}", 2,
          "argument --precision: invalid choice: 'fp16'"),
+    # filter: given pairs checked (and its outputs) before the encoder is loaded; a header row and blank sides are
+    # documented behaviours
+    case("filter-tsv-one-column", "filter {w}/pairs.tsv -o {w}/k.tsv {nothing}", 2,
+         "pairs.tsv:1: 1 column(s), expected 2", setup=with_files({"pairs.tsv": "only one side\n"})),
+    case("filter-tsv-third-column", "filter {w}/pairs.tsv -o {w}/k.tsv {nothing}", 2,
+         "pairs.tsv:2: 3 column(s), expected 2 (source TAB target)",
+         setup=with_files({"pairs.tsv": "a\tb\nc\td\te\n"})),
+    case("filter-tsv-empty-line", "filter {w}/pairs.tsv -o {w}/k.tsv {nothing}", 2,
+         "pairs.tsv:2: 1 column(s), expected 2", setup=with_files({"pairs.tsv": "a\tb\n\nc\td\n"})),
+    case("filter-invalid-utf8", "filter {w}/de.txt {w}/bad.txt -o {w}/k.tsv {nothing}", 2,
+         "bad.txt:3: invalid UTF-8"),
+    case("filter-rows-mismatched", "filter {w}/de.txt {w}/long.txt -o {w}/k.tsv {nothing}", 2,
+         "long.txt 7: line i of one is paired with line i of the other"),
+    case("filter-three-files", "filter {w}/de.txt {w}/en.txt {w}/in.txt -o {w}/k.tsv {nothing}", 2,
+         "give the pairs as one PAIRS.tsv or as SRC TGT, not 3 files"),
+    case("filter-scores-same-as-output", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scores {w}/k.tsv {nothing}", 2,
+         "-o, --scores and --histogram must name different files"),
+    case("filter-histogram-not-png", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --histogram {w}/h.jpg {nothing}", 2,
+         "h.jpg: the histogram is a PNG file"),
+    case("filter-keep-above-one", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --keep 1.5 {nothing}", 2,
+         "--keep is a fraction of the pairs, above 0 and at most 1, not 1.5"),
+    case("filter-header-row-read-as-a-pair", "filter {w}/pairs.tsv -o {w}/k.tsv --threshold 0.5 --no-langid "
+         "--model toy:onehot -q", 0, "looks like a header", left=("k.tsv",),
+         setup=with_files({"pairs.tsv": "src\ttgt\ndeu sentence 0\tenglish deu 0\ndeu sentence 1\tenglish deu 1\n"})),
+    case("filter-blank-side-dropped", "filter {w}/one.txt {w}/two.txt -o {w}/k.tsv --threshold 0.5 --no-langid "
+         "--model toy:onehot -q", 0, "dropped: empty 1", left=("k.tsv",),
+         setup=with_files({"one.txt": "deu sentence 0\ndeu sentence 1\n", "two.txt": "english deu 0\n\n"})),
     case("export-to-a-file", "export toy:unloadable --sentence-transformers {w}/in.txt", 2,
          "is a file, but this output is a folder"),
     # evaluation results: a subset run never replaces a fuller result
     case("eval-subset-over-full-result", "eval tatoeba --langs kat --model toy:onehot --data {w}/data -o {w}/results "
          "-q", 2, "replacing it would lose deu, fra. Not saved", setup=full_tatoeba_result),
+    case("eval-record-subset-over-full-score", "eval tatoeba --langs kat --model {w}/model --data {w}/data "
+         "-o {w}/sub --record -q", 2, "records tatoeba over 3 subset(s); this run scores 1, and replacing it would "
+         "lose deu, fra. Not recorded", left=("sub", "sub/tatoeba__tiny.json"), setup=full_tatoeba_recorded),
     case("eval-langs-comma-list-before-task", "eval --langs kat,fra tatoeba --model toy:onehot --data {w}/data "
          "-o {w}/results -q", 0, "tatoeba: mean 100.00", left=("results", "results/tatoeba__toy.json")),
+    # align: every document and output checked before the model loads; empty lines are null beads
+    case("align-input-missing", "align {w}/nope.txt {w}/en.txt -o {w}/b.txt {nothing}", 2, "nope.txt: no such file"),
+    case("align-invalid-utf8", "align {w}/de.txt {w}/bad.txt -o {w}/b.txt {nothing}", 2, "bad.txt:3: invalid UTF-8"),
+    case("align-empty-document", "align {w}/de.txt {w}/empty.txt -o {w}/b.txt {nothing}", 2,
+         "empty.txt: is empty; there is nothing to align", setup=with_files({"empty.txt": ""})),
+    case("align-output-is-a-directory", "align {w}/de.txt {w}/en.txt -o {w}/folder {nothing}", 2,
+         "folder: is a directory"),
+    case("align-pairs-row-mismatch", "align --pairs {w}/list.tsv {nothing}", 2,
+         "list.tsv:2: 2 column(s); each row of --pairs is SRC TAB TGT TAB OUT",
+         setup=with_files({"list.tsv": "de.txt\ten.txt\ta.txt\nde.txt\ten.txt\n"})),
+    case("align-pairs-and-files", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --pairs {w}/in.txt {nothing}", 2,
+         "give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both"),
+    case("align-one-line-and-empty-lines", "align {w}/one.txt {w}/two.txt -o {w}/b.txt --model toy:onehot -q", 0,
+         "aligned 1 document pair(s): 3 beads, 2 of them null", left=("b.txt",),
+         setup=with_files({"one.txt": "deu sentence 0\n", "two.txt": "english deu 0\n\nenglish deu 1\n"})),
 ]
 
 
@@ -511,6 +629,8 @@ def test_bad_input(case: Case, tmp_path: Path, tiny_model_dir: Path, monkeypatch
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     if case.stdin is not None:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(case.stdin)))
+    for name, value in (case.env or {}).items():
+        monkeypatch.setenv(name, value.format(w=w))
     before = tree(w)
     capsys.readouterr()
     caplog.clear()

@@ -8,11 +8,11 @@
 
 from xlsent.version import __version__
 
-__all__ = ["__version__", "load", "encode", "mine", "score", "calibrate"]
+__all__ = ["__version__", "load", "encode", "mine", "score", "filter", "calibrate"]
 
 
 def __getattr__(name: str):  # lazy: importing xlsent must not import torch
-    if name in ("load", "encode", "mine", "score", "calibrate"):
+    if name in ("load", "encode", "mine", "score", "filter", "calibrate"):
         from xlsent import api
 
         return getattr(api, name)

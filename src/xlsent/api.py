@@ -1,4 +1,5 @@
-"""The public surface: ``load``, ``encode``, ``embed_file``, ``mine``, ``score``, ``calibrate``, ``export``, ``train``.
+"""The public surface: ``load``, ``encode``, ``embed_file``, ``mine``, ``score``, ``filter``, ``calibrate``,
+``calibrate_filter``, ``export``, ``train``.
 
 >>> import xlsent
 >>> enc = xlsent.load()                                   # doctest: +SKIP
@@ -24,11 +25,13 @@ from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.registry import DEFAULT_MODEL, load_encoder
 from xlsent.mining.config import MineConfig, MineSummary, ScoreSummary, SearchConfig
+from xlsent.mining.docalign.config import AlignConfig
 
 log = logging.getLogger(__name__)
 
-__all__ = ["load", "encode", "embed_file", "EmbedOptions", "EmbedSummary", "mine", "score", "calibrate",
-           "MineConfig", "SearchConfig", "MineSummary", "ScoreSummary", "export_sentence_transformers", "train"]
+__all__ = ["load", "encode", "embed_file", "EmbedOptions", "EmbedSummary", "mine", "score", "filter", "calibrate",
+           "calibrate_filter", "MineConfig", "SearchConfig", "MineSummary", "ScoreSummary",
+           "export_sentence_transformers", "train", "align"]
 
 
 @lru_cache(maxsize=4)
@@ -50,8 +53,12 @@ def encode(sentences: Sequence[str], model: str | Path = DEFAULT_MODEL, lang: st
 
 
 if TYPE_CHECKING:
+    from xlsent.mining.auto_threshold import AutoThreshold
     from xlsent.mining.distributed import RayConfig
+    from xlsent.mining.docalign.job import AlignSummary
     from xlsent.mining.engine import Engine
+    from xlsent.mining.filter_config import FilterConfig
+    from xlsent.mining.filtering import FilterSummary
 
 Input = str | Path | InputSpec
 
@@ -87,6 +94,18 @@ def _check_engine(engine: str, output: str | Path, embs: tuple[Path | None, Path
         raise ValueError("--src-emb/--tgt-emb need --engine local")
 
 
+def _calibrated(model: str | Path, backend: str, cfg: SearchConfig, progress: bool) -> AutoThreshold:
+    """The calibrated mining threshold of ``model`` for the margin and k of ``cfg`` (``--threshold auto``), said on
+    standard error with ``progress``."""
+    from xlsent.mining.auto_threshold import auto_threshold
+
+    calibrated = auto_threshold(load(model, backend), margin=cfg.margin, k=cfg.k)
+    log.info("%s", calibrated.describe())
+    if progress:
+        print(calibrated.describe(), file=sys.stderr)
+    return calibrated
+
+
 def mine(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
          config: MineConfig | None = None, threshold: float | str | None = None, src_lang: str | None = None,
          tgt_lang: str | None = None, src_emb: str | Path | None = None, tgt_emb: str | Path | None = None,
@@ -110,13 +129,7 @@ def mine(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEFA
     if threshold is not None and threshold != "auto":
         cfg = replace(cfg, threshold=float(threshold))
     if threshold == "auto":
-        from xlsent.mining.auto_threshold import auto_threshold
-
-        calibrated = auto_threshold(load(model, backend), margin=cfg.margin, k=cfg.k)
-        log.info("%s", calibrated.describe())
-        if progress:
-            print(calibrated.describe(), file=sys.stderr)
-        cfg = replace(cfg, threshold=calibrated.threshold)
+        cfg = replace(cfg, threshold=_calibrated(model, backend, cfg, progress).threshold)
     with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
         return mine_files(_spec(src), _spec(tgt), output, runner, cfg, src_lang=src_lang, tgt_lang=tgt_lang,
                           src_emb=embs[0], tgt_emb=embs[1], progress=progress)
@@ -145,6 +158,72 @@ def score(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEF
                            tgt_lang=tgt_lang, src_emb=embs[0], tgt_emb=embs[1], progress=progress)
 
 
+def filter(src: Input, tgt: Input, output: str | Path, *, scores: str | Path | None = None,
+           histogram: str | Path | None = None, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
+           config: FilterConfig | None = None, search: SearchConfig | None = None, src_lang: str | None = None,
+           tgt_lang: str | None = None, src_emb: str | Path | None = None, tgt_emb: str | Path | None = None,
+           engine: str = "local", ray: RayConfig | None = None, progress: bool = True) -> FilterSummary:
+    """Clean a bitext: score the pairs (row i of ``src``, row i of ``tgt``) as :func:`score` does, run the filters
+    of ``config`` (default :class:`~xlsent.mining.filter_config.FilterConfig`: language ID, length, copies, non-text
+    lines, duplicates, the margin cut at the encoder's calibrated threshold) and write the kept pairs into the TSV
+    ``output`` (``src TAB tgt``, input order); ``scores``: every pair with ``keep``, ``score``, ``reason`` and the
+    per-filter values; ``histogram``: a PNG of the scores. Resumable; see :func:`xlsent.mining.job.filter_files`.
+
+    >>> xlsent.filter("pairs.tsv", "pairs.tsv", "kept.tsv", src_lang="de", tgt_lang="en")  # doctest: +SKIP
+    """
+    from xlsent.mining.filter_config import FilterConfig
+    from xlsent.mining.job import check_filter_outputs, check_job, check_same_rows, filter_files
+
+    rules, cfg = config or FilterConfig(), search or SearchConfig()
+    embs = (Path(src_emb) if src_emb else None, Path(tgt_emb) if tgt_emb else None)
+    _check_engine(engine, output, embs)
+    check_job(_spec(src), _spec(tgt), output, embs)
+    check_same_rows(_spec(src), _spec(tgt))
+    check_filter_outputs(output, Path(scores) if scores else None, Path(histogram) if histogram else None)
+    threshold: float | None = None
+    source = "given"
+    if rules.score and rules.keep is None and rules.threshold == "auto":
+        from xlsent.mining.filter_calibration import auto_filter_threshold
+
+        calibrated = auto_filter_threshold(load(model, backend), margin=cfg.margin, k=cfg.k)
+        if progress:
+            print(calibrated.describe(), file=sys.stderr)
+        threshold, source = calibrated.threshold, f"auto, from {calibrated.found}"
+    elif rules.threshold != "auto":
+        threshold = float(rules.threshold)
+    with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
+        return filter_files(_spec(src), _spec(tgt), output, runner, cfg, rules, threshold=threshold,
+                            threshold_source=source, scores_out=Path(scores) if scores else None,
+                            histogram=Path(histogram) if histogram else None, src_lang=src_lang, tgt_lang=tgt_lang,
+                            src_emb=embs[0], tgt_emb=embs[1], progress=progress)
+
+
+def align(src: str | Path | None = None, tgt: str | Path | None = None, output: str | None = None, *,
+          pairs: str | Path | None = None, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
+          config: AlignConfig | None = None, fmt: str = "beads", src_lang: str | None = None,
+          tgt_lang: str | None = None, progress: bool = True) -> AlignSummary:
+    """Sentence-align the document ``src`` with its translation ``tgt`` into ``output`` (``-``: standard output),
+    or every ``src TAB tgt TAB out`` row of the list ``pairs`` with one model: one bead a line, ``[i, j]:[k]:cost``
+    (``fmt="tsv"``: ``cost TAB source text TAB target text``), every line of both documents in exactly one bead.
+    See :mod:`xlsent.mining.docalign`; every input and output is checked before the model is loaded.
+
+    >>> xlsent.align("de.txt", "fr.txt", "de-fr.beads")  # doctest: +SKIP
+    """
+    from xlsent.mining.docalign.job import DocPair, align_files, check_pairs, read_pairs_list
+
+    if (pairs is None) == (src is None or tgt is None or output is None):
+        raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
+    todo = (read_pairs_list(pairs) if pairs is not None
+            else [DocPair(Path(str(src)), Path(str(tgt)), str(output))])
+    from xlsent.output_lock import exclusive_outputs
+
+    check_pairs(todo)
+    with exclusive_outputs(pair.out for pair in todo):  # one run per output at a time
+        encoder = load(model, backend)
+        return align_files(todo, lambda texts, lang: encoder.encode(texts, lang, progress=progress),
+                           config or AlignConfig(), fmt=fmt, src_lang=src_lang, tgt_lang=tgt_lang)
+
+
 def calibrate(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto", langs: Sequence[str] | None = None,
               data: str | Path | None = None, ship: bool = False, progress: bool = True) -> dict[str, Any]:
     """Calibrate the mining threshold of ``model`` on the BUCC-style *dev* sets of ``langs`` and save it where
@@ -162,6 +241,19 @@ def calibrate(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto", langs
         if ship:
             saved.append(str(ship_threshold(encoder, record)))
     return {**record, "saved": saved}
+
+
+def calibrate_filter(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto", data: str | Path | None = None,
+                     ship: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Calibrate the score cut of ``filter(..., threshold="auto")`` for ``model`` on the tune split of the noisy dev
+    bitexts and save it in ``$XLSENT_HOME`` (with ``ship``, also in the cuts shipped with xlsent): the record, with
+    where it was saved under ``saved`` (see :mod:`xlsent.mining.filter_calibration`)."""
+    from xlsent.mining.filter_calibration import calibrate_filter as _calibrate_filter
+    from xlsent.mining.filter_calibration import save_filter_threshold
+
+    record = _calibrate_filter(load(model, backend), root=data, progress=progress)
+    saved = [save_filter_threshold(record), *([save_filter_threshold(record, ship=True)] if ship else [])]
+    return {**record, "saved": [str(path) for path in saved]}
 
 
 def export_sentence_transformers(model: str | Path, out: str | Path) -> Path:

@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_path, write_json
 from xlsent.checksum import sha256_file
+from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import InputError, InputSpec, iter_rows, readable
 from xlsent.encoders.base import Encoder
 from xlsent.inference import DEFAULT_BATCH_TOKENS
@@ -222,7 +223,7 @@ def _embed_chunks(spec: InputSpec, output: Path, encoder: Encoder, opts: EmbedOp
     bar = tqdm(disable=not opts.progress, unit="sent", desc=f"embed {Path(spec.name).name}")
     for index, chunk in enumerate(_chunks(iter(iter_rows(spec)), opts.chunk_rows)):
         base = index * opts.chunk_rows
-        empty = [base + i for i, s in enumerate(chunk) if not s.strip()]
+        empty = [base + i for i, s in enumerate(chunk) if is_empty(s)]
         if empty and opts.strict:
             raise InputError(f"{spec.name}:{empty[0] + first}: empty line ({len(empty)} in this chunk); "
                              "drop --strict to keep them as zero vectors")

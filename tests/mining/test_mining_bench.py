@@ -152,12 +152,14 @@ def test_the_recall_is_shipped_from_the_default_record_or_on_request(bench: Modu
     argv = ["--sizes", "--approx-sizes", "1000", "--dim", "16", "--recall-sample", "100", "--approx-nprobe", "8"]
     assert bench.main([*argv, "--out", str(tmp_path / "elsewhere")]) == 0
     assert not shipped.exists()  # a record written elsewhere ships nothing
-    assert bench.main(["--ship-recall-from", str(tmp_path / "elsewhere" / "mining.json")]) == 0
-    first = auto_index.shipped_recall()["ivfpqfs"]
+    assert bench.main(["--ship-recall-from", str(tmp_path / "elsewhere" / "mining-approx.json")]) == 0
+    first = auto_index.shipped_recall()["ivfbf16"]
     assert (first["sentences"], first["nprobe"], first["k"]) == (1000, 8, 4) and "--out" in first["command"]
     monkeypatch.setattr(bench, "DEFAULT_OUT", tmp_path / "results")  # the repository's record ships at once
-    assert bench.main([*argv, "--approx-nprobe", "4", "--out", str(tmp_path / "results")]) == 0
+    assert bench.main([*argv, "--approx-nprobe", "4", "--approx-index", "ivfpqfs", "--out",
+                       str(tmp_path / "results")]) == 0
     assert auto_index.shipped_recall()["ivfpqfs"]["nprobe"] == 4
+    assert auto_index.shipped_recall()["ivfbf16"]["nprobe"] == 8  # the other kind's record is kept
 
 
 def test_shipping_the_recall_from_a_bad_record_names_the_file(bench: ModuleType, tmp_path: Path) -> None:

@@ -246,7 +246,7 @@ def test_approximate_search_reads_memmaps_takes_nprobe_and_resumes_by_shard(tmp_
 
 def test_index_auto_prints_its_choice_and_expected_recall(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    from xlsent.mining import faiss_index
+    from xlsent.mining import auto_index, faiss_index
 
     src, tgt, enc, gold = planted_corpus(tmp_path)
     exact = tmp_path / "exact.tsv"
@@ -257,6 +257,7 @@ def test_index_auto_prints_its_choice_and_expected_recall(tmp_path: Path, monkey
         capsys.readouterr().err
     assert out.read_bytes() == exact.read_bytes()
     monkeypatch.setattr(faiss_index, "AUTO_FLAT_MAX_ROWS", 40)  # the larger side is above: an IVF kind
+    monkeypatch.setattr(auto_index, "measured_choice", lambda: "fp32")  # a CPU without bf16 matrix units
     mine_files(InputSpec(src), InputSpec(tgt), out, LocalEngine(enc), MineConfig(index="auto", effort=1),
                keep_work=True)
     err = capsys.readouterr().err
@@ -265,6 +266,13 @@ def test_index_auto_prints_its_choice_and_expected_recall(tmp_path: Path, monkey
     assert any((tmp_path / "auto.tsv.work").glob("knn-ivfpqfs-fwd-*.npz"))
     top = read_pairs(out)[:N_PLANTED]
     assert all(gold.get(s) == t for _, s, t in top)
+    monkeypatch.setattr(auto_index, "measured_choice", lambda: "bf16")  # one with them
+    bf16 = tmp_path / "bf16.tsv"
+    mine_files(InputSpec(src), InputSpec(tgt), bf16, LocalEngine(enc), MineConfig(index="auto", effort=1),
+               keep_work=True)
+    assert "--index auto: ivfbf16 for 37 x 42 distinct sentences" in capsys.readouterr().err
+    assert (tmp_path / "bf16.tsv.work" / "ivfbf16-fwd.npz").is_file()
+    assert bf16.read_bytes() == exact.read_bytes()  # one list, probed by every query: the exact lists
 
 
 def test_index_auto_is_chosen_once_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 
 def xlsent(*args: str) -> subprocess.Popen[str]:
@@ -45,13 +46,29 @@ def test_serve_runs_until_interrupted(tiny_model_dir: Path) -> None:
             proc.wait(10)
 
 
-def test_a_model_that_cannot_load_stops_serve_with_a_message() -> None:
-    proc = xlsent("serve", "--model", "no-such-model", "--port", "0")
+def output_of(proc: subprocess.Popen[str]) -> str:
+    """All that ``proc``, which should end by itself, says (killed if it does not end within 120 s)."""
     try:
         output, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+    return output
+
+
+def test_a_model_that_cannot_load_stops_serve_with_a_message() -> None:
+    proc = xlsent("serve", "--model", "no-such-model", "--port", "0")
+    output = output_of(proc)
     assert proc.returncode == 2
     assert "xlsent: error: model 'no-such-model' failed to load" in output and "unknown model" in output
+    assert "Uvicorn running" not in output and "Traceback" not in output, output  # refused before the port is bound
+
+
+def test_an_unset_api_key_variable_is_refused_at_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XLSENT_TEST_UNSET_KEY", raising=False)
+    proc = xlsent("serve", "--model", "no-such-model", "--api-key-env", "XLSENT_TEST_UNSET_KEY", "--port", "0")
+    output = output_of(proc)
+    assert proc.returncode == 2, output
+    assert ("xlsent: error: --api-key-env XLSENT_TEST_UNSET_KEY: that environment variable is not set (or empty), "
+            "so /v1/* would need no key") in output

@@ -34,6 +34,7 @@ CASES = {
     "empty list": (raw(input=[], model="tiny"), 422, "invalid_value"),
     "empty string": (raw(input="", model="tiny"), 400, "empty_input"),
     "blank string in a list": (raw(input=["a", "  \n"], model="tiny"), 400, "empty_input"),
+    "invisible characters only": (raw(input=["a", "\u200b\u200c\ufeff\u00ad\x01"], model="tiny"), 400, "empty_input"),
     "2049 inputs": (raw(input=["a"] * 2049, model="tiny"), 422, "invalid_value"),
     "a 1 MB string": (raw(input="a" * BIG, model="tiny"), 413, "input_too_long"),
     "NUL byte": (raw(input="the dog\x00barks", model="tiny"), 400, "invalid_text"),
@@ -124,6 +125,24 @@ def test_slow_client_gets_408_and_does_not_block_others(serve, tiny_encoder) -> 
         assert b'"code": "request_timeout"' in answer
         assert time.monotonic() - start < 5
         assert_still_healthy(live.url)
+
+
+def test_connections_that_never_finish_their_headers_are_closed(serve, tiny_encoder) -> None:
+    with serve({"tiny": tiny_encoder}, ServeSettings(header_timeout_s=0.5)) as live:
+        start = time.monotonic()
+        socks = [socket.create_connection(("127.0.0.1", live.port), timeout=10) for _ in range(3)]
+        socks[0].sendall(b"POST /v1/embeddings HTTP/1.1\r\nHost: x\r\n")  # headers begun, never finished
+        socks[1].sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")  # answered, then idle on keep-alive
+        for sock in socks:  # socks[2] sends nothing at all
+            read_until_closed(sock)
+            sock.close()
+        assert time.monotonic() - start < 5
+        assert_still_healthy(live.url)
+
+
+def test_head_health_answers_200(toy_server) -> None:
+    r = httpx.head(toy_server.url + "/health", timeout=5)
+    assert r.status_code == 200 and r.content == b""
 
 
 def test_oversized_declared_length_is_refused_before_reading(serve, tiny_encoder) -> None:

@@ -28,3 +28,17 @@ def test_generated_requests_get_no_5xx_and_match_the_schema(case, toy_server) ->
     if isinstance(case.body, dict) and isinstance(case.body.get("dimensions"), int) and case.body["dimensions"] > DIM:
         case.body["dimensions"] = DIM  # more than the model has is a 400 that the schema cannot know (it is per model)
     case.call_and_validate(base_url=toy_server.url, timeout=30)
+
+
+def test_integer_fields_take_every_json_integer_and_nothing_else() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    from xlsent.serve.schemas import AlignRequest, EmbeddingsRequest
+
+    pair = {"model": "tiny", "src": ["a"], "tgt": ["b"]}
+    assert AlignRequest.model_validate(pair | {"k": 47.0, "max_beads": 3.0}).k == 47  # JSON Schema's integer
+    assert EmbeddingsRequest.model_validate({"model": "tiny", "input": "a", "dimensions": 8.0}).dimensions == 8
+    for bad in ("47", 47.5, True):
+        with pytest.raises(ValidationError):
+            AlignRequest.model_validate(pair | {"k": bad})

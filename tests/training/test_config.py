@@ -67,6 +67,14 @@ def test_set_values_are_typed_and_checked() -> None:
         build_config(Toy, [DEFAULTS + "colour = 1\n"])
 
 
+@pytest.mark.parametrize("sets, layer", [(["lr=inf"], ""), (["scale=nan"], ""), (["scale=-inf"], ""),
+                                         ([], "scale = nan\n"), ([], "[b]\nscale = inf\n")])
+def test_every_float_setting_is_finite(sets: list[str], layer: str) -> None:
+    key = "lr" if "lr=inf" in sets else "scale"
+    with pytest.raises(ConfigError, match=f"{key} must be a finite number, not -?(nan|inf)"):
+        build_config(Toy, [DEFAULTS, layer], sets=sets, mode="b")
+
+
 def test_steps_must_be_at_least_one_unless_the_method_needs_none() -> None:
     with pytest.raises(ConfigError, match="steps must be >= 1, not 0"):
         build_config(Toy, [DEFAULTS], sets=["steps=0"])

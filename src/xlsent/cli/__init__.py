@@ -21,8 +21,8 @@ from xlsent.cli.commands import Commands, Handler
 from xlsent.output_lock import exclusive_outputs
 from xlsent.version import __version__
 
-COMMAND_GROUPS = ("models", "embed", "export", "evaluate", "mine", "search", "serve", "train", "report",
-                  "demo")
+COMMAND_GROUPS = ("models", "embed", "export", "evaluate", "mine", "filter", "align", "search", "serve", "train",
+                  "report", "demo")
 """The modules of this package that add commands, in the order ``xlsent --help`` lists them."""
 
 
@@ -60,7 +60,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     try:
         handler: Handler = args.func
-        with exclusive_outputs(getattr(args, dest) for dest in args.writes):  # one run per output at a time
+        outputs = [getattr(args, dest) for dest in args.writes]  # an optional output not asked for is None
+        with exclusive_outputs(o for o in outputs if o is not None):  # one run per output at a time
             return handler(args)
     except BrokenPipeError:  # standard output closed early, e.g. `xlsent mine a b -o - | head`
         return _stdout_closed()

@@ -45,7 +45,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    "spaces, e.g. --langs kat,swh (default: all of the task's)")
     add_output(p, "folder for the result JSON (default results)", default="results")
     p.add_argument("--overwrite", action="store_true",
-                   help="replace a result file even if it covers subsets this run lacks")
+                   help="replace a result file (and with --record, the model's recorded score) even if it covers "
+                   "subsets this run lacks")
     add_data(p)
     p.add_argument("--margin-k", type=positive_int,
                    help="tatoeba: ratio-margin retrieval with this k, e.g. 4 (default: cosine retrieval)")
@@ -79,6 +80,6 @@ def _eval(args: argparse.Namespace) -> int:
 
             if not Path(args.model).is_dir():
                 raise ValueError(f"--record needs a model directory as --model, not {args.model!r}")
-            record_metrics(args.model, [asdict(result)])
+            record_metrics(args.model, [asdict(result)], partial=args.langs is not None and not args.overwrite)
             print(f"recorded in {args.model}/xlsent.json and its model card {args.model}/README.md")
     return 0

@@ -52,6 +52,7 @@ def _index(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     from xlsent.api import load
+    from xlsent.data.empty_text import is_empty
     from xlsent.data.text_input import InputSpec, iter_rows, readable
     from xlsent.mining.search_index import SentenceIndex
 
@@ -61,7 +62,7 @@ def _search(args: argparse.Namespace) -> int:
             queries += list(iter_rows(spec))
     if not queries:
         raise ValueError("give at least one QUERY or --file")
-    if blank := [i + 1 for i, query in enumerate(queries) if not query.strip()]:
+    if blank := [i + 1 for i, query in enumerate(queries) if is_empty(query)]:
         raise ValueError(f"query {', '.join(map(str, blank[:5]))} of {len(queries)} is empty: give text to search "
                          "for (queries from --file count after those on the command line)")
     index = SentenceIndex.open(args.index)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -238,3 +239,24 @@ def check_tsv_columns(spec: InputSpec, count: int) -> None:
         if cells != count:
             raise InputError(f"{spec.name}:{line_no}: {cells} column(s), expected {count} (source TAB target); "
                              "a tab inside a text must be replaced, e.g. by a space")
+
+
+HEADER_NAMES = frozenset({"src", "tgt", "source", "target", "text", "sentence", "translation", "src_text",
+                          "tgt_text", "source_text", "target_text", "original"})
+"""Column names that mark line 1 of a TSV as a header (:func:`header_like`), besides language codes."""
+
+
+def header_like(spec: InputSpec) -> str | None:
+    """Line 1 of the TSV ``spec`` when it looks like a header: every cell a column name of :data:`HEADER_NAMES` or a
+    language code (``src TAB tgt``, ``de TAB en``); else None.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "pairs.tsv"
+    >>> _ = path.write_text("de\\ten\\nHallo\\tHello\\n")
+    >>> header_like(InputSpec(path, header=False))
+    'de\\ten'
+    """
+    line = next(_lines(spec), (0, ""))[1]
+    cells = [cell.strip().lower() for cell in line.split("\t")]
+    named = all(cell in HEADER_NAMES or re.fullmatch(r"[a-z]{2,3}([-_][a-z0-9]{2,8})?", cell) for cell in cells)
+    return line if line.strip() and named else None

@@ -374,6 +374,38 @@ def table_path() -> Path:
     return Path(env) if env else TABLE
 
 
+def check_table(path: Path, table: Any) -> None:
+    """Raise :class:`BackendError` naming ``path`` and the field unless ``table`` has the shape of a measured backend
+    table: an object mapping each CPU class to a list of objects with a string ``backend`` and a boolean ``guard``.
+
+    >>> check_table(Path("t.json"), {"avx2": [{"backend": "openvino"}]})
+    Traceback (most recent call last):
+    ...
+    xlsent.encoders.backends.BackendError: t.json: not a backend table: avx2[0].guard is missing, not true or \
+false; write it again with benchmarks/backend_bench.py --table t.json, or unset XLSENT_BACKEND_TABLE
+    """
+    problem = _table_problem(table)
+    if problem:
+        raise BackendError(f"{path}: not a backend table: {problem}; write it again with benchmarks/backend_bench.py "
+                           f"--table {path}, or unset {TABLE_ENV}")
+
+
+def _table_problem(table: Any) -> str:
+    """What makes ``table`` no measured backend table (the field and its value), or ``""``."""
+    if not isinstance(table, dict):
+        return f"the file holds a JSON {type(table).__name__}, not an object"
+    for klass, rows in table.items():
+        if not isinstance(rows, list):
+            return f"{klass} is {rows!r}, not a list of measured backends"
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict):
+                return f"{klass}[{i}] is {row!r}, not an object"
+            for field, kind, what in (("backend", str, "a backend name"), ("guard", bool, "true or false")):
+                if not isinstance(row.get(field), kind):
+                    return f"{klass}[{i}].{field} is {repr(row[field]) if field in row else 'missing'}, not {what}"
+    return ""
+
+
 def auto_backend() -> str:
     """``auto``'s backend on this CPU, from the measured table; the choice and the reason are logged."""
     path = table_path()
@@ -385,6 +417,7 @@ def auto_backend() -> str:
     except (OSError, ValueError) as exc:
         raise BackendError(f"{path}: not a backend table ({exc}); write it again with "
                            "benchmarks/backend_bench.py") from exc
+    check_table(path, table)
     backend, reason = backend_choice(table)
     log.info("backend auto -> %s: %s", backend, reason)
     return backend

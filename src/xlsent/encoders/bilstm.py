@@ -29,6 +29,7 @@ from safetensors.torch import load_file
 from torch import nn
 from tqdm.auto import tqdm
 
+from xlsent.data.empty_text import is_empty
 from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.batching import token_budget_batches
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
@@ -177,7 +178,7 @@ class LaserEncoder:
         """
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         ids = self.token_ids(sentences)
-        rows = [i for i, s in enumerate(sentences) if s.strip()]
+        rows = [i for i, s in enumerate(sentences) if not is_empty(s)]
         default_tokens, ratio = BATCHING[self.backend]
         batches = list(token_budget_batches([len(ids[i]) for i in rows], batch_tokens or default_tokens,
                                             max_ratio=ratio))

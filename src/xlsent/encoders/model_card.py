@@ -46,17 +46,43 @@ def _metric_entry(result: Mapping[str, Any]) -> dict[str, Any]:
     return {"main_metric": result["main_metric"], "main_score": round(float(result["main_score"]), 4),
             "averages": {k: round(float(v), 4) for k, v in result.get("averages", {}).items()},
             "options": compact_options(result.get("options", {})), "encoder": result["encoder"],
-            "created": result.get("created", "")}
+            "created": result.get("created", ""), "subsets": sorted(result.get("scores", {}))}
 
 
-def record_metrics(model_dir: str | Path, results: Sequence[Mapping[str, Any]]) -> None:
-    """Store ``results`` (TaskResult dicts) in the manifest's ``metrics`` and rewrite the model card."""
+def check_not_fuller(directory: Path, key: str, recorded: Mapping[str, Any] | None, subsets: Sequence[str]) -> None:
+    """Raise ValueError unless a partial run scoring ``subsets`` may replace the entry ``recorded`` of task ``key``:
+    there is none, or it scores no subset that the run lacks (an older entry does not say what it scores, so it is
+    kept).
+
+    >>> check_not_fuller(Path("m"), "tatoeba", {"subsets": ["deu", "fra"]}, ["deu"])
+    Traceback (most recent call last):
+    ...
+    ValueError: m/xlsent.json records tatoeba over 2 subset(s); this run scores 1, and replacing it would lose fra. \
+Not recorded: record a run of the whole task (without --langs), or replace it with --overwrite
+    """
+    if recorded is None:
+        return
+    lost = sorted(set(recorded.get("subsets", ())) - set(subsets))
+    if lost or "subsets" not in recorded:
+        covered = f"over {len(recorded['subsets'])} subset(s)" if "subsets" in recorded else "from a full run"
+        shown = ", ".join(lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "") or "its scores"
+        raise ValueError(f"{directory / MANIFEST} records {key} {covered}; this run scores {len(subsets)}, and "
+                         f"replacing it would lose {shown}. Not recorded: record a run of the whole task "
+                         "(without --langs), or replace it with --overwrite")
+
+
+def record_metrics(model_dir: str | Path, results: Sequence[Mapping[str, Any]], *, partial: bool = False) -> None:
+    """Store ``results`` (TaskResult dicts) in the manifest's ``metrics`` and rewrite the model card. A ``partial``
+    run (some of a task's subsets, e.g. ``--langs deu``) never replaces a fuller entry (:func:`check_not_fuller`)."""
     directory = Path(model_dir)
     manifest = read_manifest(directory, verify="none")
     metrics = dict(manifest.get("metrics", {}))
     for result in results:
         key = result["task"] + (f"-{result['variant']}" if result.get("variant") else "")
-        metrics[key] = _metric_entry(result)
+        entry = _metric_entry(result)
+        if partial:
+            check_not_fuller(directory, key, metrics.get(key), entry["subsets"])
+        metrics[key] = entry
     manifest["metrics"] = dict(sorted(metrics.items()))
     write_json(directory / MANIFEST, manifest)
     write_card(directory)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -141,11 +142,37 @@ def read_manifest(directory: str | Path, *, verify: str = "cached") -> dict[str,
     files = manifest.get("files", {})
     if not isinstance(files, dict) or not all(isinstance(v, dict) for v in files.values()):
         raise ModelDirError(f"{path}: 'files' must map file names to their bytes and sha256")
+    check_mining_record(path, manifest.get("mining"))
     if verify != "none":
         for name, info in files.items():
             if not is_log(name):
                 _verify_file(directory / name, info, verify)
     return manifest
+
+
+def check_mining_record(path: Path, record: Any) -> None:
+    """Raise :class:`ModelDirError` naming ``path`` and the field unless ``record``, the ``mining`` field of a manifest,
+    is absent (None) or a calibration record: an object with a finite number ``threshold`` and a string ``encoder``.
+
+    >>> check_mining_record(Path("m/xlsent.json"), {"threshold": "high", "encoder": "m@1"})
+    Traceback (most recent call last):
+    ...
+    xlsent.encoders.model_dir.ModelDirError: m/xlsent.json: field 'mining' is not a calibration record ('threshold' \
+is 'high', not a finite number); remove the field, or calibrate again with `xlsent calibrate --model m`
+    """
+    if record is None:
+        return
+    if not isinstance(record, dict):
+        problem = f"a {type(record).__name__}, not an object"
+    elif not isinstance(record.get("encoder", ""), str):
+        problem = f"'encoder' is {record['encoder']!r}, not an encoder id"
+    else:
+        threshold = record.get("threshold")
+        finite = isinstance(threshold, int | float) and not isinstance(threshold, bool) and math.isfinite(threshold)
+        problem = "" if finite else f"'threshold' is {threshold!r}, not a finite number"
+    if problem:
+        raise ModelDirError(f"{path}: field 'mining' is not a calibration record ({problem}); remove the field, or "
+                            f"calibrate again with `xlsent calibrate --model {path.parent}`")
 
 
 def require_listed(manifest: dict[str, Any], directory: Path, names: tuple[str, ...]) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from tqdm.auto import tqdm
 
+from xlsent.data.empty_text import is_empty
 from xlsent.encoders.base import l2_normalize
 from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.languages import TrainedLanguages, check_lang
@@ -45,7 +46,7 @@ class MuseEncoder:
         check_lang(lang)
         self._trained.check(lang)
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
-        keep = [i for i, s in enumerate(sentences) if s.strip()]
+        keep = [i for i, s in enumerate(sentences) if not is_empty(s)]
         order = sorted(keep, key=lambda i: len(sentences[i]))
         with tqdm(total=len(order), disable=not progress, unit="sent", desc="encode muse") as bar:
             for start in range(0, len(order), self.chunk):

@@ -9,6 +9,7 @@ checked against its checksum here, before the type's encoder reads it (:mod:`xls
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -108,6 +109,33 @@ def load_encoder(name_or_path: str | Path, backend: str = "torch") -> Encoder:
     return encoder
 
 
+def _required_parameters(factory: Callable[..., Any]) -> list[str]:
+    """The parameters ``factory`` cannot be called without (none when its signature cannot be read).
+
+    >>> _required_parameters(lambda a, b=1, *rest, c, **kw: None), _required_parameters(print)
+    (['a', 'c'], [])
+    """
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters
+            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def _call_factory(target: str, factory: Callable[..., Any], expected: str) -> Any:
+    """``factory()``; a factory that needs arguments, or that ends the program, is an error naming ``target``."""
+    needs = _required_parameters(factory)
+    if needs:
+        raise ValueError(f"--model {target} needs argument(s) {', '.join(needs)}, but --model calls it with none; "
+                         f"expected {expected}, taking no arguments")
+    try:
+        return factory()
+    except SystemExit as exc:
+        raise ValueError(f"--model {target} ended the program (exit code {exc.code!r}) instead of returning an "
+                         f"encoder; expected {expected}") from None
+
+
 def _from_factory(target: str) -> Encoder:
     """The encoder ``module:function`` returns; what is not an encoder is an error saying what was expected."""
     expected = "a function returning an encoder (an object with encode(sentences, lang), dim and name)"
@@ -117,7 +145,7 @@ def _from_factory(target: str) -> Encoder:
         raise ValueError(f"--model {target}: cannot import it ({exc}); expected {expected}") from exc
     if not callable(factory):
         raise ValueError(f"--model {target} is a {type(factory).__name__}, not {expected}")
-    built = factory()
+    built = _call_factory(target, factory, expected)
     missing = [a for a in ("encode", "dim", "name") if not hasattr(built, a)]
     if missing or not callable(getattr(built, "encode", None)):
         shown = repr(built)

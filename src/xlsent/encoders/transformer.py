@@ -14,6 +14,7 @@ from tokenizers import Tokenizer
 from torch import nn
 from tqdm.auto import tqdm
 
+from xlsent.data.empty_text import is_empty
 from xlsent.encoders.backends import BACKENDS, Runner, build_runner
 from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.batching import Window, pad_batch, split_windows, token_budget_batches
@@ -123,7 +124,7 @@ class TransformerEncoder:
         return [(e.ids, sum(1 for _, end in e.offsets if end <= cut)) for e in encs]
 
     def _windows(self, sentences: Sequence[str]) -> tuple[list[int], list[Window]]:
-        keep = [i for i, s in enumerate(sentences) if s.strip()]
+        keep = [i for i, s in enumerate(sentences) if not is_empty(s)]
         return keep, self._split(self.content_ids([sentences[i] for i in keep]))
 
     def _split(self, content: Sequence[Sequence[int]]) -> list[Window]:
@@ -225,7 +226,7 @@ class TransformerEncoder:
         if not 0 <= layer <= self.num_layers:
             raise ValueError(f"layer {layer} is not in 0..{self.num_layers}")
         out = [np.zeros((0, self.config.hidden_size), dtype=np.float32) for _ in sentences]
-        keep = [i for i, s in enumerate(sentences) if s.strip()]
+        keep = [i for i, s in enumerate(sentences) if not is_empty(s)]
         encoded = self.prefixed_ids([sentences[i] for i in keep])
         for i, (seq, _) in zip(keep, encoded, strict=True):
             if len(seq) > self.max_tokens - 2:

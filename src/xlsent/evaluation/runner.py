@@ -12,7 +12,10 @@ from typing import Any
 
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
+from xlsent.evaluation.align import Align
+from xlsent.evaluation.align_ablation import AlignAblation
 from xlsent.evaluation.bucc import Bucc
+from xlsent.evaluation.filter import Filter
 from xlsent.evaluation.intent import Intent
 from xlsent.evaluation.results import TaskResult
 from xlsent.evaluation.retrieval_pk import RetrievalPk
@@ -25,7 +28,7 @@ from xlsent.evaluation.xnli import Xnli
 log = logging.getLogger(__name__)
 
 REGISTRY: dict[str, type[Task]] = {t.metadata.name: t for t in (Tatoeba, Bucc, Sts, Xnli, Intent, SentEval,
-                                                                 RetrievalPk)}
+                                                                 RetrievalPk, Filter, Align, AlignAblation)}
 METADATA: dict[str, TaskMetadata] = {name: t.metadata for name, t in REGISTRY.items()}
 TASKS: dict[str, str] = {name: meta.description for name, meta in METADATA.items()}
 """Task name -> one-line description (the CLI's help)."""
@@ -49,6 +52,8 @@ def evaluate_task(task: str, embed: EmbedFn, *, encoder_id: str, langs: list[str
 
 def run_task(task: str, encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
              progress: bool = False, **options: Any) -> TaskResult:
-    """Evaluate ``encoder`` on ``task`` (encodings cached on disk) and return its result (not yet saved)."""
+    """Evaluate ``encoder`` on ``task`` (encodings cached on disk) and return its result (not yet saved); the task's
+    options that depend on the encoder (:meth:`~xlsent.evaluation.task.Task.encoder_options`) come first."""
+    own = REGISTRY[task].encoder_options(encoder) if task in REGISTRY else {}
     return evaluate_task(task, encoder_embed(encoder), encoder_id=encoder_id(encoder), langs=langs, root=root,
-                         progress=progress, **options)
+                         progress=progress, **{**own, **options})

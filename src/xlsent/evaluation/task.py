@@ -155,6 +155,11 @@ class Task(ABC):
             notes=summary.notes + [s.note for s in scored.values() if s.note],
         )
 
+    @classmethod
+    def encoder_options(cls, encoder: Encoder) -> dict[str, Any]:
+        """Options of the task that depend on the encoder being evaluated (none unless a task says otherwise)."""
+        return {}
+
     @abstractmethod
     def known_subsets(self) -> list[str]:
         """Every subset the data under ``self.base`` offer, as ``langs`` names them."""

@@ -1,5 +1,6 @@
 """One mining job for every front end: ``xlsent mine`` (pairs out of two corpora), ``xlsent score`` (margins of
-given pairs, LASER's ``--mode score``), the service's ``/v1/align`` (in memory) and the Ray engine.
+given pairs, LASER's ``--mode score``), ``xlsent filter`` (given pairs kept or dropped), the service's
+``/v1/align`` (in memory) and the Ray engine. The filter's decisions are :mod:`xlsent.mining.filtering`'s.
 
 A file job reads both sides, embeds them (or takes the given embeddings), searches and scores the *distinct*
 sentences of each side (:mod:`xlsent.mining.unify`), and writes its output atomically. Every stage writes into a work
@@ -21,7 +22,7 @@ import logging
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +32,12 @@ import numpy as np
 
 from xlsent.atomic import write_json
 from xlsent.checksum import sha256_file
+from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import InputError, InputSpec, check_options_apply, iter_rows, readable
 from xlsent.mining.config import MineConfig, MineSummary, ScoreSummary, SearchConfig
 from xlsent.mining.engine import Engine, Side
+from xlsent.mining.filter_config import FilterConfig
+from xlsent.mining.filtering import FilterSummary, decide, kept_rows, pair_values, save_histogram, score_rows
 from xlsent.mining.knn import KnnResult, take_rows
 from xlsent.mining.margin import Margin, margin_scores
 from xlsent.mining.stages import (
@@ -114,7 +118,7 @@ def check_has_text(spec: InputSpec) -> None:
     there is nothing to mine in an empty side."""
     rows = 0
     for row in iter_rows(spec):
-        if row.strip():
+        if not is_empty(row):
             return
         rows += 1
     what = "is empty" if rows == 0 else f"has no text ({rows} blank row(s))"
@@ -207,7 +211,7 @@ def _file_job(kind: str, src: InputSpec, tgt: InputSpec, output: Path, cfg: Sear
         x_given, made_by = _given_embeddings(embs[0], src_sha, engine.encoder_id())
         y_given, made_by = _given_embeddings(embs[1], tgt_sha, made_by)
         sides = (Side(src, list(iter_rows(src)), src_sha, langs[0]), Side(tgt, list(iter_rows(tgt)), tgt_sha, langs[1]))
-        if kind == "score":
+        if kind != "mine":  # given pairs
             _check_row_counts(src, len(sides[0].texts), tgt, len(sides[1].texts))
         key = {"job": kind, **job_key(src, tgt, src_sha, tgt_sha, str(made_by), cfg), **engine.job_key()}
         temporary = str(output) == STDOUT and work_dir is None
@@ -264,32 +268,121 @@ def score_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engi
     output = Path(output)
     with _file_job("score", src, tgt, output, cfg, engine, langs=(src_lang, tgt_lang), embs=(src_emb, tgt_emb),
                    work_dir=work_dir, keep_work=keep_work, progress=progress) as job:
-        src_u, tgt_u, x, y = job.src_u, job.tgt_u, job.x, job.y
-        live = [np.flatnonzero([bool(text.strip()) for text in u.texts]) for u in (src_u, tgt_u)]
-        small = [f"{side.spec.name} has {len(rows)} distinct sentence(s)" for side, rows in
-                 zip((job.src, job.tgt), live, strict=True) if len(rows) < cfg.k]
-        measure = f"{cfg.margin} margin (k={cfg.k})"
-        if small:
-            log.warning("%s, fewer than k=%d: the scores are cosines, not margins (lower --k for margins)",
-                        " and ".join(small), cfg.k)
-            measure = "cosine: a side has fewer than k sentences"
-            means = (np.ones(len(src_u.texts)), np.ones(len(tgt_u.texts)))
-            margin = Margin.ABSOLUTE
-        else:
-            say(progress, f"[2/2] k-NN search ({len(live[0])} x {len(live[1])} distinct sentences, k={cfg.k})")
-            xs, ys = take_rows(x, live[0]), take_rows(y, live[1])
-            knn = _neighbourhoods(xs, ys, cfg, job.work, engine, progress)
-            means = (_scatter(knn.fwd_sim.mean(axis=1, dtype=np.float64), live[0], len(src_u.texts)),
-                     _scatter(knn.bwd_sim.mean(axis=1, dtype=np.float64), live[1], len(tgt_u.texts)))
-            margin = Margin(cfg.margin)
-        scores = pair_scores(x, y, src_u.inverse, tgt_u.inverse, means, margin)
-        missing = np.array([not (s.strip() and t.strip()) for s, t in zip(job.src.texts, job.tgt.texts, strict=True)],
-                           dtype=bool)
+        scored = job_margins(job, cfg, engine, progress)
         write_lines(output, (f"{'' if gap else f'{score:.6f}'}\t{clean_cell(s)}\t{clean_cell(t)}\n"
-                             for score, gap, s, t in zip(scores.tolist(), missing.tolist(), job.src.texts,
+                             for score, gap, s, t in zip(scored.score.tolist(), scored.blank.tolist(), job.src.texts,
                                                          job.tgt.texts, strict=True)))
-    return ScoreSummary(output, len(missing), int((~missing).sum()), int(missing.sum()), measure,
-                        time.perf_counter() - job.start)
+    return ScoreSummary(output, len(scored.blank), int((~scored.blank).sum()), int(scored.blank.sum()),
+                        scored.measure, time.perf_counter() - job.start)
+
+
+def check_filter_outputs(output: str | Path, scores: Path | None, histogram: Path | None) -> None:
+    """Raise ValueError for outputs a filter job cannot write: the kept pairs and ``scores`` as :func:`check_output`
+    says (``scores`` not ``-``), ``histogram`` not a ``.png`` file, two of them the same file."""
+    check_output(output)
+    if scores is not None:
+        if str(scores) == STDOUT:
+            raise ValueError("--scores needs a file (.tsv or .txt), not standard output")
+        check_output(scores)
+    if histogram is not None and (histogram.suffix.lower() != ".png" or histogram.is_dir()):
+        raise ValueError(f"{histogram}: the histogram is a PNG file: name a .png file")
+    given = [str(path) for path in (output, scores, histogram) if path is not None]
+    if len(set(given)) < len(given):
+        raise ValueError("-o, --scores and --histogram must name different files")
+
+
+def filter_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engine, cfg: SearchConfig,
+                 rules: FilterConfig, *, threshold: float | None, threshold_source: str = "given",
+                 scores_out: Path | None = None, histogram: Path | None = None, src_lang: str | None = None,
+                 tgt_lang: str | None = None, src_emb: Path | None = None, tgt_emb: Path | None = None,
+                 work_dir: Path | None = None, keep_work: bool = False, progress: bool = True) -> FilterSummary:
+    """Filter the pairs (row i of ``src``, row i of ``tgt``): score them as :func:`score_files` does, measure them
+    for the rule filters of ``rules`` and keep or drop each (:func:`xlsent.mining.filtering.decide`, the score cut
+    at ``threshold``). Write the kept pairs (``src TAB tgt``, input order) into ``output``, every pair with its
+    values into ``scores_out`` and a histogram of the scores into ``histogram`` (each optional but ``output``);
+    resumable like :func:`score_files`, and nothing is written on error."""
+    output = Path(output)
+    check_filter_outputs(output, scores_out, histogram)
+    with _file_job("filter", src, tgt, output, cfg, engine, langs=(src_lang, tgt_lang), embs=(src_emb, tgt_emb),
+                   work_dir=work_dir, keep_work=keep_work, progress=progress) as job:
+        scored = job_margins(job, cfg, engine, progress)
+        say(progress, "[filters] " + ", ".join(rules.active()))
+        values = pair_values(job.src.texts, job.tgt.texts, (src_lang, tgt_lang), rules)
+        decisions = decide(values, scored.score, rules, threshold=threshold, threshold_source=threshold_source)
+        if scores_out is not None:
+            write_lines(scores_out, score_rows(job.src.texts, job.tgt.texts, scored.score, scored.cosine, values,
+                                               decisions, first_line=job.src.spec.first_line))
+        if histogram is not None:
+            save_histogram(histogram, scored.score, decisions)
+        write_lines(output, kept_rows(job.src.texts, job.tgt.texts, decisions))
+    return FilterSummary(output, len(decisions.keep), decisions.counts(), decisions.threshold,
+                         decisions.threshold_source, values.langs, scored.measure, scores_out, histogram,
+                         time.perf_counter() - job.start)
+
+
+@dataclass(frozen=True)
+class PairScores:
+    """The margin score (float64) and cosine of each given pair, both NaN where a side is blank (``blank``), and
+    what the scores are (``measure``: the margin and k, or cosines where a side is too small for k neighbours)."""
+
+    score: np.ndarray
+    cosine: np.ndarray
+    blank: np.ndarray
+    measure: str
+
+
+def margins(texts: tuple[list[str], list[str]], sides: tuple[Unified, Unified], x: np.ndarray, y: np.ndarray,
+            cfg: SearchConfig, search: Callable[[np.ndarray, np.ndarray], KnnResult], *,
+            names: tuple[str, str] = ("SRC", "TGT"), progress: bool = False) -> PairScores:
+    """The scores of the pairs (``texts[0][i]``, ``texts[1][i]``), their sides unified as ``sides`` with vectors
+    ``x`` and ``y`` (one row per distinct sentence): the ``cfg.margin`` against the k nearest neighbours, found by
+    ``search``, of each side among the distinct non-blank sentences of the other. A side with fewer than ``cfg.k``
+    such sentences has no k neighbours: the scores are then cosines, with a warning naming it (``names``)."""
+    src_u, tgt_u = sides
+    live = [np.flatnonzero([not is_empty(text) for text in u.texts]) for u in sides]
+    small = [f"{name} has {len(rows)} distinct sentence(s)" for name, rows in zip(names, live, strict=True)
+             if len(rows) < cfg.k]
+    measure = f"{cfg.margin} margin (k={cfg.k})"
+    if small:
+        log.warning("%s, fewer than k=%d: the scores are cosines, not margins (lower --k for margins)",
+                    " and ".join(small), cfg.k)
+        measure = "cosine: a side has fewer than k sentences"
+        means = (np.ones(len(src_u.texts)), np.ones(len(tgt_u.texts)))
+        margin = Margin.ABSOLUTE
+    else:
+        say(progress, f"[2/2] k-NN search ({len(live[0])} x {len(live[1])} distinct sentences, k={cfg.k})")
+        knn = search(take_rows(x, live[0]), take_rows(y, live[1]))
+        means = (_scatter(knn.fwd_sim.mean(axis=1, dtype=np.float64), live[0], len(src_u.texts)),
+                 _scatter(knn.bwd_sim.mean(axis=1, dtype=np.float64), live[1], len(tgt_u.texts)))
+        margin = Margin(cfg.margin)
+    cosine = pair_cosines(x, y, src_u.inverse, tgt_u.inverse)
+    score = margin_scores(cosine, means[0][src_u.inverse], means[1][tgt_u.inverse], margin)
+    blank = np.array([is_empty(s) or is_empty(t) for s, t in zip(*texts, strict=True)], dtype=bool)
+    cosine = cosine.astype(np.float64)
+    score[blank] = cosine[blank] = np.nan
+    return PairScores(score, cosine, blank, measure)
+
+
+def job_margins(job: _Job, cfg: SearchConfig, engine: Engine, progress: bool) -> PairScores:
+    """:func:`margins` of the pairs of a file job, its k-NN stage resumable in the job's work folder and run where
+    ``engine`` runs it."""
+    return margins((job.src.texts, job.tgt.texts), (job.src_u, job.tgt_u), job.x, job.y, cfg,
+                   lambda xs, ys: _neighbourhoods(xs, ys, cfg, job.work, engine, progress),
+                   names=(job.src.spec.name, job.tgt.spec.name), progress=progress)
+
+
+def score_texts(src: list[str], tgt: list[str], x: np.ndarray, y: np.ndarray, cfg: SearchConfig) -> PairScores:
+    """:func:`margins` of the pairs (``src[i]``, ``tgt[i]``) with vectors ``x`` and ``y`` (row i for line i), in
+    memory: what ``score_files`` computes for the same lines and vectors.
+
+    >>> v = np.eye(3, dtype=np.float32)
+    >>> s = score_texts(["a", "b", "c"], ["A", "B", ""], v, v, SearchConfig(k=1))
+    >>> s.score.round(2).tolist()[:2], bool(s.blank[2])
+    ([1.0, 1.0], True)
+    """
+    src_u, tgt_u = unify(src, cfg.unify), unify(tgt, cfg.unify)
+    return margins((src, tgt), (src_u, tgt_u), src_u.distinct(x), tgt_u.distinct(y), cfg,
+                   lambda xs, ys: neighbourhoods(xs, ys, cfg))
 
 
 def _neighbourhoods(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, work: Path, engine: Engine, progress: bool
@@ -306,6 +399,20 @@ def _scatter(values: np.ndarray, rows: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+def pair_cosines(x: np.ndarray, y: np.ndarray, src: np.ndarray, tgt: np.ndarray) -> np.ndarray:
+    """The cosine (fp32) of each pair ``(x[src[i]], y[tgt[i]])`` of unit rows, in blocks.
+
+    >>> x = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    >>> pair_cosines(x, x, np.array([0, 1]), np.array([0, 0])).tolist()
+    [1.0, 0.0]
+    """
+    cos = np.empty(len(src), np.float32)
+    for lo in range(0, len(src), 1 << 16):
+        hi = min(len(src), lo + (1 << 16))
+        cos[lo:hi] = np.einsum("ij,ij->i", take_rows(x, src[lo:hi]), take_rows(y, tgt[lo:hi]))
+    return cos
+
+
 def pair_scores(x: np.ndarray, y: np.ndarray, src: np.ndarray, tgt: np.ndarray,
                 means: tuple[np.ndarray, np.ndarray], margin: Margin | str) -> np.ndarray:
     """The ``margin`` score (float64) of each pair ``(x[src[i]], y[tgt[i]])``, ``means`` being the neighbourhood
@@ -315,11 +422,7 @@ def pair_scores(x: np.ndarray, y: np.ndarray, src: np.ndarray, tgt: np.ndarray,
     >>> pair_scores(x, x, np.array([0, 1]), np.array([0, 0]), (np.full(2, 0.5), np.full(2, 0.5)), "ratio").tolist()
     [2.0, 0.0]
     """
-    cos = np.empty(len(src), np.float32)
-    for lo in range(0, len(src), 1 << 16):
-        hi = min(len(src), lo + (1 << 16))
-        cos[lo:hi] = np.einsum("ij,ij->i", take_rows(x, src[lo:hi]), take_rows(y, tgt[lo:hi]))
-    return margin_scores(cos, means[0][src], means[1][tgt], margin)
+    return margin_scores(pair_cosines(x, y, src, tgt), means[0][src], means[1][tgt], margin)
 
 
 @dataclass(frozen=True)

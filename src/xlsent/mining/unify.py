@@ -3,7 +3,8 @@
 Web corpora repeat lines. When a target line occurs k times, a source's k nearest neighbours are k copies of
 it, its neighbourhood mean equals its best cosine and the ratio margin of a true pair falls towards 1. So
 mining searches and scores the *distinct* sentences of each side (lines equal once surrounding whitespace is
-stripped, the sentence being the first such line) and maps every result back to all the lines that hold it.
+stripped, the sentence being the first such line) and maps every result back to all the lines that hold it. Lines
+without text (:func:`xlsent.data.empty_text.is_empty`: blank, or only invisible characters) are one sentence, ``""``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.atomic import atomic_path
+from xlsent.data.empty_text import is_empty
 from xlsent.mining.knn import CHUNK_ROWS, take_rows
 
 
@@ -69,15 +71,17 @@ class Unified:
 
 
 def unify(texts: Sequence[str], enabled: bool = True) -> Unified:
-    """The distinct sentences of ``texts`` (equal once stripped); with ``enabled=False`` every row is its own.
+    """The distinct sentences of ``texts`` (equal once stripped; every line without text is ``""``); with
+    ``enabled=False`` every row is its own.
 
-    >>> unify(["a", "a"], enabled=False).texts
-    ['a', 'a']
+    >>> unify(["a", "a"], enabled=False).texts, unify(["\u200b", " ", "a"]).texts
+    (['a', 'a'], ['', 'a'])
     """
+    sentences = ["" if is_empty(t) else t for t in texts]
     if not enabled:
         rows = np.arange(len(texts), dtype=np.int64)
-        return Unified(list(texts), rows, rows)
+        return Unified(sentences, rows, rows)
     ids: dict[str, int] = {}
-    inverse = np.fromiter((ids.setdefault(t.strip(), len(ids)) for t in texts), dtype=np.int64, count=len(texts))
+    inverse = np.fromiter((ids.setdefault(t.strip(), len(ids)) for t in sentences), dtype=np.int64, count=len(texts))
     first = np.unique(inverse, return_index=True)[1].astype(np.int64)
-    return Unified([texts[i] for i in first], first, inverse)
+    return Unified([sentences[i] for i in first], first, inverse)

@@ -1,14 +1,18 @@
-"""``/v1/similarity`` and ``/v1/align`` on vectors the engine made: a cosine matrix, and margin-scored pairs chosen
+"""``/v1/similarity`` and ``/v1/align`` on vectors the engine made: a cosine matrix, margin-scored pairs chosen
 by the mining job in memory (:func:`xlsent.mining.job.mine_texts`), exactly as ``xlsent mine`` chooses them on the
-same lines."""
+same lines, and in document mode the beads of ``xlsent align`` (:mod:`xlsent.mining.docalign`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from xlsent.data.beads import Bead
+from xlsent.mining.docalign.aligner import Doc, align_spans
+from xlsent.mining.docalign.config import AlignConfig
+from xlsent.mining.docalign.overlaps import span_array, span_texts
 from xlsent.mining.job import MinedPair, mine_texts
 
-__all__ = ["MinedPair", "align", "cosine_matrix"]
+__all__ = ["MinedPair", "align", "cosine_matrix", "document_spans", "document_beads"]
 
 align = mine_texts
 
@@ -16,3 +20,14 @@ align = mine_texts
 def cosine_matrix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``(len(x), len(y))`` cosines of unit rows."""
     return np.asarray(x, dtype=np.float32) @ np.asarray(y, dtype=np.float32).T
+
+
+def document_spans(lines: list[str], cfg: AlignConfig) -> tuple[Doc, list[str]]:
+    """A document side of document mode and the texts of its spans, which the engine embeds."""
+    doc = Doc.of(lines, cfg.overlaps)
+    return doc, span_texts(doc.texts, doc.ok)
+
+
+def document_beads(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:
+    """The beads of document mode, from the embeddings ``x`` and ``y`` of :func:`document_spans`' texts."""
+    return align_spans(src, tgt, span_array(x, src.ok), span_array(y, tgt.ok), cfg)

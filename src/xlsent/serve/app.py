@@ -25,7 +25,8 @@ from starlette.responses import HTMLResponse, Response
 
 from xlsent.encoders.base import l2_normalize
 from xlsent.mining.config import MineConfig
-from xlsent.serve.align import align, cosine_matrix
+from xlsent.mining.docalign.config import AlignConfig
+from xlsent.serve.align import align, cosine_matrix, document_beads, document_spans
 from xlsent.serve.engine import Engine, ModelSource, ModelWorker
 from xlsent.serve.errors import ApiError, install_error_handlers
 from xlsent.serve.guards import ApiKeyGuard, BodyGuard
@@ -173,6 +174,7 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
     async def index() -> HTMLResponse:
         return HTMLResponse(page)
 
+    @app.head("/health", include_in_schema=False)  # uptime checkers ask with HEAD
     @app.get("/health", response_model=Health, summary="liveness: the process answers")
     async def health() -> Response:
         return _json({"status": "ok"})
@@ -235,6 +237,8 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
     @app.post("/v1/align", response_model=AlignResponse, responses=ERRORS,
               summary="margin-scored pairs of two lists (as `xlsent mine`)")
     async def align_pairs(req: AlignRequest) -> Response:
+        if req.document:
+            return await align_document(req)
         cfg = MineConfig(k=req.k, margin=req.margin, mode=req.mode, threshold=req.threshold, unify=req.unify,
                          dedup=req.dedup, one_to_one=req.one_to_one)
         worker, x, y, src_counts, tgt_counts = await paired(req)
@@ -244,6 +248,27 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
             "pairs": [{"src": p.src, "tgt": p.tgt, "score": p.score, "cosine": p.cosine} for p in pairs],
             "matrix": cosine_matrix(x, y).tolist() if req.include_matrix else None,
             "usage": _usage(src_counts.total + tgt_counts.total)}
+        return _json(payload, _window_headers(src_counts, tgt_counts))
+
+    async def align_document(req: AlignRequest) -> Response:
+        """Document mode of ``/v1/align``: the lines are checked as inputs, their spans counted and embedded."""
+        worker = engine.worker(req.model)
+        cfg = AlignConfig(max_beads=req.max_beads)
+        for lines, param in ((req.src, "src"), (req.tgt, "tgt")):
+            check_texts(lines, param, settings)
+        (src, src_texts), (tgt, tgt_texts) = document_spans(req.src, cfg), document_spans(req.tgt, cfg)
+        encoder = worker.encoder()
+        src_counts = await asyncio.to_thread(count_tokens, encoder, src_texts)
+        tgt_counts = await asyncio.to_thread(count_tokens, encoder, tgt_texts)
+        for counts, param in ((src_counts, "src"), (tgt_counts, "tgt")):
+            check_tokens(counts, param, settings)
+        x, y = await asyncio.gather(
+            worker.encode(src_texts, req.src_lang, src_counts.total, src_counts.content),
+            worker.encode(tgt_texts, req.tgt_lang, tgt_counts.total, tgt_counts.content))
+        beads = await asyncio.to_thread(document_beads, src, tgt, x, y, cfg)
+        payload = {"object": "alignment", "model": worker.name, "pairs": [], "matrix": None,
+                   "beads": [{"src": list(b.src), "tgt": list(b.tgt), "cost": b.cost} for b in beads],
+                   "usage": _usage(src_counts.total + tgt_counts.total)}
         return _json(payload, _window_headers(src_counts, tgt_counts))
 
     def openapi() -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xlsent.data.empty_text import is_empty
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.batching import split_windows
 from xlsent.serve.errors import ApiError
@@ -66,7 +67,7 @@ def check_texts(texts: Sequence[str], param: str, settings: ServeSettings) -> No
             raise ApiError(413, f"{where} has {len(text)} characters; at most {settings.max_input_chars} per input",
                            code="input_too_long", param=where)
         total += len(text)
-        if not text.strip():
+        if is_empty(text):
             raise ApiError(400, f"{where} is empty or blank: every input needs some text", code="empty_input",
                            param=where)
         bad = _bad_character(text)

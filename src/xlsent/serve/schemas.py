@@ -25,6 +25,13 @@ Side = Annotated[list[Text], Field(min_length=1, max_length=MAX_SIDE)]
 Lang = Annotated[str, AfterValidator(check_lang), Field(json_schema_extra={"pattern": CODE_PATTERN})]
 
 
+def integral(value: object) -> object:
+    """A JSON number with no fractional part (``47.0``) as the int it is, for an int field's before-validator: JSON
+    Schema's ``integer`` admits it, and the models' strict mode would refuse it; anything else (strings, ``47.5``)
+    is left to the field's own validation."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 class EmbeddingsRequest(BaseModel):
     """OpenAI's embeddings request (token-id inputs are not accepted: send text)."""
 
@@ -37,6 +44,8 @@ class EmbeddingsRequest(BaseModel):
     dimensions: int | None = Field(
         None, ge=1, description="keep the first N dimensions and scale the vector back to unit length")
     user: str | None = Field(None, description="accepted and ignored")
+
+    _integral_dimensions = field_validator("dimensions", mode="before")(integral)
 
 
 class Embedding(BaseModel):
@@ -105,6 +114,12 @@ class AlignRequest(PairedRequest):
     dedup: bool = Field(True, description="each source and target text in its best-scoring pair only")
     one_to_one: bool = Field(False, description="each sentence in one pair at most")
     include_matrix: bool = Field(False, description="also return the cosine matrix")
+    document: bool = Field(False, description="document mode: src and tgt are a document and its translation, one "
+                           "sentence each, aligned in order as `xlsent align` does (beads in document order instead of "
+                           "pairs); the mining options above are then unused")
+    max_beads: int = Field(5, ge=2, le=8, description="document mode: most lines (both sides) in one bead")
+
+    _integral_ints = field_validator("k", "max_beads", mode="before")(integral)
 
     @field_validator("threshold")
     @classmethod
@@ -121,10 +136,18 @@ class AlignedPair(BaseModel):
     cosine: float
 
 
+class AlignedBead(BaseModel):
+    src: list[int] = Field(description="consecutive rows of src (empty: the tgt rows have no counterpart)")
+    tgt: list[int] = Field(description="consecutive rows of tgt (empty: the src rows have no counterpart)")
+    cost: float = Field(description="lower is better; null beads cost the null cost, empty lines 0")
+
+
 class AlignResponse(BaseModel):
     object: Literal["alignment"] = "alignment"
     model: str
-    pairs: list[AlignedPair] = Field(description="best first")
+    pairs: list[AlignedPair] = Field(description="best first (empty in document mode)")
+    beads: list[AlignedBead] | None = Field(None, description="document mode: every row of both sides in one bead, "
+                                            "in document order")
     matrix: list[list[float]] | None = None
     usage: Usage
 

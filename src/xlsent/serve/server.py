@@ -12,8 +12,10 @@ from types import FrameType
 import uvicorn
 from fastapi import FastAPI
 
+from xlsent.encoders.base import Encoder
 from xlsent.serve.app import create_app
 from xlsent.serve.engine import Engine, ModelSource
+from xlsent.serve.header_timeout import header_timeout_protocol
 from xlsent.serve.settings import ServeSettings
 
 log = logging.getLogger(__name__)
@@ -29,6 +31,7 @@ class Server(uvicorn.Server):
     def __init__(self, app: FastAPI, settings: ServeSettings, *, log_level: str = "info", access_log: bool = False,
                  stop_on_load_failure: bool = False) -> None:
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=log_level, server_header=False,
+                                http=header_timeout_protocol(settings.header_timeout_s),
                                 timeout_graceful_shutdown=int(settings.shutdown_grace_s + settings.request_timeout_s)
                                 + 1, lifespan="on", access_log=access_log)
         super().__init__(config)
@@ -56,11 +59,30 @@ class Server(uvicorn.Server):
         await super().shutdown(sockets)
 
 
+def load_models(models: Mapping[str, ModelSource]) -> dict[str, Encoder]:
+    """Every model of ``models`` loaded: an encoder as it is, a function called; ValueError naming the model that
+    fails to load, and why (without a traceback: the cause is the model, not the server)."""
+    loaded = {}
+    for name, source in models.items():
+        if isinstance(source, Encoder):
+            loaded[name] = source
+            continue
+        log.info("loading model %r", name)
+        try:
+            loaded[name] = source()
+        except Exception as exc:  # whatever stops a model loading is reported as its failure
+            raise ValueError(f"model {name!r} failed to load: {exc}") from None
+    return loaded
+
+
 def run(models: Mapping[str, ModelSource], settings: ServeSettings | None = None, *, log_level: str = "info",
         access_log: bool = False) -> None:
     """Serve ``models`` (name -> encoder, or a function loading it) until interrupted (Ctrl-C, SIGTERM); with
-    ``access_log``, log a line per request. A model that fails to load stops the server: ValueError says why."""
+    ``access_log``, log a line per request. Every model is loaded before the port is bound, so one that cannot load
+    stops the start with its own error and no connection is ever accepted; one that fails its warm-up stops the
+    server: ValueError says why."""
     settings = settings or ServeSettings()
+    models = load_models(models)
     if settings.host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(settings.api_key_env):
         log.warning("serving on %s, reachable from other machines, without an API key (set %s)", settings.host,
                     settings.api_key_env)

@@ -41,8 +41,9 @@ class ServeSettings:
     and ``max_queue_tokens`` tokens per model; beyond that, 429 with ``Retry-After``.
 
     Time: a request waits at most ``request_timeout_s`` for its vectors (then 503); a client has
-    ``body_timeout_s`` to send its body (then 408); on shutdown, queued work gets ``shutdown_grace_s`` to finish
-    before what is left is answered 503.
+    ``header_timeout_s`` to send the headers of a request (counted from the connection opening or the previous
+    response; then the connection is closed) and ``body_timeout_s`` to send its body (then 408); on shutdown,
+    queued work gets ``shutdown_grace_s`` to finish before what is left is answered 503.
     """
 
     host: str = "127.0.0.1"
@@ -62,6 +63,7 @@ class ServeSettings:
     max_queue_tokens: int = 524_288
     request_timeout_s: float = 60.0
     body_timeout_s: float = 10.0
+    header_timeout_s: float = 10.0
     shutdown_grace_s: float = 10.0
     warmup: bool = True
 
@@ -69,7 +71,7 @@ class ServeSettings:
         positive = ("max_body_bytes", "max_inputs", "max_input_chars", "max_request_chars",
                     "max_input_tokens", "max_request_tokens", "max_matrix_cells", "batch_tokens",
                     "batch_collect_tokens", "max_queue_requests", "max_queue_tokens", "request_timeout_s",
-                    "body_timeout_s")
+                    "body_timeout_s", "header_timeout_s")
         problems = [f"{name} must be > 0 (got {getattr(self, name)})" for name in positive
                     if not getattr(self, name) > 0]
         problems += [f"{name} must be >= 0 (got {getattr(self, name)})" for name in ("max_wait_ms", "shutdown_grace_s")

@@ -3,7 +3,8 @@
 Layers, each overriding the one before: the method's packaged defaults (``xlsent/configs/<method>.toml``), the
 files given with ``--config``, then ``--set`` pairs. Inside each TOML layer, top-level keys come first and the
 table named after the chosen mode (e.g. ``[supervised]``) after them. Values are checked against the dataclass
-field types, so ``--set steps=abc`` is an error naming the key and the type it expects.
+field types, so ``--set steps=abc`` is an error naming the key and the type it expects, and every float is checked
+finite (``--set lr=inf`` or a weight of ``nan`` in a TOML file is an error naming the key).
 
 Every method's config derives from :class:`TrainConfig` (the keys the training loop reads). A fingerprint of the
 effective configuration goes into every checkpoint and model directory; resuming with another one is an error.
@@ -25,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import tomllib
 import types
 import typing
@@ -160,6 +162,9 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
         return float(value)
     if kind in (int, float, str, bool) and (type(value) is not kind):
         raise ConfigError(f"{key} expects {kind.__name__}, got {value!r}")
+    if kind is float and not math.isfinite(value):
+        raise ConfigError(f"{key} must be a finite number, not {value!r}: nan and inf would train a model of NaN "
+                          "weights")
     return value
 
 
@@ -175,10 +180,13 @@ def parse_assignment(raw: str, kind: Any, key: str = "value") -> Any:
         value = raw
     try:
         return _coerce(key, value, kind)
-    except ConfigError:
+    except ConfigError as typed:
         if isinstance(value, str):
             raise
-        return _coerce(key, raw, kind)
+        try:
+            return _coerce(key, raw, kind)
+        except ConfigError:
+            raise typed from None
 
 
 def _layer(table: dict[str, Any], mode: str | None, modes: Sequence[str]) -> dict[str, Any]:

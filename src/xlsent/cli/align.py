@@ -1,0 +1,84 @@
+"""``xlsent align``: sentence-align parallel documents. It parses its arguments and calls :func:`xlsent.api.align`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from xlsent.cli.commands import Commands
+from xlsent.cli.options import add_model, positive_float, positive_int
+
+
+def add_commands(sub: Commands) -> None:
+    """Add ``align``."""
+    sub.add_lazy(
+        "align", _add_arguments,
+        help="sentence-align a document with its translation (beads of consecutive lines, in document order)",
+        description="Align SRC (one sentence a line, document order) with its translation TGT and write one bead a "
+        "line, `[i, j]:[k]:cost` as Vecalign's output and Bleualign's gold (0-based line ids, either side may be "
+        "empty, lower cost is better), or with --format tsv `cost TAB source text TAB target text`. Every line of "
+        "both documents is in exactly one bead; an empty line is a null bead of its own (cost 0), never paired. "
+        "Beads are scored with embeddings of runs of consecutive lines, normalised against each span's nearest "
+        "lines near the path, searched in a band around a path found on halved documents (time and memory linear "
+        "in the length). --pairs aligns many document pairs with one model load. Every input and output is checked "
+        "before the model is loaded; each output is written atomically (complete or absent).",
+    )
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> None:
+    from xlsent.mining.docalign.config import SIZE_WEIGHTS, AlignConfig, Norm
+    from xlsent.mining.docalign.job import FORMATS
+
+    d = AlignConfig()
+    p.add_argument("src", nargs="?", help="source document, one sentence a line (UTF-8 text)")
+    p.add_argument("tgt", nargs="?", help="target document, the translation of SRC, one sentence a line")
+    p.add_argument("-o", "--output",
+                   help="bead file to write; - writes to standard output (default: none; required unless --pairs)")
+    p.add_argument("--pairs", metavar="LIST.tsv",
+                   help="align many document pairs: a file of `src TAB tgt TAB out` rows (paths relative to the "
+                   "list's folder; blank rows skipped), instead of SRC TGT -o OUTPUT (default: none)")
+    add_model(p)
+    p.add_argument("--src-lang", help="source language code, for encoders that use it (default: none; never "
+                   "detected online)")
+    p.add_argument("--tgt-lang", help="target language code (default: none)")
+    p.add_argument("--format", default="beads", choices=FORMATS,
+                   help="beads: `[i, j]:[k]:cost`; tsv: `cost TAB source text TAB target text` (default beads)")
+    p.add_argument("--max-beads", type=positive_int, default=d.max_beads,
+                   help=f"most lines (both sides together) in one bead, as Vecalign's alignment_max_size; 2 aligns "
+                   f"1-1 only (default {d.max_beads})")
+    p.add_argument("--norm", default=d.norm.value, choices=[n.value for n in Norm],
+                   help="what a bead's distance is divided by: its spans' mean distance to their nearest lines near "
+                   "the path (neighbours), to random lines (random, as Vecalign) or nothing (none) "
+                   f"(default {d.norm.value})")
+    p.add_argument("--null-cost", type=positive_float, default=d.null_cost,
+                   help=f"cost of leaving a line unaligned, against a pair's normalised cost (default {d.null_cost:g})")
+    p.add_argument("--band", type=positive_int, default=d.band,
+                   help=f"lines either side of the coarse path that the fine search visits (default {d.band})")
+    p.add_argument("--full-dp", type=positive_int, default=d.full_dp,
+                   help=f"search the whole grid when both documents have at most this many lines (default "
+                   f"{d.full_dp})")
+    p.add_argument("--size-weight", default=d.size_weight, choices=SIZE_WEIGHTS,
+                   help="what a bead's normalised distance is multiplied by: product of its sizes (Vecalign) or "
+                   f"their mean (default {d.size_weight})")
+    p.add_argument("--length-weight", type=float, default=d.length_weight,
+                   help="weight of the absolute log ratio of a bead's two lengths in characters in its cost (0: "
+                   f"none) (default {d.length_weight:g})")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=_align, writes=())  # xlsent.api.align locks every output, --pairs' too
+
+
+def _align(args: argparse.Namespace) -> int:
+    from xlsent.api import align
+    from xlsent.mining.docalign.config import AlignConfig
+
+    if args.pairs is not None and (args.src or args.tgt or args.output):
+        raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
+    if args.pairs is None and not (args.src and args.tgt and args.output):
+        raise ValueError("give SRC TGT -o OUTPUT (one document pair), or --pairs LIST.tsv")
+    cfg = AlignConfig(max_beads=args.max_beads, norm=args.norm, null_cost=args.null_cost, band=args.band,
+                      full_dp=args.full_dp, size_weight=args.size_weight, length_weight=args.length_weight)
+    summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
+                    config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
+                    progress=not args.quiet)
+    print(summary.describe(), file=sys.stderr)
+    return 0

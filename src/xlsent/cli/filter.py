@@ -1,0 +1,95 @@
+"""``xlsent filter``: clean a bitext you already have. Parses its arguments and calls :func:`xlsent.api.filter`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import TYPE_CHECKING
+
+from xlsent.cli.commands import Commands
+from xlsent.cli.mine import add_search_options, engine_options, pair_inputs, search_config, threshold_type
+from xlsent.cli.options import add_input_options, add_output, positive_float
+
+if TYPE_CHECKING:
+    from xlsent.mining.filter_config import FilterConfig
+
+log = logging.getLogger(__name__)
+
+SWITCHES = (("nontext", "non-text lines: URLs, e-mail addresses, numbers, dates, menus"),
+            ("length", "length and length-ratio limits"),
+            ("copies", "identical or near-identical sides (an untranslated copy)"),
+            ("langid", "language identification of both sides"),
+            ("duplicates", "exact and normalised duplicates of an earlier pair"),
+            ("score", "the margin-score cut (the score column is written either way)"))
+"""The filters ``--no-NAME`` switches off, and what each drops."""
+
+
+def add_commands(sub: Commands) -> None:
+    """Add ``filter``."""
+    p = sub.add_parser(
+        "filter", help="clean a bitext: language ID, length, copies, non-text, duplicates and a calibrated margin cut",
+        description="Keep the pairs of PAIRS.tsv (source TAB target; line 1 is data unless --header) or of SRC TGT "
+        "(line i of each a pair) that pass every filter, in input order, into -o; --scores writes every pair with "
+        "keep (1/0), score (its margin, as `xlsent score` gives it), reason (empty for kept pairs, else the first "
+        "filter that dropped it: empty, nontext, length, copy, language, duplicate, score) and each filter's value. "
+        "The filters are on by default (docs/filter.md gives their defaults and how they were chosen); the cut is "
+        "the encoder's calibrated mining threshold unless --threshold or --keep says otherwise. A summary (pairs "
+        "dropped per reason, the cut) ends the run. Resumable like mine; nothing is written on error.",
+    )
+    p.add_argument("pairs", nargs="+", metavar="PAIRS.tsv | SRC TGT",
+                   help="the pairs: one TSV file of exactly two columns, or two files of as many rows")
+    add_output(p, "kept pairs, TSV (.tsv or .txt), src TAB tgt; - writes them to standard output")
+    p.add_argument("--scores", metavar="ALL.tsv",
+                   help="also write every input pair, in input order after a header line, with keep, score, reason "
+                   "and the per-filter values (default: not written)")
+    p.add_argument("--histogram", metavar="SCORES.png", help="also draw a histogram of the scores (default: none)")
+    p.add_argument("--threshold", type=threshold_type, default="auto",
+                   help="the score cut: a margin score, or auto for the encoder's calibrated mining threshold "
+                   "(default auto)")
+    p.add_argument("--keep", type=positive_float,
+                   help="instead of a threshold, keep this fraction (0 to 1) of the pairs the other filters pass, the "
+                   "best by score (default: none, the threshold cuts)")
+    p.add_argument("--config", metavar="FILTER.toml",
+                   help="filter settings from a TOML file (fields of xlsent.mining.filter_config.FilterConfig, at the "
+                   "top level or under [filter]); the options here override it (default: none, the built-in defaults)")
+    for name, what in SWITCHES:
+        p.add_argument(f"--{name}", action=argparse.BooleanOptionalAction, default=None,
+                       help=f"{what} (default: on; --no-{name} switches it off)")
+    add_search_options(p)
+    add_input_options(p)
+    p.set_defaults(func=_filter, writes=("output", "scores", "histogram"))
+
+
+def _rules(args: argparse.Namespace) -> FilterConfig:
+    """The :class:`~xlsent.mining.filter_config.FilterConfig` of the options (over ``--config``'s file)."""
+    from xlsent.mining.filter_config import FilterConfig
+
+    if args.keep is not None and args.keep > 1:
+        raise ValueError(f"--keep is a fraction of the pairs, above 0 and at most 1, not {args.keep}")
+    given = {name: getattr(args, name) for name, _ in SWITCHES if getattr(args, name) is not None}
+    if args.keep is not None:
+        given["keep"] = args.keep
+    if args.threshold != "auto":
+        given["threshold"] = args.threshold
+    return FilterConfig.from_toml(args.config, **given) if args.config else FilterConfig(**given)
+
+
+def _filter(args: argparse.Namespace) -> int:
+    from xlsent.api import filter as filter_pairs
+    from xlsent.data.text_input import header_like
+    from xlsent.mining.config import SearchConfig
+
+    if len(args.pairs) > 2:
+        raise ValueError(f"give the pairs as one PAIRS.tsv or as SRC TGT, not {len(args.pairs)} files")
+    tsv = args.pairs[0] if len(args.pairs) == 1 else None
+    src_file, tgt_file = (None, None) if tsv is not None else args.pairs
+    src, tgt = pair_inputs(args, tsv, src_file, tgt_file, flag="PAIRS.tsv", tsv_header=False)
+    line = header_like(src) if tsv is not None and args.header is None else None
+    if line is not None:
+        log.warning("%s:1 looks like a header (%r) but is read as a pair, as every line is without --header; it is "
+                    "filtered like the others (pass --header to skip it)", src.name, line)
+    summary = filter_pairs(src, tgt, args.output, scores=args.scores, histogram=args.histogram, config=_rules(args),
+                           search=SearchConfig(**search_config(args)), **engine_options(args))
+    print(summary.describe(), file=sys.stderr)
+    return 0

@@ -1,0 +1,146 @@
+"""The alignment put together: span embeddings in, beads out (document line ids, empty lines as null beads).
+
+>>> import numpy as np
+>>> table = {"ein Hund": [1, 0, 0], "eine Katze": [0, 1, 0], "a dog": [1, 0, 0], "a cat": [0, 1, 0]}
+>>> def embed(texts, lang):
+...     rows = np.array([table.get(t, [0, 0, 1]) for t in texts], dtype=np.float32)
+...     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+>>> beads = align_texts(["ein Hund", "", "eine Katze"], ["a dog", "a cat"], embed, AlignConfig(norm="none"))
+>>> [(b.src, b.tgt) for b in beads]
+[((0,), (0,)), ((1,), ()), ((2,), (1,))]
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from xlsent.data.beads import Bead
+from xlsent.mining.docalign.band import Band, band_around, full_band, path_extent, project
+from xlsent.mining.docalign.config import AlignConfig, Norm
+from xlsent.mining.docalign.dp import bead_costs, best_beads
+from xlsent.mining.docalign.normalise import normalisers, random_distance
+from xlsent.mining.docalign.overlaps import Embed, embed_spans, span_ok
+
+log = logging.getLogger(__name__)
+
+EMPTY_LINE_COST = 0.0
+"""The cost written for the null bead of an empty line (it was never a candidate)."""
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One side of a document pair: every line, the ids of those with text, and the spans over them."""
+
+    lines: Sequence[str]
+    ids: np.ndarray
+    ok: np.ndarray
+
+    @classmethod
+    def of(cls, lines: Sequence[str], overlaps: int) -> Doc:
+        ids = np.array([i for i, line in enumerate(lines) if line.strip()], dtype=np.int64)
+        return cls(lines, ids, span_ok(ids, overlaps))
+
+    def lengths(self) -> np.ndarray:
+        """``(overlaps, n)`` float32: the characters of each span (0 where there is none)."""
+        chars = np.array([len(self.lines[i].strip()) for i in self.ids], dtype=np.float32)
+        out = np.zeros(self.ok.shape, dtype=np.float32)
+        for a in range(self.ok.shape[0]):
+            spans = np.lib.stride_tricks.sliding_window_view(chars, a + 1).sum(axis=1) if len(chars) > a else []
+            out[a, :len(spans)] = spans
+        return out
+
+    @property
+    def texts(self) -> list[str]:
+        """The lines with text."""
+        return [self.lines[i] for i in self.ids]
+
+
+def span_lengths(src: Doc, tgt: Doc) -> tuple[np.ndarray, np.ndarray]:
+    """The length in characters of every span of both sides, the target's scaled so that both documents have the
+    same total length (a translation's length ratio is a property of the language pair, not of a bead)."""
+    ls, lt = src.lengths(), tgt.lengths()
+    total_s, total_t = ls[0].sum(), lt[0].sum()
+    return ls, lt * (total_s / total_t if total_s and total_t else 1.0)
+
+
+def halve(v: np.ndarray) -> np.ndarray:
+    """Unit embeddings of consecutive pairs of rows (the last row alone when their number is odd)."""
+    pairs = v[0::2].copy()
+    pairs[:len(v) // 2] += v[1::2]
+    return pairs / np.maximum(np.linalg.norm(pairs, axis=1, keepdims=True), 1e-12)
+
+
+def _one_to_one(x: np.ndarray, y: np.ndarray, band: Band, cfg: AlignConfig
+                ) -> list[tuple[tuple[int, int], tuple[int, int], float]]:
+    """The cheapest 1-1 / null path over ``band`` for single-row embeddings, costs normalised by random lines."""
+    types = np.array([[1, 1]], dtype=np.int64)
+    x_ok, y_ok = np.ones((1, len(x)), dtype=np.bool_), np.ones((1, len(y)), dtype=np.bool_)
+    costs = bead_costs(band, x[None], y[None], random_distance(x[None], y, cfg), random_distance(y[None], x, cfg),
+                       x_ok, y_ok, types, np.ones(1))
+    return best_beads(band, types, costs, cfg.null_cost)
+
+
+def search_band(x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> Band:
+    """The band the alignment of ``x`` (``n`` line embeddings) and ``y`` searches: the whole grid when both have at
+    most ``cfg.full_dp`` lines, else ``cfg.band`` lines around the path found on the halved documents (itself
+    searched in a band, recursively)."""
+    n, m = len(x), len(y)
+    if max(n, m) <= cfg.full_dp:
+        return full_band(n, m)
+    xc, yc = halve(x), halve(y)
+    beads = _one_to_one(xc, yc, search_band(xc, yc, cfg), cfg)
+    rows = np.array([0, *(s[1] for s, _, _ in beads)])
+    cols = np.array([0, *(t[1] for _, t, _ in beads)])
+    return band_around(*project(*path_extent(rows, cols, len(xc)), n, m), m, cfg.band)
+
+
+def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:
+    """The beads of ``src`` and ``tgt`` with span embeddings ``x`` and ``y`` (:func:`~.overlaps.span_array`), in
+    document order, every line in exactly one bead (an empty line: a null bead of cost
+    :data:`EMPTY_LINE_COST`)."""
+    n, m = len(src.ids), len(tgt.ids)
+    band = search_band(x[0], y[0], cfg)
+    log.debug("aligning %d x %d lines over %d cells", n, m, band.cells)
+    norm = cfg.norm if n and m else Norm.NONE
+    if band.cells == (n + 1) * (m + 1):  # the whole grid: the neighbours are searched among all lines
+        cfg = replace(cfg, window=max(n, m))
+    dx, dy = normalisers(x, src.ok, y, tgt.ok, band.centres(), cfg, norm)
+    types = np.array(cfg.bead_types(), dtype=np.int64)
+    costs = bead_costs(band, x, y, dx, dy, src.ok, tgt.ok, types, cfg.size_weights(), span_lengths(src, tgt),
+                       cfg.length_weight)
+    kept = [Bead(tuple(int(i) for i in src.ids[s0:s1]), tuple(int(j) for j in tgt.ids[t0:t1]), cost)
+            for (s0, s1), (t0, t1), cost in best_beads(band, types, costs, cfg.null_cost)]
+    return with_empty_lines(kept, src, tgt)
+
+
+def with_empty_lines(beads: Sequence[Bead], src: Doc, tgt: Doc) -> list[Bead]:
+    """``beads`` (over lines with text) with a null bead for each empty line, in document order."""
+    empty_src = np.setdiff1d(np.arange(len(src.lines)), src.ids).tolist()
+    empty_tgt = np.setdiff1d(np.arange(len(tgt.lines)), tgt.ids).tolist()
+    out: list[Bead] = []
+    s = t = 0
+    for bead in beads:
+        while bead.src and s < len(empty_src) and empty_src[s] < bead.src[0]:
+            out.append(Bead((empty_src[s],), (), EMPTY_LINE_COST))
+            s += 1
+        while bead.tgt and t < len(empty_tgt) and empty_tgt[t] < bead.tgt[0]:
+            out.append(Bead((), (empty_tgt[t],), EMPTY_LINE_COST))
+            t += 1
+        out.append(bead)
+    out += [Bead((i,), (), EMPTY_LINE_COST) for i in empty_src[s:]]
+    out += [Bead((), (j,), EMPTY_LINE_COST) for j in empty_tgt[t:]]
+    return out
+
+
+def align_texts(src_lines: Sequence[str], tgt_lines: Sequence[str], embed: Embed, cfg: AlignConfig | None = None,
+                src_lang: str | None = None, tgt_lang: str | None = None) -> list[Bead]:
+    """Align two documents in memory: embed their spans with ``embed`` and return the beads."""
+    cfg = cfg or AlignConfig()
+    src, tgt = Doc.of(src_lines, cfg.overlaps), Doc.of(tgt_lines, cfg.overlaps)
+    (x,), (y,) = embed_spans(embed, [src.texts], [src.ok], src_lang), embed_spans(embed, [tgt.texts], [tgt.ok],
+                                                                                    tgt_lang)
+    return align_spans(src, tgt, x, y, cfg)

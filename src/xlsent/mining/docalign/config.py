@@ -1,0 +1,88 @@
+"""How ``xlsent align`` aligns: :class:`AlignConfig`, the shipped choices (each measured by
+``xlsent eval align_ablation``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+SIZE_WEIGHTS = ("product", "lines")
+"""What a bead's normalised distance is multiplied by: its sizes' product ``a * b`` (Vecalign), or its mean size
+``(a + b) / 2``."""
+
+
+class Norm(StrEnum):
+    """What a bead's distance ``1 - cos`` is divided by: the mean distance of its spans to their ``k`` nearest
+    lines of the other document near the path (``neighbours``, the mining margin's idea), to random lines of the
+    other document (``random``, Vecalign), or nothing (``none``)."""
+
+    NEIGHBOURS = "neighbours"
+    RANDOM = "random"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class AlignConfig:
+    """The alignment's settings.
+
+    ``max_beads``: the most lines (both sides together) in one bead, as Vecalign's ``alignment_max_size``: 4 allows
+    1-1, 1-2, 2-1, 1-3, 3-1 and 2-2 beads besides the null beads 1-0 and 0-1 (the default, 5, also 1-4, 4-1,
+    2-3 and 3-2, as Bertalign). ``size_weight``: see :data:`SIZE_WEIGHTS`. ``length_weight``: the weight of the
+    absolute log ratio of a bead's two lengths in characters (each document's scaled to the other's) in its cost.
+    ``null_cost``: the cost of a null bead, against the normalised cost of a pair. ``band``: lines on either side of
+    the coarse path that the fine search looks at. ``full_dp``: documents of at most this many lines on both sides
+    are searched whole (no coarse path). ``neighbours``/``window``: the ``k`` nearest lines of the ``neighbours``
+    normalisation, among ``window`` lines either side of the path. ``samples``: random lines of the ``random``
+    normalisation.
+
+    >>> AlignConfig(max_beads=3).bead_types()
+    [(1, 1), (1, 2), (2, 1)]
+    >>> AlignConfig(max_beads=3).overlaps
+    2
+    """
+
+    max_beads: int = 5
+    norm: Norm = Norm.NEIGHBOURS
+    null_cost: float = 0.8
+    band: int = 8
+    full_dp: int = 256
+    neighbours: int = 4
+    window: int = 16
+    samples: int = 32
+    seed: int = 0
+    size_weight: str = "product"
+    length_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "norm", Norm(self.norm))
+        if self.max_beads < 2:
+            raise ValueError(f"--max-beads must be at least 2 (a 1-1 bead), not {self.max_beads}")
+        for flag, value in (("--band", self.band), ("--full-dp", self.full_dp), ("--neighbours", self.neighbours),
+                            ("--window", self.window), ("--samples", self.samples)):
+            if value < 1:
+                raise ValueError(f"{flag} must be at least 1, not {value}")
+        if self.size_weight not in SIZE_WEIGHTS:
+            raise ValueError(f"--size-weight must be one of {', '.join(SIZE_WEIGHTS)}, not {self.size_weight!r}")
+        if not self.length_weight >= 0:
+            raise ValueError(f"--length-weight must be 0 or more, not {self.length_weight}")
+        if not self.null_cost > 0:
+            raise ValueError(f"--null-cost must be above 0, not {self.null_cost}")
+
+    @property
+    def overlaps(self) -> int:
+        """The longest span of one side in a bead: ``max_beads - 1`` lines."""
+        return self.max_beads - 1
+
+    def size_weights(self) -> np.ndarray:
+        """What the normalised distance of each of :meth:`bead_types` is multiplied by."""
+        sizes = np.array(self.bead_types(), dtype=np.float32)
+        if self.size_weight == "product":
+            return sizes.prod(axis=1)
+        return sizes.sum(axis=1) / 2
+
+    def bead_types(self) -> list[tuple[int, int]]:
+        """The ``(source lines, target lines)`` of every bead with lines on both sides, smallest first."""
+        return sorted(((a, b) for a in range(1, self.max_beads) for b in range(1, self.max_beads)
+                       if a + b <= self.max_beads), key=lambda t: (t[0] + t[1], t[0]))

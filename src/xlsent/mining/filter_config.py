@@ -1,0 +1,105 @@
+"""What ``xlsent filter`` is asked to do: which filters run, their limits, and the score cut.
+
+Every filter is on by default; the defaults were chosen on the noisy dev bitext of
+:mod:`xlsent.data.noisy_bitext` only (``docs/filter.md`` has the measurements). A TOML file can set any field
+(``xlsent filter --config filter.toml``), top level or under ``[filter]``:
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "filter.toml"
+>>> _ = path.write_text("[filter]\\nmax_ratio = 2.5\\nlangid = false\\n")
+>>> cfg = FilterConfig.from_toml(path)
+>>> cfg.max_ratio, cfg.langid, cfg.copies
+(2.5, False, True)
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+REASONS = ("empty", "nontext", "length", "copy", "language", "duplicate", "score")
+"""The filters in the order they are applied: a dropped pair's reason is the first that drops it."""
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    """The filters and their limits.
+
+    - ``nontext``: drop a pair with a side that is not a sentence (:func:`xlsent.mining.pair_rules.nontext`: under
+      ``min_letter_share`` letters, over ``max_digit_share`` digits, mostly a URL, a menu).
+    - ``length``: drop a pair with a side longer than ``max_length`` characters (a CJK character counting 3, see
+      :func:`xlsent.mining.pair_rules.length`), or whose longer side is over ``max_ratio`` times the shorter
+      while the longer has at least ``ratio_min_length`` characters (short lines vary too much to judge).
+    - ``copies``: drop a pair whose sides are identical or nearly (:func:`xlsent.mining.pair_rules.similarity` at
+      least ``max_similarity``): an untranslated copy.
+    - ``langid``: drop a pair with a side whose expected language has a probability under ``langid_min_prob``
+      (:mod:`xlsent.mining.langid`); the expected languages are ``--src-lang``/``--tgt-lang``, else each side's
+      most frequent language.
+    - ``duplicates``: drop a pair equal to an earlier pair of the file, exactly or once normalised
+      (:func:`xlsent.mining.pair_rules.normalise`: case, punctuation, spacing).
+    - ``score``: drop a pair whose margin score is under ``threshold``: a number, or ``auto`` for the encoder's
+      calibrated mining threshold. ``keep`` (0 to 1) instead keeps that fraction of the pairs that pass the other
+      filters, the best by score.
+    """
+
+    nontext: bool = True
+    min_letter_share: float = 0.5
+    max_digit_share: float = 0.25
+    length: bool = True
+    max_length: int = 1000
+    max_ratio: float = 3.0
+    ratio_min_length: int = 15
+    copies: bool = True
+    max_similarity: float = 0.75
+    langid: bool = True
+    langid_min_prob: float = 0.05
+    duplicates: bool = True
+    score: bool = True
+    threshold: float | str = "auto"
+    keep: float | None = None
+
+    def problems(self) -> list[str]:
+        """What is wrong with the settings, one message each (empty when they are fine)."""
+        share = (("min_letter_share", self.min_letter_share), ("max_digit_share", self.max_digit_share),
+                 ("max_similarity", self.max_similarity), ("langid_min_prob", self.langid_min_prob))
+        checks = [(0 <= value <= 1, f"{name} must be between 0 and 1, not {value}") for name, value in share]
+        checks += [(self.max_length >= 1, f"max_length must be at least 1, not {self.max_length}"),
+                   (self.max_ratio >= 1, f"max_ratio must be at least 1, not {self.max_ratio}"),
+                   (self.ratio_min_length >= 0, f"ratio_min_length must be 0 or more, not {self.ratio_min_length}"),
+                   (self.threshold == "auto" or (isinstance(self.threshold, int | float) and
+                                                 math.isfinite(self.threshold)),
+                    f"threshold must be a finite number or 'auto', not {self.threshold!r}"),
+                   (self.keep is None or 0 < self.keep <= 1, f"keep must be above 0 and at most 1, not {self.keep}")]
+        return [message for ok, message in checks if not ok]
+
+    def __post_init__(self) -> None:
+        problems = self.problems()
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @classmethod
+    def from_toml(cls, path: str | Path, **overrides: Any) -> FilterConfig:
+        """The configuration in the TOML file ``path`` (its ``[filter]`` table, else its top level), then
+        ``overrides``; ``ValueError`` naming the file for a key that is no field."""
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+        table = raw.get("filter", raw)
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(table) - known)
+        if unknown:
+            raise ValueError(f"{path}: unknown filter setting(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(sorted(known))}")
+        return cls(**{**table, **overrides})
+
+    def active(self) -> list[str]:
+        """The filters that run, as :data:`REASONS` names them (``empty`` always runs).
+
+        >>> FilterConfig(langid=False, score=False).active()
+        ['empty', 'nontext', 'length', 'copy', 'duplicate']
+        """
+        on = {"empty": True, "nontext": self.nontext, "length": self.length, "copy": self.copies,
+              "language": self.langid, "duplicate": self.duplicates, "score": self.score}
+        return [reason for reason in REASONS if on[reason]]

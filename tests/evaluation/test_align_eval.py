@@ -1,0 +1,96 @@
+"""``xlsent eval align``: the bead scores on hand-made alignments, the perturbed dev documents' gold, the task."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from xlsent.data.align_sets import load_textberg
+from xlsent.data.doc_perturb import Perturbation, gold_beads, perturb, perturb_side, split_point
+from xlsent.evaluation.align import Align
+from xlsent.evaluation.bead_scores import bead_scores
+from xlsent.mining.docalign.config import AlignConfig
+from xlsent.testing import dataset_or_skip
+
+
+def test_strict_and_lax_on_hand_made_alignments() -> None:
+    gold = [((0,), (0,)), ((1,), (1, 2)), ((2,), ()), ((3, 4), (3,))]
+    assert bead_scores([gold], [gold])["strict_f1"] == 1.0
+    test = [((0,), (0,)), ((1,), (1,)), ((), (2,)), ((2,), ()), ((3,), (3,)), ((4,), ())]
+    s = bead_scores([gold], [test])
+    # predicted beads with both sides: 3, exactly in gold: 1; laxly: all 3 share a line on each side with gold
+    assert (s["strict_precision"], s["lax_precision"]) == (pytest.approx(1 / 3), 1.0)
+    # gold beads with both sides: 3, exactly predicted: 1; laxly: 3
+    assert (s["strict_recall"], s["lax_recall"]) == (pytest.approx(1 / 3), 1.0)
+
+
+def test_null_beads_count_nowhere_and_counts_sum_over_documents() -> None:
+    only_nulls = [((0,), ()), ((), (0,))]
+    s = bead_scores([[((0,), (0,))]], [only_nulls])
+    assert s["strict_precision"] == 0.0 and s["strict_recall"] == 0.0 and s["strict_f1"] == 0.0
+    two = bead_scores([[((0,), (0,))], [((0,), (0,)), ((1,), (1,))]], [[((0,), (0,))], [((0, 1), (0, 1))]])
+    assert two["strict_precision"] == 0.5 and two["strict_recall"] == pytest.approx(1 / 3)
+    assert two["lax_precision"] == 1.0 and two["lax_recall"] == 1.0
+
+
+def test_a_lax_hit_needs_one_bead_sharing_both_sides() -> None:
+    gold = [((0,), (0,)), ((1,), (1,))]
+    crossing = [((0,), (1,)), ((1,), (0,))]  # each shares a source line with one gold bead, a target with another
+    assert bead_scores([gold], [crossing])["lax_precision"] == 0.0
+
+
+def test_perturbed_gold_covers_every_line_once_and_pairs_translations() -> None:
+    src = [f"source sentence {i}, with a clause to split here" for i in range(200)]
+    tgt = [f"target sentence {i}, with a clause to split here" for i in range(200)]
+    p = Perturbation(merge=0.1, split=0.1, drop=0.05, insert=0.05)
+    s, t, gold = perturb(src, tgt, ["foreign source"], ["foreign target"], p, seed=7)
+    assert sorted(i for b in gold for i in b[0]) == list(range(len(s)))
+    assert sorted(j for b in gold for j in b[1]) == list(range(len(t)))
+    sizes = {(len(a), len(b)) for a, b in gold}
+    assert {(1, 1), (2, 1), (1, 2), (1, 0), (0, 1)} <= sizes
+    for a, b in gold:
+        if a and b:
+            ids_src = {w.strip(",") for i in a for w in s[i].split() if w.strip(",").isdigit()}
+            ids_tgt = {w.strip(",") for j in b for w in t[j].split() if w.strip(",").isdigit()}
+            assert ids_src & ids_tgt
+
+
+def test_split_and_merge_bookkeeping() -> None:
+    rng = np.random.default_rng(0)
+    side = perturb_side(["aaaaaaaaaaaa, bbbbbbbbbbbb"], [], Perturbation(merge=0, split=1, drop=0, insert=0), rng)
+    assert side == [("aaaaaaaaaaaa,", (0,)), ("bbbbbbbbbbbb", (0,))]
+    assert split_point("no clause mark in this line at all") is None
+    assert gold_beads([("ab", (0, 1))], [("a", (0,)), ("x", ()), ("b", (1,))]) == [((0,), (0, 2)), ((), (1,))]
+
+
+def test_textberg_dev_loads() -> None:
+    root = dataset_or_skip("align_textberg")
+    data = load_textberg(root)
+    assert (len(data.src), len(data.tgt)) == (468, 554)
+    assert max(i for b in data.gold for i in b[0]) < len(data.src)
+
+
+def _random(key: str) -> np.ndarray:
+    return np.random.default_rng(int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)).normal(size=32)
+
+
+def _embed(texts: Sequence[str], lang: str | None) -> np.ndarray:
+    """Toy vectors: a text means its first word, plus a little noise of its own in each language."""
+    rows = [_random(t.split()[0]) + 0.3 * _random(f"{lang} {t}") for t in texts]
+    return np.array([r / np.linalg.norm(r) for r in rows], dtype=np.float32)
+
+
+def test_task_scores_a_toy_textberg_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "align_textberg"
+    folder.mkdir()
+    (folder / "dev.de").write_text("".join(f"w{i}\n" for i in range(30)), encoding="utf-8")
+    (folder / "dev.fr").write_text("".join(f"w{i}\n" for i in range(30) if i != 7), encoding="utf-8")
+    (folder / "dev.defr").write_text("".join(f"[{i}]:[{i - (i > 7)}]\n" for i in range(30) if i != 7),
+                                     encoding="utf-8")
+    result = Align.evaluate(_embed, encoder_id="toy", root=tmp_path, config=AlignConfig(max_beads=2))
+    assert result.main_score == 100.0 and list(result.scores) == ["de-fr textberg"]
+    assert result.scores["de-fr textberg"]["lax_f1"] == 100.0

@@ -1,0 +1,167 @@
+"""The document aligner on toy embeddings with known answers: beads, null beads, empty lines, the band."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from xlsent.data.beads import Bead, format_bead, parse_bead
+from xlsent.mining.docalign.aligner import Doc, align_spans, align_texts, search_band
+from xlsent.mining.docalign.band import full_band
+from xlsent.mining.docalign.config import AlignConfig
+from xlsent.mining.docalign.job import bead_lines
+
+
+def _random(key: str, dim: int) -> np.ndarray:
+    return np.random.default_rng(int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)).normal(size=dim)
+
+
+def _vector(text: str, lang: str | None, dim: int = 64) -> np.ndarray:
+    """A fixed random unit vector per meaning: a text's words name sentence ids (``s3``), so a span's text means
+    the sum of its sentences', plus noise of its own growing with its length (no two texts, in one language or
+    two, embed exactly alike)."""
+    words = text.split()
+    total = sum((_random(w, dim) for w in words), np.zeros(dim)) + 0.5 * np.sqrt(len(words)) * _random(f"{lang} {text}",
+                                                                                                        dim)
+    return total / max(np.linalg.norm(total), 1e-12)
+
+
+def toy_embed(texts: Sequence[str], lang: str | None) -> np.ndarray:
+    return np.array([_vector(t, lang) for t in texts], dtype=np.float32)
+
+
+def pairs_of(beads: list[Bead]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    return [(b.src, b.tgt) for b in beads]
+
+
+def every_line_once(beads: list[Bead], n: int, m: int) -> None:
+    src = [i for b in beads for i in b.src]
+    tgt = [j for b in beads for j in b.tgt]
+    assert src == list(range(n)) and tgt == list(range(m)), "each line once, in document order"
+
+
+def test_one_to_one() -> None:
+    doc = [f"s{i}" for i in range(6)]
+    beads = align_texts(doc, doc, toy_embed, None, "a", "b")
+    assert pairs_of(beads) == [((i,), (i,)) for i in range(6)]
+    assert all(b.cost is not None and b.cost < AlignConfig().null_cost for b in beads)
+
+
+def test_merge_split_and_insertion_found() -> None:
+    src = ["s0", "s1", "s2", "s3", "s4", "s5", "s6"]
+    tgt = ["s0", "s1 s2", "s3", "x9", "s4", "s5", "s6"]  # source 1 and 2 merged, a foreign line inserted
+    beads = align_texts(src, tgt, toy_embed, AlignConfig(null_cost=0.5), "a", "b")
+    assert pairs_of(beads) == [((0,), (0,)), ((1, 2), (1,)), ((3,), (2,)), ((), (3,)), ((4,), (4,)), ((5,), (5,)),
+                               ((6,), (6,))]
+
+
+def test_max_beads_two_allows_one_to_one_only() -> None:
+    beads = align_texts(["s0", "s1", "s2"], ["s0 s1", "s2"], toy_embed, AlignConfig(max_beads=2))
+    assert all(len(b.src) <= 1 and len(b.tgt) <= 1 for b in beads)
+    every_line_once(beads, 3, 2)
+
+
+def test_empty_lines_are_null_beads_never_paired() -> None:
+    src = ["s0", "", "s1", "s2", "   "]
+    tgt = ["", "s0", "s1", "", "s2"]
+    beads = align_texts(src, tgt, toy_embed)
+    every_line_once(beads, 5, 5)
+    for b in beads:
+        if any(not src[i].strip() for i in b.src) or any(not tgt[j].strip() for j in b.tgt):
+            assert b.is_null and b.cost == 0.0
+    assert ((3,), (4,)) in pairs_of(beads) and ((0,), (1,)) in pairs_of(beads)
+
+
+def test_a_span_never_crosses_an_empty_line() -> None:
+    beads = align_texts(["s0", "", "s1"], ["s0 s1"], toy_embed)
+    assert not any(len(b.src) > 1 for b in beads)
+
+
+@pytest.mark.parametrize(("n", "m"), [(1, 1), (1, 5), (7, 1), (40, 23)])
+def test_every_line_once_on_unrelated_documents(n: int, m: int) -> None:
+    beads = align_texts([f"a{i}" for i in range(n)], [f"b{j}" for j in range(m)], toy_embed)
+    every_line_once(beads, n, m)
+
+
+def _long_pair(n: int, seed: int) -> tuple[list[str], list[str]]:
+    """``n`` sentences; the target side merges, drops and inserts now and then."""
+    rng = np.random.default_rng(seed)
+    src, tgt, i = [f"s{k}" for k in range(n)], [], 0
+    while i < n:
+        r = rng.random()
+        if r < 0.05 and i + 1 < n:
+            tgt.append(f"s{i} s{i + 1}")
+            i += 2
+            continue
+        if r < 0.08:
+            tgt.append(f"junk{i}")
+        elif r > 0.97:
+            i += 1
+            continue
+        tgt.append(f"s{i}")
+        i += 1
+    return src, tgt
+
+
+def test_band_finds_the_path_of_the_whole_grid() -> None:
+    src, tgt = _long_pair(900, seed=3)
+    banded = align_texts(src, tgt, toy_embed, AlignConfig(full_dp=64, band=4, norm="random"), "a", "b")
+    whole = align_texts(src, tgt, toy_embed, AlignConfig(full_dp=10_000, norm="random"), "a", "b")
+    assert pairs_of(banded) == pairs_of(whole)
+    every_line_once(banded, len(src), len(tgt))
+
+
+def test_band_memory_grows_linearly() -> None:
+    rng = np.random.default_rng(0)
+    cells = []
+    for n in (2000, 8000):
+        x = rng.normal(size=(n, 16)).astype(np.float32)
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        band = search_band(x, x, AlignConfig(band=8))
+        cells.append(band.cells)
+        assert band.cells < 40 * (n + 1)
+    assert cells[1] < 5 * cells[0]
+    assert full_band(2000, 2000).cells == 2001 * 2001
+
+
+def test_spans_and_documents() -> None:
+    doc = Doc.of(["a", "", "b", "c"], overlaps=2)
+    assert doc.ids.tolist() == [0, 2, 3] and doc.texts == ["a", "b", "c"]
+    assert doc.ok.tolist() == [[True, True, True], [False, True, False]]
+
+
+def test_config_refuses_bad_values() -> None:
+    with pytest.raises(ValueError, match="--max-beads must be at least 2"):
+        AlignConfig(max_beads=1)
+    with pytest.raises(ValueError, match="--null-cost must be above 0"):
+        AlignConfig(null_cost=0)
+    assert AlignConfig(max_beads=4).bead_types() == [(1, 1), (1, 2), (2, 1), (1, 3), (2, 2), (3, 1)]
+
+
+def test_output_formats_round_trip() -> None:
+    beads = [Bead((0, 1), (0,), 0.5), Bead((), (1,), 1.0), Bead((2,), (), 0.0)]
+    lines = bead_lines(beads, ["Ja.", "Gut.", ""], ["Yes, good.", "Hm."], "beads")
+    assert lines == ["[0, 1]:[0]:0.500000", "[]:[1]:1.000000", "[2]:[]:0.000000"]
+    assert [parse_bead(line, "x", 1) for line in lines] == beads
+    assert format_bead(Bead((3,), (4, 5))) == "[3]:[4, 5]"
+    tsv = bead_lines(beads, ["Ja.", "Gut.", ""], ["Yes, good.", "Hm."], "tsv")
+    assert tsv[0] == "0.500000\tJa. Gut.\tYes, good." and tsv[1] == "1.000000\t\tHm."
+
+
+def test_real_alignment_on_shifted_embeddings() -> None:
+    """Cost spans a real range: the documents' spans embedded, aligned with the shipped settings."""
+    src, tgt = _long_pair(300, seed=5)
+    cfg = AlignConfig()
+    s, t = Doc.of(src, cfg.overlaps), Doc.of(tgt, cfg.overlaps)
+    from xlsent.mining.docalign.overlaps import embed_spans
+
+    (x,), (y,) = embed_spans(toy_embed, [s.texts], [s.ok], "a"), embed_spans(toy_embed, [t.texts], [t.ok], "b")
+    beads = align_spans(s, t, x, y, cfg)
+    every_line_once(beads, len(src), len(tgt))
+    pairs = [b for b in beads if not b.is_null]
+    right = sum({w for j in b.tgt for w in tgt[j].split() if w.startswith("s")} == {src[i] for i in b.src}
+                for b in pairs)
+    assert right / len(pairs) > 0.95

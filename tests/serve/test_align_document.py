@@ -1,0 +1,49 @@
+"""``/v1/align`` in document mode: the beads of ``xlsent align`` on the same lines."""
+
+from __future__ import annotations
+
+import httpx
+import numpy as np
+import pytest
+
+from xlsent.mining.docalign.aligner import align_texts
+from xlsent.mining.docalign.config import AlignConfig
+from xlsent.testing import LookupEncoder
+
+DE = ["ein Hund", "eine Katze schläft", "ein Vogel", "fremde Zeile", "ein Fisch"]
+EN = ["a dog", "a cat", "sleeps", "a bird", "a fish"]
+
+
+@pytest.fixture(scope="module")
+def encoder() -> LookupEncoder:
+    rng = np.random.default_rng(3)
+    base = {k: rng.standard_normal(16) for k in ("dog", "cat", "bird", "fish", "other")}
+    table = {"ein Hund": base["dog"], "a dog": base["dog"] + 0.2 * rng.standard_normal(16),
+             "eine Katze schläft": base["cat"], "a cat sleeps": base["cat"] + 0.2 * rng.standard_normal(16),
+             "a cat": base["cat"] + 0.9 * rng.standard_normal(16), "sleeps": rng.standard_normal(16),
+             "ein Vogel": base["bird"], "a bird": base["bird"] + 0.2 * rng.standard_normal(16),
+             "fremde Zeile": base["other"], "ein Fisch": base["fish"],
+             "a fish": base["fish"] + 0.2 * rng.standard_normal(16)}
+    return LookupEncoder(table, name="doc")
+
+
+@pytest.fixture(scope="module")
+def doc_server(serve, encoder):
+    with serve({"doc": encoder}) as live:
+        yield live
+
+
+def test_document_mode_gives_the_beads_of_xlsent_align(doc_server, encoder: LookupEncoder) -> None:
+    r = httpx.post(doc_server.url + "/v1/align", json={"src": DE, "tgt": EN, "document": True})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    beads = [(tuple(b["src"]), tuple(b["tgt"])) for b in body["beads"]]
+    expected = align_texts(DE, EN, lambda texts, lang: encoder.encode(texts, lang), AlignConfig())
+    assert beads == [(b.src, b.tgt) for b in expected]
+    assert ((1,), (1, 2)) in beads and ((3,), ()) in beads
+    assert body["pairs"] == []
+
+
+def test_document_mode_refuses_a_blank_line(doc_server) -> None:
+    r = httpx.post(doc_server.url + "/v1/align", json={"src": ["ein Hund", " "], "tgt": ["a dog"], "document": True})
+    assert r.status_code == 400 and "src[1] is empty or blank" in r.text
