@@ -11,9 +11,8 @@ vectors (both sides read in blocks, never held whole in fp32) and each list cut 
 
 A pair found in either direction counts for both: when ``y`` is among the neighbours of ``x``, ``x`` is offered to
 the list of ``y`` too (with the same fp32 similarity). A near pair is missed only when neither side's probes reach
-the other's list, which for the same ``nprobe`` is far rarer than one direction's miss (on random 384-d vectors
-with copies at cosine 0.85 and 4000 lists, 98% of the copies are reached in one direction at ``nprobe`` 115, in
-either direction at 36).
+the other's list, which for the same ``nprobe`` is far rarer than one direction's miss (the mining benchmark
+measures the recall this gives, ``results/bench/mining-approx.json``).
 
 Memory: one side in bf16 (``2·rows·dim`` bytes), a block of queries, the lists and the probes; time: the
 assignment (``rows·nlist`` products a side), and ``rows·nprobe·rows/nlist`` products a direction.
