@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from xlsent.mining import ivf_bf16
+from xlsent.mining.bf16_scan import merge_into
 from xlsent.mining.config import Candidates, MineConfig
 from xlsent.mining.ivf_bf16 import IvfShape, ivf_bf16_knn, nearest_columns
-from xlsent.mining.ivf_scan import offer
 from xlsent.mining.knn import bidirectional_knn
 from xlsent.mining.stages import FolderStore, mine_arrays
 
@@ -64,7 +64,8 @@ def test_nearest_columns_rank_negative_products_too() -> None:
 def test_offer_inserts_in_order_and_never_twice() -> None:
     idx = np.array([[5, 2, -1]], dtype=np.int64)
     sim = np.array([[0.9, 0.5, -np.inf]], dtype=np.float32)
-    offer(idx, sim, np.array([0, 0, 0, 0]), np.array([2, 8, 1, 4]), np.array([0.5, 0.7, 0.1, 0.7], np.float32))
+    merge_into(sim, idx, np.array([0, 0, 0, 0]), np.array([2, 8, 1, 4]), np.array([0.5, 0.7, 0.1, 0.7], np.float32),
+               True)
     assert idx.tolist() == [[5, 4, 8]]  # 2 was held already; 4 and 8 tie at 0.7: the smaller first; 1 drops out
     assert sim[0].tolist() == pytest.approx([0.9, 0.7, 0.7])
 

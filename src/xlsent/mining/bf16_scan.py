@@ -102,15 +102,18 @@ def kth_largest(tile: np.ndarray, rows: np.ndarray, cols: int, k: int) -> np.nda
 
 
 @numba.njit(nogil=True, cache=True)
-def merge_into(sim: np.ndarray, idx: np.ndarray, owner: np.ndarray, nbr: np.ndarray, value: np.ndarray) -> None:
+def merge_into(sim: np.ndarray, idx: np.ndarray, owner: np.ndarray, nbr: np.ndarray, value: np.ndarray,
+               distinct: bool = False) -> None:
     """Insert the candidates ``(owner, nbr, value)``, in any order, into the running lists ``sim``/``idx`` (one row
     per owner, best first, ``-inf``/``-1`` where empty) in place: a candidate enters its owner's list where it beats
-    an entry, ties going to the smaller neighbour index."""
+    an entry, ties going to the smaller neighbour index; with ``distinct``, not when the list holds it already."""
     size = sim.shape[1]
     for n in range(len(owner)):
         o, j, v = owner[n], nbr[n], value[n]
         last = size - 1
         if v < sim[o, last] or (v == sim[o, last] and j > idx[o, last]):
+            continue
+        if distinct and (idx[o] == j).any():
             continue
         p = last
         while p > 0 and (v > sim[o, p - 1] or (v == sim[o, p - 1] and j < idx[o, p - 1])):

@@ -39,8 +39,9 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from xlsent.mining.bf16_scan import merge_into
 from xlsent.mining.config import IVF_BF16
-from xlsent.mining.ivf_scan import EMPTY_KEY, offer, pair_dots, scan_tiles, top_columns
+from xlsent.mining.ivf_scan import EMPTY_KEY, pair_dots, scan_tiles, top_columns
 from xlsent.mining.knn import CHUNK_ROWS, KnnResult, bidirectional_knn, check_inputs, read_rows, take_rows
 from xlsent.mining.threads import cores
 
@@ -305,7 +306,7 @@ def _with_reverse(idx: np.ndarray, sim: np.ndarray, other_idx: np.ndarray, other
     ``j`` of the other side listing ``i`` offers ``j`` to the list of ``i`` at their similarity."""
     idx, sim = idx.copy(), sim.copy()
     owner, slot = np.nonzero(other_idx >= 0)
-    offer(idx, sim, other_idx[owner, slot], owner.astype(np.int64), other_sim[owner, slot])
+    merge_into(sim, idx, other_idx[owner, slot], owner.astype(np.int64), other_sim[owner, slot], True)
     return idx, sim
 
 

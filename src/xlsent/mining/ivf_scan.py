@@ -189,28 +189,3 @@ def _floor(values: np.ndarray, m: int, counts: np.ndarray) -> int:
         if v >= 0:
             counts[v >> FLOOR_SHIFT] = 0
     return bucket << FLOOR_SHIFT if positive >= m else -1
-
-
-@numba.njit(nogil=True, cache=True)
-def offer(idx: np.ndarray, sim: np.ndarray, owner: np.ndarray, neighbour: np.ndarray, value: np.ndarray) -> None:
-    """Offer neighbour ``neighbour[n]`` at similarity ``value[n]`` to the list of ``owner[n]`` (``idx``/``sim``, best
-    first, ``-1``/``-inf`` where empty) for every ``n``, in place: it enters where it beats an entry (ties to the
-    smaller neighbour) unless the list holds it already."""
-    size = idx.shape[1]
-    for n in range(len(owner)):
-        o, j, v = owner[n], neighbour[n], value[n]
-        if v < sim[o, size - 1] or (v == sim[o, size - 1] and j >= idx[o, size - 1] >= 0):
-            continue
-        held = False
-        for t in range(size):
-            if idx[o, t] == j:
-                held = True
-        if held:
-            continue
-        p = size - 1
-        while p > 0 and (v > sim[o, p - 1] or (v == sim[o, p - 1] and j < idx[o, p - 1])):
-            sim[o, p] = sim[o, p - 1]
-            idx[o, p] = idx[o, p - 1]
-            p -= 1
-        sim[o, p] = v
-        idx[o, p] = j
