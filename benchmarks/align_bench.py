@@ -21,7 +21,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record  # noqa: E402
+from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record, timed  # noqa: E402
 
 PACKAGES = ("numpy", "numba", "torch")
 
@@ -61,13 +61,13 @@ def case_row(lines: int, embed_max: int, model: str) -> BenchRow:
     cfg = AlignConfig()
     src_lines, tgt_lines = documents(lines)
     src, tgt = Doc.of(src_lines, cfg.overlaps), Doc.of(tgt_lines, cfg.overlaps)
-    embed_s = None
+    embed_s, model = None, {}
     if lines <= embed_max:
         encoder = load(model)
         start = time.perf_counter()
         (x,), (y,) = (embed_spans(lambda t, lang: encoder.encode(t, lang), [d.texts], [d.ok], lang)
                       for d, lang in ((src, "en"), (tgt, "de")))
-        embed_s = time.perf_counter() - start
+        embed_s, model = time.perf_counter() - start, timed(encoder)
     else:
         x, y = planted(len(src.ids), len(tgt.ids), cfg.overlaps)
     start = time.perf_counter()
@@ -85,7 +85,8 @@ def case_row(lines: int, embed_max: int, model: str) -> BenchRow:
                              "band cells": cells, "band MiB": round(band_bytes / 2**20, 1),
                              "cells per line": round(cells / len(src_lines), 1),
                              "peak RSS GiB": round(peak_rss_gib(), 2),
-                             **({"total s (embedding + DP)": round(embed_s + dp_s, 2)} if embed_s else {})})
+                             **({"total s (embedding + DP)": round(embed_s + dp_s, 2)} if embed_s else {})},
+                    **model)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -77,8 +77,9 @@ def write_table(path: Path, klass: str, rows: list[dict[str, Any]]) -> None:
     write_json(path, dict(sorted(table.items())))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from xlsent.encoders.backends import TABLE, backend_choice, cpu_class, physical_cores
+def build_parser() -> argparse.ArgumentParser:
+    """The bench's options (README quotes the guard's default; ``tests/test_readme.py`` reads it here)."""
+    from xlsent.encoders.backends import TABLE
     from xlsent.inference import BACKENDS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,12 +88,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS),
                         help="backends (default all; torch is always measured: it is the reference)")
     parser.add_argument("--max-loss", type=float, default=0.5,
-                        help="most points a backend may lose on either guard score (default 0.5)")
+                        help="most points a backend may lose on either guard score (default %(default)g)")
     parser.add_argument("--table", type=Path, default=TABLE, help=f"backend table to update (default {TABLE})")
     parser.add_argument("--data", help="benchmark data folder (default: $XLSENT_DATA or ../shared/data)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from xlsent.encoders.backends import backend_choice, cpu_class, physical_cores
+
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     backends = list(dict.fromkeys([REFERENCE, *args.backends]))
     klass, threads = cpu_class(), physical_cores()
     record: BenchRecord = start_record("backends", f"Backends on this CPU class ({klass}): speed and accuracy guard",
@@ -109,13 +116,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = table_rows(measured, scores, args.max_loss)
     write_table(args.table, klass, rows)
     ref = next(r for r in rows if r["backend"] == REFERENCE)
+    models = {m.contender.backend: m.model for m in measured}
     for r in rows:
         record.rows.append(BenchRow(
             f"{r['backend']} ({len(sentences)} sentences)", "sentences/s", r["sentences/s"], ref["sentences/s"],
             "xlsent torch (fp32) in the same rounds",
             checks={f"Tatoeba XTREME-36 loss <= {args.max_loss:g}": r["loss"]["tatoeba xtreme-36"] <= args.max_loss,
                     f"STS17 loss <= {args.max_loss:g}": r["loss"]["sts17"] <= args.max_loss},
-            details={"Tatoeba XTREME-36": r["tatoeba xtreme-36"], "STS17": r["sts17"]}))
+            details={"Tatoeba XTREME-36": r["tatoeba xtreme-36"], "STS17": r["sts17"]}, **models[r["backend"]]))
     choice, reason = backend_choice({klass: rows}, klass)
     record.notes += [f"CPU class {klass}; {threads} threads per backend; speed on {source}.",
                      f"auto on {klass}: {choice} ({reason}).",

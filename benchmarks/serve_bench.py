@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record  # noqa: E402
+from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record, timed  # noqa: E402
 from embed_bench import bench_sentences  # noqa: E402
 
 PACKAGES = ("numpy", "torch", "fastapi", "uvicorn", "httpx", "onnxruntime", "openvino")
@@ -169,9 +169,9 @@ async def run_load(url: str, pool: list[str], longs: list[str], args, sample_rss
     return load
 
 
-def baseline_rate(model: str, backend: str, answered: list[list[str]]) -> tuple[float, int, str]:
+def baseline_rate(model: str, backend: str, answered: list[list[str]]) -> tuple[float, int, dict[str, str | None]]:
     """Sentences per second of one ``encode`` call over the answered inputs (in order), how many there were, and the
-    backend ``backend`` resolved to."""
+    model timed (its id and the backend ``backend`` resolved to; the server loads the same)."""
     import xlsent
 
     encoder = xlsent.load(model, backend)
@@ -179,17 +179,17 @@ def baseline_rate(model: str, backend: str, answered: list[list[str]]) -> tuple[
     encoder.encode(texts[:64])
     start = time.perf_counter()
     encoder.encode(texts)
-    return len(texts) / (time.perf_counter() - start), len(texts), str(getattr(encoder, "backend", backend))
+    return len(texts) / (time.perf_counter() - start), len(texts), timed(encoder)
 
 
-def add_results(record: BenchRecord, args, load: Load, rate: float, baseline: float, backend: str,
+def add_results(record: BenchRecord, args, load: Load, rate: float, baseline: float, model: dict[str, str | None],
                 rss: dict[str, float], source: str) -> BenchRow:
-    """The measured row, and how it was measured, in ``record``."""
+    """The measured row (of ``model``: its ``encoder`` id and ``backend``), and how it was measured, in ``record``."""
     lat = np.asarray(load.latencies) * 1000 if load.latencies else np.zeros(1)
     errors = {s: n for s, n in load.statuses.items() if s != "200"}
     server_errors = sum(n for s, n in errors.items() if not s.isdigit() or s.startswith("5"))
     row = BenchRow(
-        f"{args.clients} clients x {args.seconds:g}s, {args.model} ({backend}), mixed short and long",
+        f"{args.clients} clients x {args.seconds:g}s, {args.model} ({model['backend']}), mixed short and long",
         "sentences/s", rate, baseline, f"one encode call over the same {load.sentences} sentences in order, same "
         "model and backend, in the bench process after the server stopped",
         checks={"answers": sum(load.statuses.values()), "errors": sum(errors.values()),
@@ -205,7 +205,7 @@ def add_results(record: BenchRecord, args, load: Load, rate: float, baseline: fl
                  "inputs per batch": load.metric("xlsent_batch_inputs_sum")
                  / max(load.metric("xlsent_inference_seconds_count"), 1),
                  "tokenizing share": load.metric("xlsent_tokenize_seconds_sum") / args.seconds,
-                 "client CPU share": load.clients_cpu_s / args.seconds})
+                 "client CPU share": load.clients_cpu_s / args.seconds}, **model)
     record.rows.append(row)
     record.notes += [
         f"Inputs: {source}; a request holds 1 to {args.max_inputs} of them (uniform), and with probability "
@@ -219,10 +219,11 @@ def add_results(record: BenchRecord, args, load: Load, rate: float, baseline: fl
     return row
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The bench's options (README quotes their defaults; ``tests/test_readme.py`` reads them here)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=120.0, help="measured load time (default 120)")
-    parser.add_argument("--clients", type=int, default=64, help="concurrent clients (default 64)")
+    parser.add_argument("--seconds", type=float, default=120.0, help="measured load time (default %(default)g)")
+    parser.add_argument("--clients", type=int, default=64, help="concurrent clients (default %(default)s)")
     parser.add_argument("--warmup-seconds", type=float, default=5.0, help="load before measuring (default 5)")
     parser.add_argument("--max-inputs", type=int, default=16, help="most inputs in one request (default 16)")
     parser.add_argument("--long-fraction", type=float, default=0.1,
@@ -230,8 +231,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default="me5-small", help="model to serve (default me5-small)")
     parser.add_argument("--backend", default="auto", help="backend of the server and the baseline (default auto)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     record = start_record("serve", "xlsent serve under load: throughput against plain encode", __file__, argv, args,
                           PACKAGES)
     pool, source = bench_sentences(2000)
@@ -251,8 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             server.stop()
     rate = load.sentences / args.seconds
-    baseline, n, backend = baseline_rate(args.model, args.backend, load.answered)
-    row = add_results(record, args, load, rate, baseline, backend, rss, source)
+    baseline, n, model = baseline_rate(args.model, args.backend, load.answered)
+    row = add_results(record, args, load, rate, baseline, model, rss, source)
     print(f"xlsent serve, {args.clients} clients for {args.seconds:g}s: {rate:.1f} sentences/s answered "
           f"({sum(load.statuses.values())} answers: {dict(load.statuses)})")
     print(f"  one encode call over the same {n} sentences: {baseline:.1f} sentences/s; ratio {row.ratio or 0:.2f}")

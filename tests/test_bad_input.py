@@ -38,12 +38,14 @@ from xlsent.mining.config import MineConfig
 from xlsent.mining.engine import LocalEngine
 from xlsent.mining.job import mine_files
 from xlsent.store import load_embeddings
-from xlsent.testing import SMALLEST_MODELS, LookupEncoder
+from xlsent.testing import LookupEncoder, smallest_models
 from xlsent.training.method import get_method, model_manifest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad-input.md"
 
 TOY_MODULE = '''"""Toy encoders for tests/test_bad_input.py."""
+import zlib
+
 import numpy as np
 
 from xlsent.testing import LookupEncoder
@@ -76,6 +78,21 @@ class Dying(LookupEncoder):
 def dying():
     Dying.calls = 0
     return Dying({"the dog": [1.0, 0.0]}, name="dying")
+
+
+class Planted:
+    """Each sentence's vector drawn from its words after the first: "de gold 3" and "en gold 3" alike."""
+
+    name = id = "planted"
+    dim = 8
+
+    def encode(self, sentences, lang=None, **kw):
+        rows = [np.random.default_rng(zlib.crc32(s.partition(" ")[2].encode())).normal(size=8) for s in sentences]
+        return np.array([r / np.linalg.norm(r) for r in rows], dtype=np.float32).reshape(len(sentences), 8)
+
+
+def planted():
+    return Planted()
 '''
 
 
@@ -149,7 +166,7 @@ def with_manifest_field(key: str, value: object) -> Callable[[Path, Path], None]
 def trained_with_a_byte_flipped(kind: str, name: str) -> Callable[[Path, Path], None]:
     """A setup training the smallest ``kind`` model into ``{w}/<kind>`` and flipping one byte of its file ``name``."""
     def setup(w: Path, model: Path) -> None:
-        weights = SMALLEST_MODELS[kind](w / kind, TransformerEncoder(model)) / name
+        weights = smallest_models()[kind](w / kind, TransformerEncoder(model)) / name
         data = bytearray(weights.read_bytes())
         data[len(data) // 2] ^= 0x01
         weights.write_bytes(bytes(data))
@@ -270,6 +287,72 @@ def with_modules(text: str) -> Callable[[Path], None]:
     return edit
 
 
+def exportable_copy(w: Path, model: Path) -> Path:
+    """``{w}/model``: a copy of the model with the tokenizer_config.json that a sentence-transformers export copies."""
+    copy = model_copy(w, model)
+    (copy / "tokenizer_config.json").write_text('{"tokenizer_class": "XLMRobertaTokenizer"}', encoding="utf-8")
+    manifest = json.loads((copy / "xlsent.json").read_text(encoding="utf-8"))
+    write_manifest(copy, {k: v for k, v in manifest.items() if k not in ("files", "format_version")})
+    return copy
+
+
+def lora_over(backbone: Callable[[Path, Path], Path]) -> Callable[[Path, Path], None]:
+    """A setup writing ``{w}/lora``, a LoRA model directory (rank 2) over the backbone that ``backbone`` gives."""
+    def setup(w: Path, model: Path) -> None:
+        from xlsent.encoders.trainable import TrainableTransformer
+
+        trainable = TrainableTransformer(TransformerEncoder(backbone(w, model)))
+        trainable.apply_lora(r=2, alpha=4)
+        trainable.save(w / "lora", name="lora")
+    return setup
+
+
+def cached_graph(backend: str, damage: Callable[[Path], None]) -> Callable[[Path, Path], None]:
+    """A setup exporting the model's ``backend`` graph into ``$XLSENT_HOME``, then ``damage`` to its graph file."""
+    def setup(w: Path, model: Path) -> None:
+        TransformerEncoder(model).use_backend(backend)
+        [graph] = (w.parent / "home" / "backends").glob(f"*/{backend}/model.{'onnx' if backend == 'onnx' else 'bin'}")
+        damage(graph)
+    return setup
+
+
+def flip_middle_bytes(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2 : len(data) // 2 + 64] = bytes(b ^ 0xFF for b in data[len(data) // 2 : len(data) // 2 + 64])
+    path.write_bytes(bytes(data))
+
+
+def cut_in_half(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def thresholds_in_model_and_cache(w: Path, model: Path) -> None:
+    """``{w}/model`` records threshold 0.5 for its fp32 id; the cache holds 2.0 for the same weights on
+    openvino-bf16 (calibrated for another copy of the model)."""
+    from xlsent.mining.calibration import save_threshold
+
+    copy = model_copy(w, model)
+    fp32 = TransformerEncoder(copy).id
+    how = {"margin": "ratio", "k": 4, "sets": ["de-en"]}
+    manifest = json.loads((copy / "xlsent.json").read_text(encoding="utf-8"))
+    manifest["mining"] = {"threshold": 0.5, "encoder": fp32, "date": "2025-01-01", **how}
+    (copy / "xlsent.json").write_text(json.dumps(manifest), encoding="utf-8")
+    bf16 = f"{fp32}+openvino-bf16"
+    other_copy = LookupEncoder({"a": [1.0]}, name=bf16)
+    save_threshold(other_copy, {"threshold": 2.0, "encoder": bf16, "date": "2025-02-02", **how})
+
+
+def small_newstest(w: Path, model: Path) -> None:
+    """``{w}/data``: the newstest files of a de-en BUCC-style dev set of 12 gold pairs (for ``toy:planted``)."""
+    files = {(2011, "de"): [f"de gold {i}" for i in range(12)], (2011, "en"): [f"en gold {i}" for i in range(12)],
+             **{(year, lang): [f"{lang} distractor {year} {i}" for i in range(8)]
+                for year, lang in ((2013, "de"), (2009, "en"), (2010, "en"))}}
+    for (year, lang), lines in files.items():
+        path = w / "data" / "parallel" / "wmt_newstest" / str(year) / f"newstest{year}.{lang}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
 @dataclass(frozen=True)
 class Case:
     """One awkward input: the command, its exit code, a fragment of what it says, the new files it leaves."""
@@ -311,6 +394,9 @@ INVISIBLE_SIDES = {"zw-de.txt": "der hund bellt\n\u200b\nder hund\n",
 
 NOTHING_LOADED = "--model toy:unloadable -q"
 EMBEDDED = ("o.npy", "o.npy.json")
+ST_FOLDER = ("st", "st/1_Pooling", "st/1_Pooling/config.json", "st/2_Normalize", "st/config.json",
+             "st/config_sentence_transformers.json", "st/model.safetensors", "st/modules.json",
+             "st/sentence_bert_config.json", "st/tokenizer.json", "st/tokenizer_config.json")
 CASES = [
     # paths: checked before anything is loaded or computed
     case("embed-output-is-a-directory", "embed {w}/in.txt -o {w}/folder {nothing}", 2,
@@ -460,6 +546,26 @@ CASES = [
     case("train-lr-inf", "train distill --out {w}/m --set lr=inf -q", 2, "lr must be a finite number, not inf"),
     case("train-config-weight-nan", "train dual-pivot --out {w}/m --config {w}/nan.toml -q", 2,
          "lambda_cycle must be a finite number, not nan", setup=with_files({"nan.toml": "lambda_cycle = nan\n"})),
+    # a user's bitext (--bitext): refused before any model is loaded, naming the file and line
+    case("train-bitext-missing-file", "train distill --out {w}/m --bitext-only --bitext kab={w}/nope.tsv -q", 2,
+         "nope.tsv: no such file (given with --bitext); check the path"),
+    case("train-bitext-line-without-tab", "train distill --out {w}/m --bitext-only --bitext kab={w}/kab.tsv -q", 2,
+         "kab.tsv:2: 0 tab(s); a bitext TSV line is",
+         setup=with_files({"kab.tsv": "azul\thello\nno tab here\n"})),
+    case("train-bitext-invalid-utf8", "train distill --out {w}/m --bitext-only --bitext kab={w}/bad.txt,{w}/en.txt "
+         "-q", 2, "bad.txt:3: invalid UTF-8 at byte 7 of the line"),
+    case("train-bitext-files-of-other-lengths", "train distill --out {w}/m --bitext-only "
+         "--bitext kab={w}/de.txt,{w}/long.txt -q", 2, "de.txt has 3 lines but"),
+    case("train-bitext-same-file-twice", "train distill --out {w}/m --bitext kab={w}/de.txt,{w}/en.txt "
+         "--bitext qu={w}/de.txt,{w}/in.txt -q", 2, "de.txt given more than once; give each file once"),
+    case("train-bitext-too-few-pairs", "train distill --out {w}/m --bitext-only --bitext kab={w}/de.txt,{w}/en.txt "
+         "-q", 2, "3 usable pair(s); at least 100 are needed (50 are held out to choose the checkpoint"),
+    case("train-bitext-not-a-language-code", "train distill --out {w}/m --bitext-only "
+         "--bitext Kabyle={w}/de.txt,{w}/en.txt -q", 2, "'Kabyle' is not a language code"),
+    case("train-bitext-without-language", "train distill --out {w}/m --bitext {w}/de.txt -q", 2,
+         "expected LANG=FILE (e.g. kab=pairs.tsv) or LANG=FILE_X,FILE_EN"),
+    case("train-bitext-method-without-bitext", "train dual-pivot --out {w}/m --bitext kab={w}/de.txt,{w}/en.txt -q",
+         2, "DualPivotConfig takes no user bitext"),
     # interrupted and resumed runs: only resumable progress is kept, and every decision is said
     case("embed-interrupted-keeps-finished-chunks", "embed {w}/in.txt -o {w}/o.npy --chunk-rows 1 "
          "--model toy:dying -q", 130, "kept 1 finished chunk(s)",
@@ -606,6 +712,31 @@ CASES = [
     case("align-one-line-and-empty-lines", "align {w}/one.txt {w}/two.txt -o {w}/b.txt --model toy:onehot -q", 0,
          "aligned 1 document pair(s): 3 beads, 2 of them null", left=("b.txt",),
          setup=with_files({"one.txt": "deu sentence 0\n", "two.txt": "english deu 0\n\nenglish deu 1\n"})),
+    # records, cached graphs, exports, the service's start and resuming (issue 45)
+    case("mine-auto-threshold-model-directory-first", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold auto "
+         "--backend openvino-bf16 --model {w}/model -q", 0, "candidates at threshold 0.5 (", left=("p.tsv",),
+         setup=thresholds_in_model_and_cache),
+    case("calibrate-too-few-gold-pairs", "calibrate --model toy:planted --data {w}/data --langs de -q", 0,
+         "calibrated on too few gold pairs (de-en: 12; at least 500 a set make a stable threshold)",
+         setup=small_newstest),
+    case("embed-openvino-graph-bytes-flipped", "embed {w}/in.txt -o {w}/o.npy --backend openvino --model {model} -q",
+         0, "model.bin: checksum differs from export.json (corrupt or edited); rebuilding this cached export",
+         left=EMBEDDED, setup=cached_graph("openvino", flip_middle_bytes)),
+    case("embed-onnx-graph-truncated", "embed {w}/in.txt -o {w}/o.npy --backend onnx --model {model} -q", 0,
+         "(truncated or partial); rebuilding this cached export", left=EMBEDDED,
+         setup=cached_graph("onnx", cut_in_half)),
+    case("export-lora-model", "export {w}/lora --sentence-transformers {w}/st", 0, "wrote sentence-transformers folder",
+         left=ST_FOLDER, setup=lora_over(exportable_copy)),
+    case("export-fails-leaving-nothing", "export {w}/lora --sentence-transformers {w}/st", 2,
+         "tokenizer_config.json missing; cannot export", setup=lora_over(lambda w, model: model)),
+    case("serve-host-not-on-this-machine", "serve --model toy:onehot --host 203.0.113.7 --port 0", 2,
+         "--host 203.0.113.7: this machine has no such address; use 127.0.0.1 (this machine only), 0.0.0.0 (every "
+         "interface) or one of this machine's addresses"),
+    case("train-resume-another-methods-model", "train linear-map --out {w}/done --resume -q", 2,
+         "done holds a dual-pivot model, not one of the method trained now; --resume continues a run of the same "
+         "method only", setup=finished_dual_pivot),
+    case("eval-summary-without-averages", "eval tatoeba --langs deu,fra --model toy:onehot --data {w}/data "
+         "-o {w}/results -q", 0, "tatoeba: mean 100.00 -> ", left=("results", "results/tatoeba__toy.json")),
 ]
 
 

@@ -91,9 +91,10 @@ def test_embed_bench_rows_from_fabricated_measurements(tmp_path: Path) -> None:
     assert len(sentences) == 7 and "tatoeba." in source
     unit = np.eye(3, dtype=np.float32)
     tilted = np.array([[1, 0, 0], [0, 1, 0], [0.6, 0, 0.8]], dtype=np.float32)
+    auto_model = {"encoder": "me5-small@8fdd+openvino-bf16", "backend": "openvino-bf16"}
     measured = [bench.Measured(bench.Contender("xlsent torch", "xlsent"), [100.0, 120.0, 110.0], unit, 900.0),
                 bench.Measured(bench.Contender("xlsent auto", "xlsent", backend="auto"), [300.0, 280.0, 320.0],
-                               tilted, 1200.0, cold_s=1.234),
+                               tilted, 1200.0, cold_s=1.234, model=auto_model),
                 bench.Measured(bench.Contender("sentence-transformers torch", "st"), [100.0, 90.0, 95.0], unit, 800.0),
                 bench.Measured(bench.Contender("sentence-transformers onnx", "st", backend="onnx"), [150.0], unit, 1.0),
                 bench.Measured(bench.Contender("mUSE", "muse", model="muse"), error="not installed")]
@@ -103,13 +104,15 @@ def test_embed_bench_rows_from_fabricated_measurements(tmp_path: Path) -> None:
     assert auto.baseline_case == "fastest sentence-transformers: sentence-transformers onnx"
     assert auto.checks == {"min cosine to xlsent torch": 0.8}
     assert auto.details == {"lowest": 280.0, "highest": 320.0, "peak RSS MiB": 1200, "cold start s": 1.23}
+    assert (auto.encoder, auto.backend) == ("me5-small@8fdd+openvino-bf16", "openvino-bf16")  # the model it timed
     assert not any("mUSE" in case for case in rows)  # not measured: no row (the bench notes it)
 
 
 def test_embed_bench_foreign_case_sets_the_folder_against_sentence_transformers_on_it(tmp_path: Path) -> None:
     bench = load("embed_bench")
-    contenders = bench.foreign_contenders(tmp_path / "st", ["torch", "onnx"])
+    contenders = bench.foreign_contenders(tmp_path / "st", ["torch", "onnx"], "me5-small@8fdd")
     assert {c.model for c in contenders} == {str(tmp_path / "st")}
+    assert {c.model_id for c in contenders if c.kind == "st"} == {"me5-small@8fdd"}  # the weights it loads
     unit = np.eye(2, dtype=np.float32)
     measured = [bench.Measured(c, [100.0 * (i + 1)], unit) for i, c in enumerate(contenders)]
     rows = {r.case: r for r in bench.case_rows("foreign", measured, 2)}
@@ -140,3 +143,46 @@ def test_backend_table_ranks_by_speed_guards_accuracy_and_keeps_other_cpus(tmp_p
     saved = json.loads(table.read_text())
     assert set(saved) == {"avx2", "avx512-amx"}
     assert backend_choice(saved, "avx2")[0] == "openvino"
+
+
+def bench_file(folder: Path, bench: str, encoders: list[str | None], *, recorded: bool = True) -> Path:
+    """A record ``<bench>.json`` in ``folder`` with one row per encoder id (no ``encoder`` key unless ``recorded``)."""
+    rows = [{"case": f"case {i}", "unit": "s", "ours": 1.0, **({"encoder": e, "backend": "torch"} if recorded else {})}
+            for i, e in enumerate(encoders)]
+    path = folder / f"{bench}.json"
+    path.write_text(json.dumps({"bench": bench, "rows": rows, "notes": []}), encoding="utf-8")
+    return path
+
+
+def test_a_model_timed_anew_drops_the_rows_of_its_old_weights_from_other_records(tmp_path: Path,
+                                                                                capsys: pytest.CaptureFixture[str]
+                                                                                ) -> None:
+    record_module = load("bench_record")
+    bench_file(tmp_path, "embed", ["laser-small@old", "laser-small@old+torch-bf16", "me5-small@m", None])
+    bench_file(tmp_path, "serve", ["laser-small@old"])
+    bench_file(tmp_path, "mining", ["laser-small@old"], recorded=False)  # an older record: its model is unknown
+    record = record_module.BenchRecord("embed-trained", "t", "cmd", {}, {})
+    record.rows = [record_module.BenchRow("trained", "sentences/s", 2.0, encoder="laser-small@new+torch-bf16",
+                                          backend="torch-bf16")]
+    record.write(tmp_path)
+
+    embed = json.loads((tmp_path / "embed.json").read_text(encoding="utf-8"))
+    assert [row["encoder"] for row in embed["rows"]] == ["me5-small@m", None]  # other models and none kept
+    assert embed["notes"] == ["2 row(s) timing laser-small@old, laser-small@old+torch-bf16, dropped when "
+                              "embed-trained.json timed laser-small@new"]
+    assert not (tmp_path / "serve.json").exists()  # no row left
+    assert len(json.loads((tmp_path / "mining.json").read_text(encoding="utf-8"))["rows"]) == 1  # not guessed
+    written = json.loads((tmp_path / "embed-trained.json").read_text(encoding="utf-8"))
+    assert written["rows"][0]["encoder"] == "laser-small@new+torch-bf16" and written["rows"][0]["backend"] == \
+        "torch-bf16"
+    assert "serve.json: 1 row(s) timing laser-small@old" in capsys.readouterr().out
+
+
+def test_rows_name_the_encoder_they_timed() -> None:
+    from xlsent.testing import LookupEncoder
+
+    record_module = load("bench_record")
+    assert record_module.timed(LookupEncoder({"a": [1.0]}, name="toy@1")) == {"encoder": "toy@1", "backend": None}
+    row = record_module.BenchRow("synthetic vectors", "s", 1.0)
+    assert (row.encoder, row.backend) == (None, None)  # a case that times no model says so
+

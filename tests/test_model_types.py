@@ -1,9 +1,9 @@
 """Every model type xlsent loads (the built-in directory types and the type of every method registered in the
 ``xlsent.methods`` entry-point group) refuses a flipped byte in any file of its model directory.
 
-The smallest model of each type (``xlsent.testing.SMALLEST_MODELS``) is built once per session; a type registered
-without a builder fails :func:`test_every_registered_type_has_a_builder`, so a method added later is covered as soon
-as it is registered.
+The smallest model of each type (``xlsent.testing.smallest_models``: a method's own ``Method.smallest``) is built
+once per session; a type registered without one fails :func:`test_every_registered_type_has_a_builder`, so a method
+added later is covered as soon as it is registered.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from xlsent.encoders.model_card import CARD
 from xlsent.encoders.model_dir import MANIFEST, ModelDirError, is_log, read_manifest
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
-from xlsent.testing import SMALLEST_MODELS, registered_model_types
+from xlsent.testing import registered_model_types, smallest_models
 
 
 def model_files(directory: Path) -> list[str]:
@@ -37,7 +37,7 @@ def built_model(tmp_path_factory: pytest.TempPathFactory, tiny_encoder: Transfor
 
     def get(kind: str) -> Path:
         if kind not in built:
-            built[kind] = SMALLEST_MODELS[kind](root / kind / "model", tiny_encoder)
+            built[kind] = smallest_models()[kind](root / kind / "model", tiny_encoder)
         return built[kind]
 
     with pytest.MonkeyPatch.context() as mp:
@@ -46,7 +46,16 @@ def built_model(tmp_path_factory: pytest.TempPathFactory, tiny_encoder: Transfor
 
 
 def test_every_registered_type_has_a_builder() -> None:
-    assert registered_model_types() == sorted(SMALLEST_MODELS), "add a builder of the smallest model of each new type"
+    assert registered_model_types() == sorted(smallest_models()), "set Method.smallest of each new method"
+
+
+def test_testing_and_encoders_import_no_method() -> None:
+    """A method is added inside its own package (and the entry-point list): the helpers and the encoders never name
+    one."""
+    src = Path(__file__).resolve().parents[1] / "src" / "xlsent"
+    for path in [src / "testing.py", *sorted((src / "encoders").rglob("*.py"))]:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"^\s*(from|import) xlsent\.methods", text, flags=re.MULTILINE), path
 
 
 @pytest.mark.usefixtures("one_torch_thread")

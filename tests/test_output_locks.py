@@ -33,9 +33,11 @@ def test_second_holder_fails_at_once_naming_the_output(tmp_path: Path) -> None:
     with exclusive_output(out):
         assert lock_path(out) == tmp_path / "new" / "sub" / ".o.npy.lock"
         assert lock_path(out).read_text(encoding="ascii").strip() == str(os.getpid())
-        busy = pytest.raises(OutputBusyError, match=r"o\.npy: busy: another xlsent run .* is writing this output")
+        busy = pytest.raises(OutputBusyError, match=rf"o\.npy: busy: another xlsent run \(process {os.getpid()}\) is "
+                             "writing this output")
         with busy, exclusive_output(tmp_path / "new" / "." / "sub" / "o.npy"):  # the same output, spelt otherwise
             pass
+        assert lock_path(out).read_text(encoding="ascii").strip() == str(os.getpid())  # the loser left it as it was
         with exclusive_output(tmp_path / "new" / "sub" / "other.npy"):
             pass
     assert list(tmp_path.iterdir()) == []  # the lock file and the folders made for it are gone

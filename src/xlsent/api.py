@@ -269,13 +269,15 @@ def export_sentence_transformers(model: str | Path, out: str | Path) -> Path:
 
 def train(method: str, out: str | Path, *, config_files: Sequence[str | Path] = (), sets: Sequence[str] = (),
           mode: str | None = None, resume: bool = False, data: str | Path | None = None,
-          progress: bool = True) -> Path:
+          progress: bool = True, bitext: Sequence[str] = (), bitext_only: bool = False) -> Path:
     """Train ``method`` (a name from ``xlsent train --help``) into the model directory ``out``.
 
-    The configuration is the method's packaged defaults, then ``config_files``, then ``key=value`` ``sets``.
+    The configuration is the method's packaged defaults, then ``config_files``, then ``key=value`` ``sets``; then
+    ``bitext`` (``LANG=FILE`` or ``LANG=FILE_X,FILE_EN`` each, :mod:`xlsent.data.user_bitext`) joins the config's
+    ``[[bitext]]`` tables, and ``bitext_only`` drops the shipped bitext.
     """
-    from xlsent.training.method import get_method
+    from xlsent.training.method import get_method, with_user_bitext
 
     m = get_method(method)
-    config = m.config(config_files, sets, mode)
+    config = with_user_bitext(m.config(config_files, sets, mode), bitext, bitext_only)
     return m.train(config, Path(out), resume=resume, data=data, progress=progress)

@@ -74,13 +74,33 @@ class EmbedSummary:
     dim: int = 0
     seconds: float = 0.0
     resumed_chunks: int = 0
+    encoded_rows: int = 0
+    """Rows encoded by this run (those of reused chunks aside): what the speed counts."""
 
     def describe(self) -> str:
-        rate = self.rows / self.seconds if self.seconds else float("inf")
+        """One line: the file, its shape, empty rows, reused chunks, the time and the speed of what was encoded.
+
+        >>> EmbedSummary(Path("o.npy"), rows=1, dim=4, seconds=3.0, encoded_rows=1).describe()
+        'wrote o.npy: 1 x 4 float32 in 3.0s (0.333 sentences/s)'
+        >>> EmbedSummary(Path("o.npy"), rows=8, dim=4, seconds=0.01, resumed_chunks=2).describe()
+        'wrote o.npy: 8 x 4 float32, 2 chunk(s) reused in 0.0s'
+        """
         empty = f", {len(self.empty_rows)} empty row(s) -> zero vectors" if self.empty_rows else ""
         resumed = f", {self.resumed_chunks} chunk(s) reused" if self.resumed_chunks else ""
-        return (f"wrote {self.output}: {self.rows} x {self.dim} float32{empty}{resumed} "
-                f"in {self.seconds:.1f}s ({rate:.0f} sentences/s)")
+        speed = f" ({rate_text(self.encoded_rows, self.seconds)} sentences/s)" if self.encoded_rows and self.seconds \
+            else ""
+        return f"wrote {self.output}: {self.rows} x {self.dim} float32{empty}{resumed} in {self.seconds:.1f}s{speed}"
+
+
+def rate_text(count: int, seconds: float) -> str:
+    """``count / seconds`` with three significant digits below 100, whole numbers above (never ``0`` for a slow
+    run).
+
+    >>> rate_text(1, 3.0), rate_text(55, 1.0), rate_text(12345, 2.0)
+    ('0.333', '55', '6172')
+    """
+    rate = count / seconds
+    return f"{rate:.3g}" if rate < 100 else f"{rate:.0f}"
 
 
 def parts_path(output: Path) -> Path:
@@ -235,6 +255,7 @@ def _embed_chunks(spec: InputSpec, output: Path, encoder: Encoder, opts: EmbedOp
             vectors = encoder.encode(chunk, opts.lang, batch_tokens=opts.batch_tokens)
             with atomic_path(part) as tmp, open(tmp, "wb") as fh:
                 np.save(fh, vectors.astype(np.float32))
+            summary.encoded_rows += len(chunk)
         written.append(part)
         summary.rows += len(chunk)
         bar.update(len(chunk))

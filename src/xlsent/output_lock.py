@@ -1,26 +1,29 @@
 """Exclusive locks on a run's outputs: a second run writing the same output fails at once, naming it.
 
 The lock of the output ``DIR/NAME`` (a file or a folder, with its ``NAME.parts/`` or ``NAME.work/``) is the
-hidden file ``DIR/.NAME.lock`` beside it, held with ``flock`` for the whole run and holding the holder's
-process id. The operating system drops the lock when its holder exits or dies (``kill -9`` included), so a
-lock is never stale; the holder removes the file when it is done. A holder killed while it was starting a
-subprocess leaves the lock with the forked child until that child execs; when the recorded holder is dead, a new
-run waits up to :data:`DEAD_HOLDER_GRACE_S` for such a lock before calling the output busy. Folders above the
-output that the lock had to create are removed again if they are still empty. ``-`` (standard output) takes no lock.
+hidden file ``DIR/.NAME.lock`` beside it, a :class:`filelock.FileLock` (``flock``) held for the whole run, whose
+text is the holder's process id. The operating system drops the lock when its holder exits or dies (``kill -9``
+included), so a lock is never stale; the holder removes the file when it is done (filelock takes no lock on a file
+removed meanwhile). A holder killed while it was starting a subprocess leaves the lock with the forked child until
+that child execs; when the recorded holder is dead, a new run waits up to :data:`DEAD_HOLDER_GRACE_S` for such a
+lock before calling the output busy. Folders above the output that the lock had to create are removed again if
+they are still empty. ``-`` (standard output) takes no lock.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from filelock import BaseFileLock, FileLock, Timeout
 
 STDOUT = "-"
 DEAD_HOLDER_GRACE_S = 5.0
 """Seconds to wait for a lock whose recorded holder is dead (see the module docstring)."""
+POLL_S = 0.05
+"""Seconds between two tries at a lock whose recorded holder is dead."""
 
 
 class OutputBusyError(ValueError):
@@ -63,12 +66,13 @@ def _held(lock: Path) -> Iterator[None]:
         yield
         return
     try:
-        fd = _acquire(lock)
+        file_lock = _acquire(lock)
         try:
+            lock.write_text(f"{os.getpid()}\n", encoding="ascii")
             yield
         finally:
             lock.unlink(missing_ok=True)  # before the lock is dropped: a run waiting on this file will retry
-            os.close(fd)
+            file_lock.release()
     finally:
         for folder in reversed(created):
             with contextlib.suppress(OSError):
@@ -82,38 +86,34 @@ def _make_folders(folder: Path) -> list[Path]:
     return missing
 
 
-def _acquire(lock: Path) -> int:
-    """An open descriptor of ``lock`` holding its exclusive lock; the file's inode is checked after locking, so a
-    file its last holder removed meanwhile is never used."""
-    deadline = time.monotonic() + DEAD_HOLDER_GRACE_S
-    while True:
+def _acquire(lock: Path) -> BaseFileLock:
+    """``lock`` held: at once, or within :data:`DEAD_HOLDER_GRACE_S` where its recorded holder is dead; else
+    :class:`OutputBusyError` naming the output and the holder."""
+    file_lock = FileLock(lock, timeout=0)
+    try:
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except PermissionError as exc:
-            raise PermissionError(f"{lock}: cannot create the lock file of the output beside it ({exc.strerror}); "
-                                  "write the output into a folder you can write to") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            os.close(fd)
-            if _dead(holder) and time.monotonic() < deadline:
-                time.sleep(0.05)
-                continue
-            output = lock.with_name(lock.name[1:-len(".lock")])
-            raise OutputBusyError(
-                f"{output}: busy: another xlsent run (process {holder}) is writing this output, holding {lock.name}; "
-                "wait for it to finish or write to another path") from None
-        try:
-            current = os.stat(lock)
-        except FileNotFoundError:
-            current = None
-        opened = os.fstat(fd)
-        if current is not None and (current.st_dev, current.st_ino) == (opened.st_dev, opened.st_ino):
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode("ascii"))
-            return fd
-        os.close(fd)
+            file_lock.acquire()
+        except Timeout:
+            if not _dead(_holder(lock)):
+                raise
+            file_lock.acquire(timeout=DEAD_HOLDER_GRACE_S, poll_interval=POLL_S)
+    except Timeout:
+        output = lock.with_name(lock.name[1:-len(".lock")])
+        raise OutputBusyError(
+            f"{output}: busy: another xlsent run (process {_holder(lock)}) is writing this output, holding "
+            f"{lock.name}; wait for it to finish or write to another path") from None
+    except PermissionError as exc:
+        raise PermissionError(f"{lock}: cannot create the lock file of the output beside it ({exc.strerror}); "
+                              "write the output into a folder you can write to") from None
+    return file_lock
+
+
+def _holder(lock: Path) -> str:
+    """The process id written in ``lock`` (``unknown`` when it holds none yet, or is gone)."""
+    try:
+        return lock.read_text(encoding="ascii", errors="replace").strip() or "unknown"
+    except OSError:
+        return "unknown"
 
 
 def _dead(holder: str) -> bool:

@@ -19,7 +19,6 @@ from xlsent.inference import DEFAULT_BATCH_TOKENS
 if TYPE_CHECKING:
     from xlsent.data.text_input import InputSpec
     from xlsent.encoders.transformer import TransformerEncoder
-    from xlsent.methods.mapping.data import PairData
     from xlsent.mining.config import MineConfig, MineSummary
     from xlsent.mining.distributed import RayConfig
 
@@ -88,10 +87,6 @@ def dataset_or_skip(folder: str) -> Path:
 Builder = Callable[[Path, "TransformerEncoder"], Path]
 """``build(out, tiny_encoder) -> model directory``: the smallest model of one type (tiny backbone, two steps)."""
 
-_EN = ["the dog barks", "a dog barks", "the dog runs", "dog barks", "the cat runs", "a cat runs", "cat runs", "the cat"]
-_DE = ["der hund bellt", "ein hund bellt", "der hund rennt", "hund bellt", "der katze rennt", "ein katze rennt",
-      "katze rennt", "der katze"]
-
 
 def _transformer(out: Path, backbone: TransformerEncoder) -> Path:
     return make_tiny_model_dir(out)
@@ -105,93 +100,26 @@ def _transformer_lora(out: Path, backbone: TransformerEncoder) -> Path:
     return model.save(out, name="lora")
 
 
-def _pair_data() -> PairData:
-    from xlsent.data.bitext import Bitext
-    from xlsent.methods.mapping.data import PairData, split_rows
-
-    return PairData(Bitext(_DE, _EN, "de", "en"), *split_rows(len(_DE), 0.5, 2, seed=0))
+BUILT_IN_SMALLEST: dict[str, Builder] = {"transformer": _transformer, "transformer-lora": _transformer_lora}
+"""The smallest model of each built-in model-directory type; a method's is its :attr:`Method.smallest`."""
 
 
-def _mapping_sets(backbone: TransformerEncoder) -> list[str]:
-    return [f"backbone={backbone.model_dir}", "device=cpu", "inputs=tfidf"]
+def smallest_models() -> dict[str, Builder]:
+    """The builder of the smallest model of every model type: the built-in types' and each registered method's
+    ``smallest`` (a method that declares none is an error naming it)."""
+    from xlsent.training.method import available_methods
 
-
-def _absent(out: Path, backbone: TransformerEncoder) -> Path:
-    from xlsent.methods.absent import model as absent
-
-    cfg = absent.METHOD.config(sets=[*_mapping_sets(backbone), "steps=2", "batch_size=4", "gen_hidden=[8]",
-                                     "disc_hidden=[8]", "selection=none"])
-    return absent.train_on(cfg, [_pair_data()], backbone, out, progress=False)  # type: ignore[arg-type]
-
-
-def _linear_map(out: Path, backbone: TransformerEncoder) -> Path:
-    from xlsent.methods.mapping import linear as linear_map
-
-    cfg = linear_map.METHOD.config(sets=[*_mapping_sets(backbone), "method=procrustes"])
-    return linear_map.train_on(cfg, [_pair_data()], backbone, out, progress=False)  # type: ignore[arg-type]
-
-
-def _dual_pivot(out: Path, backbone: TransformerEncoder) -> Path:
-    from xlsent.data.bitext import Bitext
-    from xlsent.methods.dual_pivot import model as dual_pivot
-
-    cfg = dual_pivot.METHOD.config(mode="supervised", sets=["selection=none", "device=cpu", "steps=2", "batch_size=4",
-                                                            "checkpoint_every=100"])
-    return dual_pivot.train_on(cfg, Bitext(_DE, _EN, "de", "en"), backbone, out, progress=False)  # type: ignore[arg-type]
-
-
-def _dueam(out: Path, backbone: TransformerEncoder) -> Path:
-    from xlsent.methods.dueam import model as dueam
-    from xlsent.methods.dueam.data import SentencePairs
-
-    cfg = dueam.METHOD.config(sets=["device=cpu", "eval_every=0", "batch_size=4", "steps=2", "checkpoint_every=100"])
-    pairs = SentencePairs(_EN, _DE, ["en"] * len(_EN), ["de"] * len(_DE), sorted(set(_EN + _DE)))
-    return dueam.train_on(cfg, pairs, backbone, backbone, out, progress=False,  # type: ignore[arg-type]
-                          wmd_root=out.parent / "wmd")
-
-
-def _distill(out: Path, backbone: TransformerEncoder) -> Path:
-    from xlsent.data.multilingual import EnglishBitext
-    from xlsent.methods.distill import model as distill
-
-    cfg = distill.METHOD.config(sets=["device=cpu", "eval_every=0", "batch_size=4", "steps=2", "checkpoint_every=100",
-                                      "warmup_steps=0"])
-    bitext = [EnglishBitext("de", list(_DE), list(_EN))]
-    return distill.train_on(cfg, bitext, backbone, backbone, out, progress=False)  # type: ignore[arg-type]
-
-
-def _emu(out: Path, backbone: TransformerEncoder) -> Path:
-    from xlsent.methods.emu import model as emu
-    from xlsent.methods.emu.data import EmuData, Sentences
-
-    cfg = emu.METHOD.config(sets=["device=cpu", "steps=2", "batch_size=4", "critic_steps=1", "critic_hidden=8",
-                                  "adversarial_langs=de", "checkpoint_every=100", "eval_every=0", "valid_size=0"])
-    train = Sentences("en", _EN, [str(i) for i in range(len(_EN))], [i // 4 for i in range(len(_EN))])
-    data = EmuData(["dog", "cat"], {"en": train}, {"en": train.subset([])}, {"de": Sentences("de", _DE)})
-    return emu.train_on(cfg, data, backbone, out, progress=False)  # type: ignore[arg-type]
-
-
-def _laser(out: Path, backbone: TransformerEncoder) -> Path:
-    from xlsent.methods.laser import model as laser
-    from xlsent.methods.laser.data import PairCorpus
-
-    cfg = laser.METHOD.config(sets=[
-        "vocab_size=40", "vocab_per_lang=500", "embed_dim=8", "hidden=8", "layers=1", "decoder_hidden=8",
-        "decoder_embed_dim=8", "lang_embed_dim=4", "max_tokens=200", "max_sentence_tokens=40", "steps=2",
-        "eval_every=0", "checkpoint_every=100", "device=cpu", "languages=de", "targets=en", "save_dtype=float32"])
-    return laser.train_on(cfg, [PairCorpus("de", "en", _DE * 4, _EN * 4)], out, progress=False)  # type: ignore[arg-type]
-
-
-SMALLEST_MODELS: dict[str, Builder] = {
-    "transformer": _transformer, "transformer-lora": _transformer_lora, "absent": _absent,
-    "linear-map": _linear_map, "dual-pivot": _dual_pivot, "dueam": _dueam, "distill": _distill, "emu": _emu,
-    "laser": _laser,
-}
+    out = dict(BUILT_IN_SMALLEST)
+    for name, method in available_methods().items():
+        if method.smallest is None:
+            raise TypeError(f"method {name} declares no smallest model: set Method.smallest (docs/adding-a-method.md)")
+        out[name] = method.smallest
+    return out
 
 
 def registered_model_types() -> list[str]:
-    """The built-in model-directory types and the type of every registered method (each needs an entry in
-    :data:`SMALLEST_MODELS`)."""
+    """The built-in model-directory types and the type of every registered method (each has a smallest model in
+    :func:`smallest_models`)."""
     from importlib import metadata
 
     from xlsent.encoders.registry import DIRECTORY_TYPES, METHODS_GROUP

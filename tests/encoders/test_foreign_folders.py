@@ -236,6 +236,38 @@ def test_export_round_trip_gives_identical_vectors(exportable: Path, tmp_path: P
         export_st(back, tmp_path / "again")  # type: ignore[arg-type]
 
 
+def lora_model(backbone: Path, out: Path) -> Path:
+    """A LoRA model directory over ``backbone`` whose adapters change the vectors (B is not zero)."""
+    from xlsent.encoders.trainable import TrainableTransformer
+
+    model = TrainableTransformer(TransformerEncoder(backbone))
+    model.apply_lora(r=2, alpha=4)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if ".lora_B." in name:
+                p.normal_(0.0, 0.5, generator=torch.Generator().manual_seed(0))
+    return model.save(out, name="tiny-lora")
+
+
+def test_a_lora_model_exports_with_its_adapters_merged(exportable: Path, tmp_path: Path, home: Path) -> None:
+    lora = load_encoder(lora_model(exportable, tmp_path / "lora"), "torch")
+    assert not np.allclose(lora.encode(SENTENCES), load_encoder(exportable, "torch").encode(SENTENCES), atol=1e-3)
+    out = export_st(lora, tmp_path / "st")  # type: ignore[arg-type]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lora", "st"]
+    np.testing.assert_allclose(load_encoder(out, "torch").encode(SENTENCES), lora.encode(SENTENCES), atol=1e-5)
+    from sentence_transformers import SentenceTransformer
+
+    theirs = SentenceTransformer(str(out), device="cpu").encode(SENTENCES, normalize_embeddings=True)
+    assert min_cosine(theirs, lora.encode(SENTENCES)) >= 0.9999
+
+
+def test_a_failed_export_leaves_nothing_behind(tiny_model_dir: Path, tmp_path: Path, home: Path) -> None:
+    lora = load_encoder(lora_model(tiny_model_dir, tmp_path / "lora"), "torch")  # its backbone: no tokenizer_config
+    with pytest.raises(ModelDirError, match=r"tokenizer_config.json missing; cannot export"):
+        export_st(lora, tmp_path / "st")  # type: ignore[arg-type]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lora"]
+
+
 def test_models_lists_the_folders_of_xlsent_models(folders: dict[str, Path], tiny_model_dir: Path,
                                                    monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:

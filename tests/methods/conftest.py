@@ -1,5 +1,5 @@
 """Fixtures shared by the method tests: a home folder of the test's own, the real parallel data, toy pairs for the
-mapping methods, and a training run killed part-way (to test resuming)."""
+mapping methods, a training run killed part-way (to test resuming), and the tolerance of a bf16 backend."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from xlsent.data.bitext import Bitext
+from xlsent.encoders.backends import cpu_flags
 from xlsent.methods.mapping.data import PairData, split_rows
 from xlsent.testing import dataset_or_skip
 from xlsent.training import loop
@@ -23,6 +24,22 @@ def xlsent_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("XLSENT_HOME", str(home))
     return home
+
+
+BF16_ROUNDOFF = 2.0**-8
+"""bf16 keeps 8 significant bits: rounding a value to bf16 moves it by at most this fraction of itself."""
+BF16_ROUNDINGS = 4
+"""bf16 roundings a tiny model's unit vector may carry: each of its few matrix products rounds its inputs once."""
+
+
+@pytest.fixture()
+def bf16_atol() -> float:
+    """How far a bf16 backend may move an entry of a tiny model's unit vectors from its fp32 backend (a wrong row,
+    layer weight or map moves entries by tenths). Skips the test on a CPU without bf16 matrix instructions (AMX,
+    AVX512-BF16), where the bf16 backends run in fp32 and any comparison with fp32 would hold."""
+    if not {"amx_bf16", "avx512_bf16"} & cpu_flags():
+        pytest.skip("this CPU has no bf16 matrix instructions (AMX, AVX512-BF16): bf16 backends run in fp32 here")
+    return BF16_ROUNDINGS * BF16_ROUNDOFF
 
 
 @pytest.fixture()

@@ -17,11 +17,13 @@ import xlsent
 from xlsent.data.held_out import held_out_sentences
 from xlsent.data.multilingual import EnglishBitext, TemperatureSampler, build_english_bitext, english_languages
 from xlsent.data.sts import StsPairs
+from xlsent.data.user_bitext import BitextError, BitextFile, load_user_bitext
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.distill.model import METHOD, DevSts, held_out_scores, stsb_spearman, train_on
 from xlsent.training.config import ConfigError
+from xlsent.training.method import with_user_bitext
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "xlsent_home")
 
@@ -135,7 +137,7 @@ def test_the_bitext_covers_every_language_with_english_and_no_test_sentence(para
         assert len(set(zip(b.xx, b.en, strict=True))) == len(b.xx)
     again = build_english_bitext(parallel_data, languages=["de", "kk", "sw"], max_pairs=500, valid_pairs=20)
     assert [(b.xx, b.valid_en) for b in again] == [(b.xx, b.valid_en) for b in bitext]
-    assert "ntrex128" in bitext[1].sources and torch is not None
+    assert bitext[1].lang == "kk" and bitext[1].sources["ntrex128"]["kept"] > 0  # NTREX's kk-en pairs are used
 
 
 def test_micro_batches_give_the_same_vectors_and_gradients(tiny_model_dir: Path) -> None:
@@ -188,3 +190,65 @@ def test_validation_keeps_english_stsb_dev_and_pools_the_languages(tmp_path: Pat
     lost = held_out_scores(learner, bitext, DevSts(toy_sts(), kept["stsb-en dev"] + 2.0), tolerance=0.5)
     assert lost["selection"] == pytest.approx(kept["pooled retrieval"] - 150.0)  # 2 points lost, 1.5 beyond 0.5
     assert held_out_scores(learner, bitext, None, tolerance=0.5)["selection"] == kept["pooled retrieval"]
+
+
+def toy_user_file(path: Path, n: int = 120) -> Path:
+    """A toy new language "qx" (the toy words spelt backwards) with English, one pair a line."""
+    rng = np.random.default_rng(1)
+    en = ["dog", "cat", "house", "tree", "red", "blue"]
+    rows = [rng.choice(6, size=rng.integers(2, 5)) for _ in range(n)]
+    path.write_text("".join(" ".join(en[i][::-1] for i in r) + "\t" + " ".join(en[i] for i in r) + f" {k}\n"
+                            for k, r in enumerate(rows)), encoding="utf-8")
+    return path
+
+
+def test_user_bitext_takes_its_share_of_batches_is_validated_and_recorded(tmp_path: Path,
+                                                                          tiny_model_dir: Path) -> None:
+    teacher = TransformerEncoder(tiny_model_dir)
+    user = load_user_bitext([BitextFile("qx", str(toy_user_file(tmp_path / "qx.tsv")))], hold_out=True, seed=0)
+    out = train_on(tiny_config("steps=24", "eval_every=12"), toy_bitext(), teacher, teacher, tmp_path / "m",
+                   progress=False, user=user)
+    batches = [k for ln in losses_of(out) for k in ln if k.startswith("batches ")]
+    assert 0.3 < batches.count("batches qx") / len(batches) < 0.7  # half the draws, not a third
+    training = json.loads((out / "xlsent.json").read_text())["training"]
+    assert training["user_bitext"][0]["held_out"] == 50 and training["user_bitext"][0]["lang"] == "qx"
+    last = training["validation"]["last"]
+    assert {"user retrieval", "pooled retrieval", "retrieval/qx"} <= set(last)
+    assert last["selection"] == pytest.approx((last["user retrieval"] + last["pooled retrieval"]) / 2)
+    assert json.loads((out / "data.json").read_text())["user_bitext"] == training["user_bitext"]
+    pairs = training["user_bitext"][0]["pairs"]
+    assert f"user bitext qx-en: {pairs} training pairs, 50 held out (qx.tsv sha256 " in (out / "README.md").read_text()
+
+
+def test_bitext_only_trains_without_the_shipped_data_and_resume_refuses_a_changed_file(
+        tmp_path: Path, tiny_model_dir: Path, killed_run: Callable[..., AbstractContextManager[None]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XLSENT_DATA", str(tmp_path / "no-data"))
+    path = toy_user_file(tmp_path / "qx.tsv")
+    cfg = with_user_bitext(tiny_config("steps=12", "eval_every=0", f"backbone={tiny_model_dir}",
+                                       f"teacher={tiny_model_dir}"), [f"qx={path}"], True)
+    with killed_run(7):
+        METHOD.train(cfg, tmp_path / "m", progress=False)
+    toy_user_file(path, 121)
+    with pytest.raises(BitextError, match=f"changed --bitext file.s.: {path}"):
+        METHOD.train(cfg, tmp_path / "m", resume=True, progress=False)
+    out = METHOD.train(cfg, tmp_path / "fresh", progress=False)
+    assert json.loads((out / "data.json").read_text())["per_lang"].keys() == {"qx"}
+
+
+def test_a_user_language_is_the_only_one_whose_english_the_teacher_encodes_again(
+        tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    teacher = TransformerEncoder(tiny_model_dir)
+    cfg = tiny_config("steps=2", "eval_every=0", "loss=distill")
+    train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "a", progress=False)
+    user = load_user_bitext([BitextFile("qx", str(toy_user_file(tmp_path / "qx.tsv")))], hold_out=False, seed=0)
+    encoded: list[str] = []
+    real = TransformerEncoder.encode
+
+    def counting(self: TransformerEncoder, sentences: list[str], *args: object, **kwargs: object) -> np.ndarray:
+        encoded.extend(sentences)
+        return real(self, sentences, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(TransformerEncoder, "encode", counting)
+    train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "b", progress=False, user=user)
+    assert set(encoded) == set(user.bitext[0].en)

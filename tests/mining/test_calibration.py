@@ -156,6 +156,43 @@ def test_a_lossy_backend_uses_the_threshold_of_the_same_weights(tmp_path: Path, 
         load_calibration(LookupEncoder({"a": [1.0]}, name="other@abc+onnx-int8"))
 
 
+def test_the_model_directory_comes_before_the_cache_record_of_another_copy(tmp_path: Path, home: Path) -> None:
+    """Two copies of the same weights, on a lossy backend: calibrating one (into the cache and its own directory)
+    must not override the threshold recorded in the other copy's directory, which comes first."""
+    def copy(name: str) -> LookupEncoder:
+        enc = LookupEncoder({"a": [1.0]}, name="toy@abc+openvino-bf16")
+        enc.model_dir = tmp_path / name  # type: ignore[attr-defined]
+        enc.model_dir.mkdir()  # type: ignore[attr-defined]
+        (enc.model_dir / "xlsent.json").write_text(json.dumps(  # type: ignore[attr-defined]
+            {"type": "toy", "mining": {"threshold": 1.1, "encoder": "toy@abc"}}), encoding="utf-8")
+        return enc
+
+    shipped, mine = copy("shipped"), copy("mine")
+    save_threshold(mine, {"threshold": 1.3, "encoder": "toy@abc+openvino-bf16"})
+    assert load_calibration(shipped) == ({"threshold": 1.1, "encoder": "toy@abc"},
+                                         str(tmp_path / "shipped" / "xlsent.json"))
+    assert load_calibration(mine) == ({"threshold": 1.3, "encoder": "toy@abc+openvino-bf16"},
+                                      str(tmp_path / "mine" / "xlsent.json"))
+    assert "the model directory first" in (calibration.__doc__ or "") + (load_calibration.__doc__ or "")
+
+
+def test_calibration_on_too_few_gold_pairs_is_logged_and_recorded(tmp_path: Path, home: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    enc = toy_newstest(tmp_path / "data")  # 12 gold pairs
+    with caplog.at_level("WARNING", logger="xlsent.mining.calibration"):
+        record = calibrate(enc, langs=["de"], root=tmp_path / "data")
+    assert record["per_set"]["de-en"]["gold_pairs"] == N_GOLD
+    assert record["warning"].startswith(f"calibrated on too few gold pairs (de-en: {N_GOLD}; at least "
+                                        f"{calibration.MIN_GOLD_PAIRS} a set")
+    assert record["warning"] in caplog.text
+    save_threshold(enc, record)
+    from xlsent.mining.auto_threshold import auto_threshold
+
+    with caplog.at_level("WARNING", logger="xlsent.mining.auto_threshold"):
+        auto_threshold(enc, margin="ratio", k=4)
+    assert "the calibration record" in caplog.text and "warns: calibrated on too few gold pairs" in caplog.text
+
+
 def test_ship_refuses_an_unregistered_encoder(tmp_path: Path, home: Path) -> None:
     enc = LookupEncoder({"a": [1.0]}, name="my-model")
     with pytest.raises(ValueError, match="registered encoders"):

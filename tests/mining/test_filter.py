@@ -159,6 +159,16 @@ def test_language_id_finds_the_wrong_language() -> None:
     assert guess.prob_of("de")[1] < 0.05 < guess.prob_of("de")[0]
 
 
+def test_invisible_lines_are_empty_to_language_id_and_the_filters() -> None:
+    """A line of only zero-width, format or control characters is empty (xlsent.data.empty_text), not text."""
+    invisible = "\u200b\u200c\ufeff\u00ad\x01"
+    assert identify(["Der Hund schläft im Garten.", invisible]).top == ["de", "und"]
+    cfg = FilterConfig(langid=False)
+    src, tgt = ["Das ist ein Test.", "Ein ganz normaler Satz hier."], ["This is a test.", invisible]
+    assert decide(pair_values(src, tgt, (None, None), cfg), np.array([2.0, 2.0]), cfg, threshold=1.0).reason == [
+        "", "empty"]
+
+
 def test_first_failing_filter_is_the_reason_and_duplicates_keep_the_first() -> None:
     cfg = FilterConfig(langid=False)
     src = ["Das ist ein Test.", "Das ist ein Test.", "https://x.org", "Kurz.", "Ein ganz normaler Satz hier."]

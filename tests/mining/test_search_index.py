@@ -31,7 +31,7 @@ def test_search_sentences_needs_the_encoder_that_built_the_index(tmp_path: Path)
 
 def test_an_index_refuses_empty_input_and_unreadable_manifests(tmp_path: Path) -> None:
     blank = tmp_path / "blank.txt"
-    blank.write_text("\n \n", encoding="utf-8")
+    blank.write_text("\n \n\u200b\u00ad\n\ufeff\x01\n", encoding="utf-8")  # blank, or invisible characters only
     with pytest.raises(ValueError, match="blank.txt: no text to index"):
         build_sentence_index(InputSpec(blank), tmp_path / "idx", LookupEncoder(TABLE), "t", progress=False)
     assert not (tmp_path / "idx").exists()

@@ -15,7 +15,8 @@ BENCH_RECORD = {
     "arguments": {"sizes": [50000]}, "created": "2026-11-23T10:00:00Z",
     "machine": {"cpu": "Test CPU", "cores": 2, "usable_cores": 2, "ram_gib": 7.8, "python": "3.11.7",
                 "packages": {"numpy": "2.0.1", "faiss-cpu": None}},
-    "rows": [{"case": "exact N=50000 one-pass", "unit": "s", "ours": 8.5, "baseline": 15.0,
+    "rows": [{"case": "exact N=50000 one-pass", "encoder": None, "backend": None, "unit": "s", "ours": 8.5,
+              "baseline": 15.0,
               "baseline_case": "faiss-2pass: two-pass search", "ratio": 8.5 / 15.0,
               "checks": {"same pairs as baseline": True}, "details": {"k-NN s": 7.1, "RSS MiB": 312.4, "pairs": 40000}},
              {"case": "approx N=1000000 ivfpqfs", "unit": "s", "ours": 229.4, "baseline": None, "baseline_case": "",
@@ -27,16 +28,18 @@ BENCH_RECORD = {
 def test_bench_section_renders_each_case_against_its_baseline() -> None:
     encode = {"bench": "encode", "created": "2026-11-24T09:00:00Z", "machine": {}, "notes": [],
               "rows": [{"case": "batch 64", "unit": "sentences/s", "ours": 1234.5, "baseline": 99.0, "ratio": 12.47,
-                        "checks": {"same vectors": False}}]}
+                        "checks": {"same vectors": False}, "encoder": "me5-small@8fdd+openvino-bf16",
+                        "backend": "openvino-bf16"}]}
     text = "\n".join(bench_section([BENCH_RECORD, encode]))
 
     assert text.startswith("## Benchmarks\n")
     mining = text[text.index("### mining"):text.index("### encode")]
     assert "### mining: Bitext mining on CPU" in mining
-    assert "| case | ours | baseline | ratio | checks | details |" in mining
-    assert ("| exact N=50000 one-pass | 8.50 s | 15.0 s | 0.567x | same pairs as baseline: yes | "
+    assert "| case | model | ours | baseline | ratio | checks | details |" in mining
+    assert ("| exact N=50000 one-pass | no model | 8.50 s | 15.0 s | 0.567x | same pairs as baseline: yes | "
             "k-NN s: 7.10; RSS MiB: 312; pairs: 40000 |") in mining
-    assert "| approx N=1000000 ivfpqfs | 229 s |  |  | recall planted: 0.998; targets: PASS |  |" in mining
+    assert ("| approx N=1000000 ivfpqfs | model not recorded | 229 s |  |  | recall planted: 0.998; targets: PASS "
+            "|  |") in mining  # an older row: its model is not guessed
     assert ("- Measured 2026-11-23T10:00:00Z on Test CPU, 2 cores (2 usable), 7.8 GiB RAM; Python 3.11.7, "
             "numpy 2.0.1.") in mining
     assert "- Command: `python benchmarks/mining_bench.py --sizes 50000`." in mining
@@ -44,7 +47,8 @@ def test_bench_section_renders_each_case_against_its_baseline() -> None:
 
     encode_text = text[text.index("### encode"):]
     assert "### encode\n" in encode_text  # no title: the bare benchmark name
-    assert "| batch 64 | 1234 sentences/s | 99.0 sentences/s | 12.5x | same vectors: **no** |  |" in encode_text
+    assert ("| batch 64 | `me5-small@8fdd+openvino-bf16` | 1234 sentences/s | 99.0 sentences/s | 12.5x | "
+            "same vectors: **no** |  |") in encode_text
     assert ("- Measured 2026-11-24T09:00:00Z on ?, ? cores (? usable), ? GiB RAM; Python ?." in encode_text
             and "Command" not in encode_text and "Baseline:" not in encode_text)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -12,6 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from xlsent.cli import main
 
 
 def xlsent(*args: str) -> subprocess.Popen[str]:
@@ -72,3 +75,23 @@ def test_an_unset_api_key_variable_is_refused_at_start(monkeypatch: pytest.Monke
     assert proc.returncode == 2, output
     assert ("xlsent: error: --api-key-env XLSENT_TEST_UNSET_KEY: that environment variable is not set (or empty), "
             "so /v1/* would need no key") in output
+
+
+@pytest.mark.parametrize("case", ["port in use", "address not on this machine"])
+def test_an_address_that_cannot_be_bound_is_one_sentence(case: str, tiny_model_dir: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Bound by xlsent after the models load: the cause and the fix in one line, not uvicorn's raw message."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        host = "127.0.0.1" if case == "port in use" else "203.0.113.7"  # TEST-NET-3: no machine's own address
+        assert main(["serve", "--model", f"tiny={tiny_model_dir}", "--backend", "torch", "--host", host, "--port",
+                     str(port)]) == 2
+    err = capsys.readouterr().err
+    expected = (f"xlsent: error: --port {port}: the port is in use on 127.0.0.1 (another server, or an xlsent serve "
+                "still running?): stop that server, or choose another --port (0 picks a free one)"
+                if case == "port in use" else
+                "xlsent: error: --host 203.0.113.7: this machine has no such address; use 127.0.0.1")
+    assert expected in err, err
+    assert "Traceback" not in err and "Errno" not in err and "Uvicorn running" not in err

@@ -140,6 +140,41 @@ def test_connections_that_never_finish_their_headers_are_closed(serve, tiny_enco
         assert_still_healthy(live.url)
 
 
+SEND_JSON = "send a JSON object with the header Content-Type: application/json"
+BODY_CAUSES = {
+    "wrong Content-Type": ({"Content-Type": "text/plain"}, raw(input="a", model="tiny"), 415,
+                           f"the body has Content-Type text/plain, not application/json: {SEND_JSON}"),
+    "no Content-Type": ({}, raw(input="a", model="tiny"), 415,
+                        f"the body has no Content-Type, so it is not JSON: {SEND_JSON}"),
+    "form body": ({"Content-Type": "application/x-www-form-urlencoded"}, b"input=a&model=tiny", 415,
+                  "the body is a form (Content-Type application/x-www-form-urlencoded, as HTML forms and curl -d or -F "
+                  f"send one), not JSON: {SEND_JSON}"),
+    "token ids": ({"Content-Type": "application/json"}, raw(input=[[101, 2023, 102]], model="tiny"), 422,
+                  "input: token ids are not accepted, as xlsent tokenizes the text itself: send the text as a string "
+                  "or a list of strings"),
+    "flat token ids": ({"Content-Type": "application/json"}, raw(input=[101, 2023], model="tiny"), 422,
+                       "input: token ids are not accepted"),
+    "latin-1 body": ({"Content-Type": "application/json"}, '{"input": "café", "model": "tiny"}'.encode("latin-1"),
+                     400, "the body is not UTF-8 (byte 0xe9 at offset 14; latin-1 or cp1252 text?): encode the JSON "
+                     "as UTF-8"),
+}
+
+
+@pytest.mark.parametrize("case", list(BODY_CAUSES))
+def test_a_request_body_error_names_its_cause(toy_server, case: str) -> None:
+    headers, body, status, message = BODY_CAUSES[case]
+    r = httpx.post(toy_server.url + "/v1/embeddings", content=body, headers=headers, timeout=30)
+    assert r.status_code == status, r.text
+    assert r.json()["error"]["message"].startswith(message), r.text
+    assert_still_healthy(toy_server.url)
+
+
+def test_docs_load_nothing_from_another_host(toy_server) -> None:
+    page = httpx.get(toy_server.url + "/docs", timeout=5)
+    assert page.status_code == 200 and "/v1/embeddings" in page.text and 'href="/openapi.json"' in page.text
+    assert "http://" not in page.text and "https://" not in page.text and "//cdn" not in page.text
+
+
 def test_head_health_answers_200(toy_server) -> None:
     r = httpx.head(toy_server.url + "/health", timeout=5)
     assert r.status_code == 200 and r.content == b""

@@ -27,6 +27,7 @@ def test_serve_bench_writes_its_record_at_toy_size(tiny_model_dir: Path, tmp_pat
     assert record["bench"] == "serve" and record["arguments"]["clients"] == 4
     (row,) = record["rows"]
     assert row["unit"] == "sentences/s" and row["ours"] > 0 and row["baseline"] > 0
+    assert row["encoder"].startswith("tiny@") and row["backend"] == "torch"  # the model it timed
     assert row["checks"]["answers"] > 0 and row["checks"]["5xx or lost"] == 0 and row["checks"]["errors"] == 0
     assert row["details"]["p50 ms"] <= row["details"]["p95 ms"] <= row["details"]["p99 ms"]
     assert row["details"]["RSS end MiB"] > 0 and row["details"]["RSS peak MiB"] >= row["details"]["RSS end MiB"]

@@ -63,3 +63,33 @@ def test_a_folder_of_other_files_is_refused_and_a_killed_run_is_not(tmp_path: Pa
         (tmp_path / "empty").mkdir(exist_ok=True)
         assert train(TrainConfig(), tmp_path / out, resume=True) == tmp_path / out
     assert len(calls) == 4
+
+
+def test_resuming_into_another_methods_model_names_its_type(tmp_path: Path) -> None:
+    from xlsent.training.method import get_method
+
+    dual_pivot, linear_map = get_method("dual-pivot"), get_method("linear-map")
+    (tmp_path / "done").mkdir()
+    write_manifest(tmp_path / "done", model_manifest("dual-pivot", dual_pivot.config()))
+    with pytest.raises(ConfigError, match=r"done holds a dual-pivot model, not one of the method trained now; --resume "
+                                          r"continues a run of the same method only: train into a new --out, or "
+                                          r"resume with `xlsent train dual-pivot`$"):
+        linear_map.train(linear_map.config(), tmp_path / "done", resume=True)
+    assert dual_pivot.train(dual_pivot.config(), tmp_path / "done", resume=True) == tmp_path / "done"
+
+
+def test_resuming_where_there_is_no_run_says_it_trains_from_scratch(tmp_path: Path,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    train = checked_train(TrainConfig, lambda config, out, **kw: out)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "killed" / CHECKPOINT_DIR).mkdir(parents=True)
+    with caplog.at_level("WARNING", logger="xlsent.training.method"):
+        for out in ("new", "empty", "killed"):
+            assert train(TrainConfig(), tmp_path / out, resume=True) == tmp_path / out
+    assert f"--resume: {tmp_path / 'new'} does not exist, so there is nothing to resume; training from scratch" \
+        in caplog.text
+    assert f"--resume: {tmp_path / 'empty'} holds no training run, so there is nothing to resume" in caplog.text
+    assert "killed" not in caplog.text
+    caplog.clear()
+    train(TrainConfig(), tmp_path / "other")
+    assert "--resume" not in caplog.text

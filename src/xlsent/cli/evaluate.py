@@ -72,7 +72,7 @@ def _eval(args: argparse.Namespace) -> int:
         result = run_task(task, encoder, langs=args.langs, root=args.data, progress=not args.quiet, **options)
         path = result.save(args.output, overwrite=args.overwrite)
         averages = ", ".join(f"{k} {v:.1f}" for k, v in result.averages.items())
-        print(f"{task}: {result.main_metric} {result.main_score:.2f} ({averages}) -> {path}")
+        print(f"{task}: {result.main_metric} {result.main_score:.2f}{f' ({averages})' if averages else ''} -> {path}")
         if args.record:
             from dataclasses import asdict
 

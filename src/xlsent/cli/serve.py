@@ -19,7 +19,8 @@ def add_commands(sub: Commands) -> None:
         "mine`), GET /v1/models, /health, /ready, /metrics (Prometheus) and a page at / to align sentences by "
         "hand. Listens on 127.0.0.1 unless --host says otherwise. Each model has one worker that encodes "
         "concurrent requests together; limits, queue and timeouts come from --config (a TOML file of "
-        "xlsent.serve.ServeSettings fields). The schema is at /openapi.json, interactive docs at /docs.",
+        "xlsent.serve.ServeSettings fields). The schema is at /openapi.json, a list of the routes at /docs "
+        "(nothing loaded from a CDN).",
     )
 
 

@@ -63,6 +63,12 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    help="continue a killed run from its last checkpoint, with the same configuration (steps included)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where to train (default: config, auto)")
     p.add_argument("--seed", type=int, help="random seed (default: config, 0)")
+    p.add_argument("--bitext", action="append", default=[], metavar="LANG=FILE",
+                   help="your own pairs of LANG with English (distill, laser; repeatable): FILE a TSV `text TAB "
+                        "english`, a JSONL with the text under LANG or text and the English under en, or "
+                        "FILE_X,FILE_EN two line-aligned files; a seeded part is held out to choose the checkpoint")
+    p.add_argument("--bitext-only", action="store_true",
+                   help="train on the --bitext pairs alone (default: they join the shipped bitext, replayed)")
     add_data(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_train, writes=("out",))
@@ -74,7 +80,8 @@ def _train(args: argparse.Namespace) -> int:
     sets = list(args.set or [])
     sets += [f"{key}={value}" for key in ("seed", "device") if (value := getattr(args, key)) is not None]
     out = train(args.method, args.out, config_files=args.config or (), sets=sets, mode=args.mode,
-                resume=args.resume, data=args.data, progress=not args.quiet)
+                resume=args.resume, data=args.data, progress=not args.quiet, bitext=args.bitext,
+                bitext_only=args.bitext_only)
     print(f"wrote model directory {out}")
     print(f"to mine with it at a calibrated threshold (`xlsent mine --threshold auto`), calibrate it (slow on CPU, so "
           f"not run here):\n  xlsent calibrate --model {shlex.quote(str(out))}")

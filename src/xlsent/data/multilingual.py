@@ -107,16 +107,35 @@ def temperature_weights(sizes: Sequence[int], temperature: float) -> np.ndarray:
     return raw / raw.sum()
 
 
+def boosted_weights(sizes: Sequence[int], temperature: float, boosted: Sequence[bool], share: float) -> np.ndarray:
+    """Temperature weights within two groups, the ``boosted`` languages taking ``share`` of the draws together and
+    the others the rest; plain :func:`temperature_weights` when either group is empty or ``share`` is 0.
+
+    >>> [round(float(w), 3) for w in boosted_weights([10000, 10000, 100], 5.0, [False, False, True], 0.5)]
+    [0.25, 0.25, 0.5]
+    """
+    mask = np.asarray(boosted, dtype=bool) if len(boosted) else np.zeros(len(sizes), dtype=bool)
+    if share == 0 or mask.all() or not mask.any():
+        return temperature_weights(sizes, temperature)
+    sizes_ = np.asarray(sizes)
+    out = np.zeros(len(sizes_))
+    out[mask] = share * temperature_weights(sizes_[mask], temperature)
+    out[~mask] = (1 - share) * temperature_weights(sizes_[~mask], temperature)
+    return out
+
+
 class TemperatureSampler:
-    """Which language draw ``d`` takes: seeded per draw, so a resumed run draws the same sequence.
+    """Which language draw ``d`` takes: seeded per draw, so a resumed run draws the same sequence; ``boosted``
+    languages take ``share`` of the draws together (:func:`boosted_weights`).
 
     >>> sampler = TemperatureSampler([100, 100], temperature=1.0, seed=3)
     >>> sampler.language(7) == sampler.language(7), sorted({sampler.language(d) for d in range(50)})
     (True, [0, 1])
     """
 
-    def __init__(self, sizes: Sequence[int], temperature: float, seed: int = 0) -> None:
-        self.weights = temperature_weights(sizes, temperature)
+    def __init__(self, sizes: Sequence[int], temperature: float, seed: int = 0, *, boosted: Sequence[bool] = (),
+                 share: float = 0.0) -> None:
+        self.weights = boosted_weights(sizes, temperature, boosted, share)
         self.cumulative = np.cumsum(self.weights)
         self.seed = seed
 

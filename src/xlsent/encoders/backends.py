@@ -3,7 +3,10 @@
 A backend runs one graph, ``(input_ids, attention_mask) -> per-sentence sums of the last layer's token states``
 (mean pooling is the sum over the mask divided by the token count, which the encoder knows), so every backend
 plugs into the same token-budget batching. Exported graphs are written once under
-``$XLSENT_HOME/backends/<model checksum>/<backend>/`` and reused; nothing is rebuilt on the next load.
+``$XLSENT_HOME/backends/<model checksum>/<backend>/``, with the size and SHA-256 of each file
+(:mod:`xlsent.encoders.export_record`), and reused while they match: an export whose files differ from their record
+(edited, truncated, partial, or built by an older xlsent without one), or that its runtime cannot load, is logged
+and rebuilt, never run.
 
 - ``torch``: the model as it is, fp32. ``torch-bf16``: the same under bf16 autocast (lossy: part of the id).
 - ``onnx``: ONNX Runtime, all graph optimizations. ``onnx-int8``: dynamic int8 of the MatMul weights (per channel;
@@ -33,6 +36,7 @@ import shutil
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,7 @@ import numpy as np
 import torch
 
 from xlsent.encoders.batching import pad_batch
+from xlsent.encoders.export_record import export_problem, record_export
 from xlsent.encoders.transformer_model import TransformerModel
 from xlsent.inference import BACKENDS, CHOICES
 from xlsent.paths import xlsent_home
@@ -164,14 +169,20 @@ def _example_inputs() -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def _build_once(dest: Path, build: Callable[[Path], None]) -> Path:
-    """Build ``dest`` (a folder) in a temporary sibling and rename it into place; reuse it when it exists."""
+    """Build ``dest`` (a folder) in a temporary sibling, record its files' checksums and rename it into place; reuse
+    it when it exists and its files match the record, else (logged) discard and rebuild it."""
     if dest.is_dir():
-        return dest
+        problem = export_problem(dest)
+        if not problem:
+            return dest
+        log.warning("%s: %s; rebuilding this cached export", dest, problem)
+        _discard(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     try:
         try:
             build(tmp)
+            record_export(tmp)
         except (OSError, RuntimeError) as e:  # a full disk surfaces as e.g. "basic_ios::clear: iostream error"
             free = shutil.disk_usage(dest.parent).free / 2**30
             raise RuntimeError(f"could not build {dest}: {e} ({free:.1f} GiB free on its disk; an export needs a few "
@@ -185,6 +196,41 @@ def _build_once(dest: Path, build: Callable[[Path], None]) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return dest
+
+
+def _discard(dest: Path) -> None:
+    """Remove the export folder ``dest``: renamed aside first (so no other process loads it half-deleted), then
+    deleted; one that another process removed already is fine."""
+    aside = Path(tempfile.mkdtemp(prefix=f".{dest.name}.stale.", dir=dest.parent))
+    try:
+        dest.rename(aside / dest.name)
+    except FileNotFoundError:
+        pass
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def _load_export(dest: Path, build: Callable[[Path], None], load: Callable[[Path], Runner]) -> Runner:
+    """``load`` of the export ``dest``, built once (:func:`_build_once`); an export that its runtime cannot load is
+    logged, rebuilt and loaded again, and one freshly built that still cannot load is a RuntimeError naming it."""
+    folder = _build_once(dest, build)
+    try:
+        return load(folder)
+    except Exception as exc:  # ONNX Runtime and OpenVINO raise their own types (InvalidProtobuf, RuntimeError, ...)
+        log.warning("%s: the cached export cannot be loaded (%s); rebuilding it", dest, _first_line(exc))
+    _discard(dest)
+    folder = _build_once(dest, build)
+    try:
+        return load(folder)
+    except Exception as exc:  # as above
+        raise RuntimeError(f"{dest}: a freshly built export cannot be loaded ({_first_line(exc)}); run with "
+                           "--backend torch, and report this") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (runtimes' messages run to many lines), with its type."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"
 
 
 def calibration_sentences() -> list[str]:
@@ -319,19 +365,26 @@ def build_runner(backend: str, model: TransformerModel, checksum: str, *,
         package = RUNTIMES[backend.split("-")[0]]
         raise BackendError(f"backend {backend!r} needs the {package} package (pip install {package})")
     if backend.startswith("onnx"):
-        fp32 = _build_once(backend_dir(checksum, "onnx"), lambda out: _export_onnx(graph, out))
+        fp32_dir = backend_dir(checksum, "onnx")
+        export_onnx = partial(_export_onnx, graph)
         if backend == "onnx":
-            return _onnx_runner(fp32, threads)
+            return _load_export(fp32_dir, export_onnx, partial(_onnx_runner, threads=threads))
         reduce_range = cpu_class() not in ("amx", "avx512-vnni")
         name = "onnx-int8-reduce-range" if reduce_range else "onnx-int8"
-        return _onnx_runner(_build_once(backend_dir(checksum, name),
-                                        lambda out: _quantize_onnx(fp32, out, model, reduce_range)), threads)
-    fp32 = _build_once(backend_dir(checksum, "openvino"), lambda out: _export_openvino(graph, out))
+        return _load_export(
+            backend_dir(checksum, name),
+            lambda out: _quantize_onnx(_build_once(fp32_dir, export_onnx), out, model, reduce_range),
+            partial(_onnx_runner, threads=threads))
+    fp32_dir = backend_dir(checksum, "openvino")
+    export_openvino = partial(_export_openvino, graph)
     if backend in ("openvino", "openvino-bf16"):
-        return _openvino_runner(fp32, threads, "bf16" if backend == "openvino-bf16" else "f32")
+        precision = "bf16" if backend == "openvino-bf16" else "f32"
+        return _load_export(fp32_dir, export_openvino, partial(_openvino_runner, threads=threads, precision=precision))
     name = f"{backend}-edge{OPENVINO_FLOAT_EDGE}"
-    return _openvino_runner(_build_once(backend_dir(checksum, name),
-                                        lambda out: _quantize_openvino(fp32, out, model, tokenize, pad)), threads)
+    return _load_export(
+        backend_dir(checksum, name),
+        lambda out: _quantize_openvino(_build_once(fp32_dir, export_openvino), out, model, tokenize, pad),
+        partial(_openvino_runner, threads=threads))
 
 
 def available(backend: str) -> bool:

@@ -123,6 +123,10 @@ def _training_lines(training: Mapping[str, Any], config: Mapping[str, Any]) -> l
     elif data:
         lines.append(f"- data: {data.get('kind', '')} {data.get('src_lang', '')}-{data.get('tgt_lang', '')}, "
                      f"{data.get('src_sentences', '?')} source / {data.get('tgt_sentences', '?')} target sentences")
+    for record in training.get("user_bitext", []):
+        sums = ", ".join(f"{Path(p).name} sha256 {h[:12]}" for p, h in record["sha256"].items())
+        lines.append(f"- user bitext {record['lang']}-en: {record['pairs']} training pairs, {record['held_out']} held "
+                     f"out ({sums})")
     valid = training.get("validation", {})
     if valid.get("best") and valid.get("selection") == "none":
         last = valid.get("last") or {}

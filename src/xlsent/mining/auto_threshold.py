@@ -29,10 +29,13 @@ class AutoThreshold:
 
 def auto_threshold(encoder: Encoder, *, margin: str, k: int) -> AutoThreshold:
     """The calibrated threshold of ``encoder`` (:func:`~xlsent.mining.calibration.load_calibration`), warning when
-    it was calibrated with another margin or k than the run's ``margin`` and ``k``."""
+    it was calibrated with another margin or k than the run's ``margin`` and ``k``, and repeating the record's own
+    ``warning`` (e.g. too few gold pairs)."""
     record, found = load_calibration(encoder)
     how = {key: record.get(key) for key in ("margin", "k")}
     if how != {"margin": margin, "k": k}:
         log.warning("--threshold auto: the threshold was calibrated with margin=%s, k=%s; this run uses margin=%s, "
                     "k=%d", how["margin"], how["k"], margin, k)
+    if record.get("warning"):
+        log.warning("--threshold auto: the calibration record (%s) warns: %s", found, record["warning"])
     return AutoThreshold(float(record["threshold"]), record, found)

@@ -4,12 +4,20 @@ Margin thresholds differ a lot between encoders (LASER ~1.04, LaBSE ~1.2), so xl
 encoder on BUCC-style *dev* sets (gold pairs hidden among distractors, :func:`calibrate`): those of
 :func:`xlsent.data.bucc.newstest_bucc_dev` (gold newstest2011, 2014 for ru), never the newstest2012 sets that
 ``xlsent eval bucc`` reports, so no reported number is tuned on its own test set. A record holds the
-threshold and how and on what it was obtained (sets, k, margin, date, xlsent version). :func:`load_calibration`
-looks for the record of an encoder in its model directory's ``xlsent.json``, then in
-``$XLSENT_HOME/calibration/`` (both written by ``xlsent calibrate``), then among the thresholds shipped with
-xlsent (``thresholds.json`` beside this module, written by ``xlsent calibrate --ship`` for the registered
-encoders). Every record belongs to one encoder id (name@weights checksum): a changed model never uses a
-threshold calibrated for another.
+threshold and how and on what it was obtained (sets, k, margin, date, xlsent version); a set of fewer than
+:data:`MIN_GOLD_PAIRS` gold pairs is logged and recorded as a ``warning``.
+
+:func:`load_calibration` looks for the record of an encoder in one documented order, place by place:
+
+1. its model directory's ``xlsent.json`` (field ``mining``, written by ``xlsent calibrate`` of that directory);
+2. ``$XLSENT_HOME/calibration/`` (written by ``xlsent calibrate`` of any copy of the same weights);
+3. the thresholds shipped with xlsent (``thresholds.json`` beside this module, written by ``xlsent calibrate
+   --ship`` for the registered encoders).
+
+The model directory comes first: a threshold calibrated into the cache for one copy of a model never overrides
+the one recorded in the directory being loaded. Every record belongs to one encoder id (name@weights checksum):
+a changed model never uses a threshold calibrated for another. Within each place, the record of the encoder's own
+id comes before that of the same weights on fp32 (an encoder on a lossy backend, id ``...+openvino-bf16``).
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,6 +50,10 @@ SHIPPED_ABOUT = ("Mining thresholds of the registered encoders for `xlsent mine 
                  "(name@weights checksum). Written by `xlsent calibrate --model NAME --ship`; do not edit by hand.")
 CALIBRATION_SETS = ("de", "fr", "ru")
 """Languages of the BUCC-style newstest dev sets (``LANG-en``) calibrated on by default."""
+MIN_GOLD_PAIRS = 500
+"""Fewest gold pairs of a dev set for a threshold worth trusting: the F1-optimal threshold of a few dozen pairs moves
+with each pair (the newstest dev sets hold about 3,000 each). Fewer is logged and recorded as the record's
+``warning``."""
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +75,34 @@ def calibrate(encoder: Encoder, *, langs: Sequence[str] = CALIBRATION_SETS, root
             bucc = newstest_bucc_dev(lang, base)
             scores = score_set(lambda sentences, code: cached_encode(encoder, sentences, code, progress=progress),
                                bucc, k=k)
-            per_set[bucc.pair] = {**scores, "description": bucc.description}
+            per_set[bucc.pair] = {**scores, "gold_pairs": len(bucc.gold), "description": bucc.description}
     thresholds = [s["threshold"] for s in per_set.values()]
-    return {"threshold": float(sum(thresholds) / len(thresholds)), "encoder": encoder_id(encoder),
-            "margin": "ratio", "k": k, "mode": "max", "sets": list(per_set),
-            "method": "mean of the F1-optimal thresholds on the BUCC-style newstest dev sets (xlsent.data.bucc."
-                      "newstest_bucc_dev: gold newstest2011, 2014 for ru; not the newstest2012 test sets)",
-            "per_set": per_set, "date": datetime.now(UTC).date().isoformat(), "xlsent_version": __version__}
+    record = {"threshold": float(sum(thresholds) / len(thresholds)), "encoder": encoder_id(encoder),
+              "margin": "ratio", "k": k, "mode": "max", "sets": list(per_set),
+              "method": "mean of the F1-optimal thresholds on the BUCC-style newstest dev sets (xlsent.data.bucc."
+                        "newstest_bucc_dev: gold newstest2011, 2014 for ru; not the newstest2012 test sets)",
+              "per_set": per_set, "date": datetime.now(UTC).date().isoformat(), "xlsent_version": __version__}
+    warning = few_gold_pairs({pair: s["gold_pairs"] for pair, s in per_set.items()})
+    if warning:
+        log.warning("%s", warning)
+        record["warning"] = warning
+    return record
+
+
+def few_gold_pairs(gold_pairs: dict[str, int]) -> str:
+    """A warning naming the sets of ``gold_pairs`` (set -> its number of gold pairs) below :data:`MIN_GOLD_PAIRS`,
+    or ``""`` when there are none.
+
+    >>> few_gold_pairs({"de-en": 2900, "fr-en": 40})
+    'calibrated on too few gold pairs (fr-en: 40; at least 500 a set make a stable threshold): the threshold may be \
+far from the best one; calibrate on the full newstest dev sets (--data)'
+    """
+    few = {pair: n for pair, n in gold_pairs.items() if n < MIN_GOLD_PAIRS}
+    if not few:
+        return ""
+    listed = ", ".join(f"{pair}: {n}" for pair, n in few.items())
+    return (f"calibrated on too few gold pairs ({listed}; at least {MIN_GOLD_PAIRS} a set make a stable threshold): "
+            "the threshold may be far from the best one; calibrate on the full newstest dev sets (--data)")
 
 
 def calibration_path(encoder: Encoder) -> Path:
@@ -120,41 +153,53 @@ def ship_threshold(encoder: Encoder, record: dict[str, Any], path: Path | None =
     return path
 
 
-def load_calibration(encoder: Encoder) -> tuple[dict[str, Any], str]:
-    """The calibration record of ``encoder`` and where it was found: its model directory, the user's cache, or
-    the thresholds shipped with xlsent, in that order. A record made for another encoder id is never used, except
-    that an encoder on a lossy backend (id ``...+openvino-bf16``) falls back to the record of the same weights on
-    fp32 (its id without the suffix; logged) when it has none of its own.
+Found = tuple[dict[str, Any], str]
+"""A calibration record and where it was found."""
+
+
+def load_calibration(encoder: Encoder) -> Found:
+    """The calibration record of ``encoder`` and where it was found: the first of its model directory, the user's
+    cache, the thresholds shipped with xlsent (the order of the module's docstring: the model directory first).
+
+    A record made for another encoder id is never used, except that an encoder on a lossy backend (id
+    ``...+openvino-bf16``) falls back, within each place, to the record of the same weights on fp32 (its id
+    without the suffix; logged) when the place has none of its own.
     ``FileNotFoundError`` naming the places looked in, and the command that calibrates, when there is none."""
     key = encoder_id(encoder)
     keys = list(dict.fromkeys([key, fp32_id(key)]))
-    manifest_path = _manifest_path(encoder)
-    manifest_record = None
-    if manifest_path is not None:
-        manifest_record = json.loads(manifest_path.read_text(encoding="utf-8")).get("mining")
-    if manifest_record is not None and manifest_record.get("encoder", key) not in keys:
-        log.warning("%s: its mining threshold was calibrated for %s, not %s; ignored", manifest_path,
-                    manifest_record.get("encoder"), key)
-    cached = [_cache_file(k) for k in keys]
-    shipped = shipped_records()
-    for k, path in zip(keys, cached, strict=True):
-        found: tuple[dict[str, Any], str] | None = None
-        if manifest_record is not None and manifest_record.get("encoder", key) == k:
-            found = manifest_record, str(manifest_path)
-        elif path.is_file():
-            found = json.loads(path.read_text(encoding="utf-8")), str(path)
-        elif k in shipped:
-            found = shipped[k], f"the thresholds shipped with xlsent {__version__}"
-        if found is not None:
-            if k != key:
-                log.info("%s has no threshold of its own; using the one calibrated for the same weights on fp32 (%s)",
-                         key, k)
-            return found
-    looked = [str(p) for p in (manifest_path, *cached) if p is not None]
+    for k, found in _records(encoder, keys):
+        if k != key:
+            log.info("%s has no threshold of its own in %s; using the one calibrated for the same weights on fp32 "
+                     "(%s)", key, found[1], k)
+        return found
+    manifest_path, shipped = _manifest_path(encoder), shipped_records()
+    looked = [str(p) for p in (manifest_path, *(_cache_file(k) for k in keys)) if p is not None]
     raise FileNotFoundError(
         f"no calibrated threshold for {key} (looked in {', '.join(looked)} and the thresholds shipped with xlsent "
         f"{__version__}, which cover {', '.join(sorted(shipped)) or 'no encoder'}); run `xlsent calibrate --model "
         f"{_reference(encoder)}` (slow on CPU: it encodes three BUCC-style sets) or pass --threshold VALUE")
+
+
+def _records(encoder: Encoder, keys: list[str]) -> Iterator[tuple[str, Found]]:
+    """Every record of ``encoder`` for one of ``keys`` (its id first), with the key it was made for, in lookup order:
+    place by place (model directory, cache, shipped), and within a place key by key."""
+    manifest_path = _manifest_path(encoder)
+    if manifest_path is not None:
+        record = json.loads(manifest_path.read_text(encoding="utf-8")).get("mining")
+        made_for = None if record is None else record.get("encoder", keys[0])
+        if made_for in keys:
+            yield made_for, (record, str(manifest_path))
+        elif record is not None:
+            log.warning("%s: its mining threshold was calibrated for %s, not %s; ignored", manifest_path, made_for,
+                        keys[0])
+    for k in keys:
+        path = _cache_file(k)
+        if path.is_file():
+            yield k, (json.loads(path.read_text(encoding="utf-8")), str(path))
+    shipped = shipped_records()
+    for k in keys:
+        if k in shipped:
+            yield k, (shipped[k], f"the thresholds shipped with xlsent {__version__}")
 
 
 def load_threshold(encoder: Encoder) -> float:

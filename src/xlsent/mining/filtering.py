@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from xlsent.data.empty_text import is_empty
 from xlsent.mining.filter_config import REASONS, FilterConfig
 from xlsent.mining.langid import identifier_code, identify
 from xlsent.mining.pair_rules import length, length_ratio, nontext, normalise, similarity
@@ -95,7 +96,7 @@ def pair_values(src: list[str], tgt: list[str], langs: tuple[str | None, str | N
     """Measure every pair for the rule filters of ``cfg`` (language ID only when ``cfg.langid``); ``langs`` are the
     languages given for the two sides (None: each side's most frequent)."""
     n = len(src)
-    blank = np.array([not (s.strip() and t.strip()) for s, t in zip(src, tgt, strict=True)], dtype=bool)
+    blank = np.array([is_empty(s) or is_empty(t) for s, t in zip(src, tgt, strict=True)], dtype=bool)
     if cfg.langid:
         guesses = identify(src), identify(tgt)
         expected = tuple(expected_language(given, guess.top, side)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from xlsent.data.empty_text import is_empty
 from xlsent.languages import base_lang
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,8 @@ class LanguageGuess:
 
 
 def identify(lines: Sequence[str]) -> LanguageGuess:
-    """Language probabilities of every line (blank lines: uniform, top ``und``).
+    """Language probabilities of every line (empty lines, :func:`~xlsent.data.empty_text.is_empty`: uniform, top
+    ``und``).
 
     >>> guess = identify(["Das ist ein kleines Haus am See.", "This is a small house by the lake."])
     >>> guess.top, bool(guess.prob_of("de")[0] > 0.9), bool(guess.prob_of("de")[1] < 0.1)
@@ -88,7 +90,7 @@ def identify(lines: Sequence[str]) -> LanguageGuess:
     labels = list(ident.nb_classes)
     scores = np.empty((len(lines), len(labels)), np.float32)
     for row, line in enumerate(lines):
-        scores[row] = ident._decide(line) if line.strip() else 1.0 / len(labels)
+        scores[row] = ident._decide(line) if not is_empty(line) else 1.0 / len(labels)
     best = scores.argmax(axis=1) if len(lines) else np.zeros(0, np.int64)
-    top = [labels[i] if line.strip() else "und" for i, line in zip(best.tolist(), lines, strict=True)]
+    top = [labels[i] if not is_empty(line) else "und" for i, line in zip(best.tolist(), lines, strict=True)]
     return LanguageGuess(top, scores[np.arange(len(lines)), best], scores, labels)

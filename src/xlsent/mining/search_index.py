@@ -16,6 +16,7 @@ import numpy as np
 
 from xlsent.atomic import atomic_open, atomic_path, write_json
 from xlsent.checksum import sha256_file
+from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import InputSpec, iter_rows
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
@@ -35,7 +36,7 @@ class Hit:
 
 def check_indexable(spec: InputSpec) -> None:
     """``ValueError`` naming the input when it holds no text to index (no rows, or only blank ones)."""
-    if not any(row.strip() for row in iter_rows(spec)):
+    if all(is_empty(row) for row in iter_rows(spec)):
         raise ValueError(f"{spec.path}: no text to index (the input is empty or blank); give a file with sentences")
 
 

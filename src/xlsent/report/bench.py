@@ -1,6 +1,6 @@
 """The "Benchmarks" section of ``xlsent report``, from the records ``make bench`` writes (``results/bench/*.json``,
-see ``benchmarks/bench_record.py``): a table per benchmark (case, ours, baseline, ratio, checks, details), the machine,
-date and notes.
+see ``benchmarks/bench_record.py``): a table per benchmark (case, the model it timed, ours, baseline, ratio, checks,
+details), the machine, date and notes.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from typing import Any
 from xlsent.report.formatting import fmt_number, markdown_table
 
 log = logging.getLogger(__name__)
+
+NOT_RECORDED = "model not recorded"
+"""The model cell of a row from a record written before rows named the model they timed."""
 
 
 def figures_text(values: dict[str, Any], *, precise: bool = False) -> str:
@@ -32,6 +35,25 @@ def figures_text(values: dict[str, Any], *, precise: bool = False) -> str:
         return fmt_number(value) if isinstance(value, int | float) else str(value)
 
     return "; ".join(f"{name}: {text(v)}" for name, v in values.items())
+
+
+def model_text(row: dict[str, Any]) -> str:
+    """The model a benchmark row timed: its encoder id, with the backend where the id does not name it; ``no model``
+    for a case that times none (synthetic vectors); :data:`NOT_RECORDED` for a row that does not say.
+
+    >>> model_text({"encoder": "me5-small@8fdd", "backend": "openvino"})
+    '`me5-small@8fdd` on openvino'
+    >>> model_text({"encoder": "me5-small@8fdd+openvino-bf16", "backend": "openvino-bf16"})
+    '`me5-small@8fdd+openvino-bf16`'
+    >>> model_text({"encoder": "muse@usem3-v3", "backend": None}), model_text({"encoder": None}), model_text({})
+    ('`muse@usem3-v3`', 'no model', 'model not recorded')
+    """
+    if "encoder" not in row:
+        return NOT_RECORDED
+    encoder, backend = row["encoder"], row.get("backend")
+    if encoder is None:
+        return "no model"
+    return f"`{encoder}`" + (f" on {backend}" if backend and not encoder.endswith(f"+{backend}") else "")
 
 
 def load_bench_records(bench_dir: Path) -> list[dict[str, Any]]:
@@ -65,19 +87,21 @@ def machine_text(machine: dict[str, Any]) -> str:
 
 
 def bench_section(records: Sequence[dict[str, Any]]) -> list[str]:
-    """The "Benchmarks" markdown: per benchmark, a table of its cases against their baselines, then the machine,
-    date, command, baselines and notes."""
+    """The "Benchmarks" markdown: per benchmark, a table of its cases (with the model each timed) against their
+    baselines, then the machine, date, command, baselines and notes."""
     lines = ["## Benchmarks", "", "Written by `make bench` (`benchmarks/*.py`, see their `--help`) into "
              "`results/bench/*.json`. Each case is measured against a baseline measured in the same run; ratio = "
-             "ours / baseline in the row's unit (seconds: below 1 is faster; sentences/s: above 1 is faster).", ""]
+             "ours / baseline in the row's unit (seconds: below 1 is faster; sentences/s: above 1 is faster). "
+             "model: the encoder id (name@checksum, + a lossy backend) and backend the case timed; a row written "
+             f"before records named their model says \"{NOT_RECORDED}\".", ""]
     for record in records:
-        rows = [[row["case"], f"{fmt_number(row['ours'])} {row['unit']}",
+        rows = [[row["case"], model_text(row), f"{fmt_number(row['ours'])} {row['unit']}",
                  "" if row.get("baseline") is None else f"{fmt_number(row['baseline'])} {row['unit']}",
                  "" if row.get("ratio") is None else f"{row['ratio']:.3g}x",
                  figures_text(row.get("checks", {}), precise=True), figures_text(row.get("details", {}))]
                 for row in record["rows"]]
         lines += [f"### {record['bench']}" + (f": {record['title']}" if record.get("title") else ""), ""]
-        lines += markdown_table(["case", "ours", "baseline", "ratio", "checks", "details"], rows) + [""]
+        lines += markdown_table(["case", "model", "ours", "baseline", "ratio", "checks", "details"], rows) + [""]
         lines.append(f"- Measured {record['created']} on {machine_text(record['machine'])}.")
         if record.get("command"):
             lines.append(f"- Command: `{record['command']}`.")

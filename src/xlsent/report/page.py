@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -81,29 +82,52 @@ def section_title(task: str, variant: str) -> str:
     return task + (f" ({variant})" if variant else "")
 
 
-def summary_cell(result: TaskResult, widest: int) -> str:
-    """``result``'s main score, followed by how many subsets it covers when that is fewer than ``widest`` (the most
-    any model of its row covers), so a mean over a few languages is never read as one over all of them.
+def backend_label(encoder: str) -> str:
+    """The backend an encoder id says its vectors came from: the lossy backend it names (bf16, int8), else ``fp32``
+    (PyTorch, ONNX and OpenVINO in fp32 give the same vectors, and the same id).
 
-    >>> r = TaskResult("t", "m", "d", 89.42, "mean", {"deu": {"a": 1.0}, "fra": {"a": 1.0}})
-    >>> summary_cell(r, 2), summary_cell(r, 112)
-    ('89.4', '89.4 (2 of 112 subsets)')
+    >>> backend_label("me5-distill@7e8b+openvino-bf16"), backend_label("me5-small@8fdd"), backend_label("muse")
+    ('openvino-bf16', 'fp32', 'fp32')
     """
-    covered = len(result.scores)
-    return fmt(result.main_score) + (f" ({covered} of {widest} subsets)" if covered < widest else "")
+    return encoder.partition("+")[2] or "fp32"
+
+
+def summary_cell(result: TaskResult, widest: int, column_backend: str) -> str:
+    """``result``'s main score, followed by how many subsets it covers when that is fewer than ``widest`` (the most
+    any model of its row covers), so a mean over a few languages is never read as one over all of them, and by its
+    backend when that is not ``column_backend``, its column's.
+
+    >>> r = TaskResult("t", "m@1+openvino-bf16", "d", 89.42, "mean", {"deu": {"a": 1.0}, "fra": {"a": 1.0}})
+    >>> summary_cell(r, 2, "openvino-bf16"), summary_cell(r, 112, "openvino-bf16"), summary_cell(r, 112, "fp32")
+    ('89.4', '89.4 (2 of 112 subsets)', '89.4 (2 of 112 subsets; openvino-bf16)')
+    """
+    covered, backend = len(result.scores), backend_label(result.encoder)
+    notes = [f"{covered} of {widest} subsets"] * (covered < widest) + [backend] * (backend != column_backend)
+    return fmt(result.main_score) + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def column_backends(groups: dict[tuple[str, str], list[TaskResult]]) -> dict[str, str]:
+    """Each model's (column's) backend in the summary: the one most of its results were scored on."""
+    counts: dict[str, Counter[str]] = {}
+    for results in groups.values():
+        for r in results:
+            counts.setdefault(model_name(r.encoder), Counter())[backend_label(r.encoder)] += 1
+    return {model: backends.most_common(1)[0][0] for model, backends in counts.items()}
 
 
 def summary_table(groups: dict[tuple[str, str], list[TaskResult]]) -> list[str]:
-    """Main score of every task (rows) and model (columns)."""
+    """Main score of every task (rows) and model (columns); each column headed by its backend (see
+    :func:`column_backends`), and a score from another backend labelled with it."""
     models = ordered_union([model_name(r.encoder) for r in rs] for rs in groups.values())
+    backends = column_backends(groups)
     rows = []
     for (task, variant), results in groups.items():
         by_model = {model_name(r.encoder): r for r in results}
         widest = max(len(r.scores) for r in results)
         metric = results[0].main_metric
         rows.append([f"{section_title(task, variant)} ({metric})",
-                     *(summary_cell(by_model[m], widest) if m in by_model else "" for m in models)])
-    return markdown_table(["task", *models], rows)
+                     *(summary_cell(by_model[m], widest, backends[m]) if m in by_model else "" for m in models)])
+    return markdown_table(["task", *(f"{m} ({backends[m]})" for m in models)], rows)
 
 
 def metric_columns(result: TaskResult) -> tuple[list[str], list[list[str]]]:
@@ -262,7 +286,10 @@ def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_d
         lines += ["No results yet: run `xlsent eval TASK --model MODEL` first.", ""]
     else:
         lines += ["## Summary", "", "Main score of each task (see its section for what it averages); a score over "
-                  "fewer subsets (languages, pairs) than another in its row says how many it covers.", ""]
+                  "fewer subsets (languages, pairs) than another in its row says how many it covers. Each column "
+                  "names the backend most of its scores were computed on: `fp32` (PyTorch, ONNX or OpenVINO in "
+                  "fp32, which give the same vectors) or the lossy backend in the encoder id (bf16, int8); a score "
+                  "computed on another backend than its column's names it.", ""]
         lines += summary_table(groups) + [""]
     for (task, variant), group in groups.items():
         plots: list[Path] = []

@@ -27,6 +27,7 @@ from xlsent.encoders.base import l2_normalize
 from xlsent.mining.config import MineConfig
 from xlsent.mining.docalign.config import AlignConfig
 from xlsent.serve.align import align, cosine_matrix, document_beads, document_spans
+from xlsent.serve.docs_page import docs_page
 from xlsent.serve.engine import Engine, ModelSource, ModelWorker
 from xlsent.serve.errors import ApiError, install_error_handlers
 from xlsent.serve.guards import ApiKeyGuard, BodyGuard
@@ -56,11 +57,12 @@ cut); ``X-Xlsent-Windowed-Inputs`` lists the first 64 of them (0-based)."""
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": description} for status, description in {
-        400: "invalid JSON or an unusable text (empty, a NUL character, a lone surrogate)",
+        400: "invalid JSON, a body that is not UTF-8, or an unusable text (empty, a NUL character, a lone surrogate)",
         401: "missing or incorrect API key (when the server has one)",
         404: "model not served",
         408: "the body was not received in time",
         413: "body, inputs, characters or tokens over the server's limits",
+        415: "the body is not declared JSON (a form, text/plain, no Content-Type)",
         422: "the body does not fit the schema",
         429: "queue full: retry after Retry-After seconds",
         503: "model loading, overloaded past the request timeout, or shutting down",
@@ -141,7 +143,7 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
             await asyncio.to_thread(engine.stop)
 
     app = FastAPI(title="xlsent serve", version=__version__, description=DESCRIPTION, lifespan=lifespan,
-                  docs_url="/docs", redoc_url=None)
+                  docs_url=None, redoc_url=None)
     app.state.engine = engine
     app.state.metrics = metrics
     app.state.settings = settings
@@ -173,6 +175,10 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
     @app.get("/", include_in_schema=False)
     async def index() -> HTMLResponse:
         return HTMLResponse(page)
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return HTMLResponse(docs_page(app.openapi()))
 
     @app.head("/health", include_in_schema=False)  # uptime checkers ask with HEAD
     @app.get("/health", response_model=Health, summary="liveness: the process answers")

@@ -17,7 +17,10 @@ log = logging.getLogger(__name__)
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "invalid_request_error",
                405: "invalid_request_error", 408: "timeout_error", 413: "invalid_request_error",
-               422: "invalid_request_error", 429: "rate_limit_error", 500: "server_error", 503: "server_error"}
+               415: "invalid_request_error", 422: "invalid_request_error", 429: "rate_limit_error",
+               500: "server_error", 503: "server_error"}
+SEND_JSON = "send a JSON object with the header Content-Type: application/json"
+FORM_TYPES = frozenset({"application/x-www-form-urlencoded", "multipart/form-data"})
 
 
 class ApiError(Exception):
@@ -61,14 +64,59 @@ def _loc(loc: Any) -> str:
     return out
 
 
+def media_type_error(content_type: str | None) -> ApiError | None:
+    """A 415 naming a request body that is not declared JSON (``content_type``: its Content-Type header), or None when
+    it is JSON.
+
+    >>> media_type_error("application/x-www-form-urlencoded").message  # doctest: +NORMALIZE_WHITESPACE
+    'the body is a form (Content-Type application/x-www-form-urlencoded, as HTML forms and curl -d or -F send one),
+     not JSON: send a JSON object with the header Content-Type: application/json'
+    >>> media_type_error("application/json; charset=utf-8") is None
+    True
+    """
+    media = (content_type or "").partition(";")[0].strip().lower()
+    if media == "application/json" or media.endswith("+json"):
+        return None
+    if media in FORM_TYPES:
+        what = f"is a form (Content-Type {media}, as HTML forms and curl -d or -F send one), not JSON"
+    else:
+        what = f"has Content-Type {media}, not application/json" if media else "has no Content-Type, so it is not JSON"
+    return ApiError(415, f"the body {what}: {SEND_JSON}", code="unsupported_media_type")
+
+
+def _token_ids(value: Any) -> bool:
+    """Whether ``value`` is token-id input as OpenAI's API allows it: a list of integers, or a list of such lists."""
+    def ints(items: Any) -> bool:
+        return isinstance(items, list) and bool(items) and all(
+            isinstance(i, int) and not isinstance(i, bool) for i in items)
+
+    return ints(value) or (isinstance(value, list) and bool(value) and all(ints(v) for v in value))
+
+
+def undecodable_body(exc: UnicodeDecodeError) -> ApiError:
+    """A 400 naming a body that is not UTF-8 (``exc``: the decoding error), e.g. latin-1 text.
+
+    >>> undecodable_body(UnicodeDecodeError("utf-8", b'"caf\\xe9"', 4, 5, "invalid continuation byte")).message
+    'the body is not UTF-8 (byte 0xe9 at offset 4; latin-1 or cp1252 text?): encode the JSON as UTF-8'
+    """
+    byte = exc.object[exc.start] if exc.start < len(exc.object) else None
+    where = f"byte 0x{byte:02x} at offset {exc.start}" if byte is not None else f"offset {exc.start}"
+    return ApiError(400, f"the body is not UTF-8 ({where}; latin-1 or cp1252 text?): encode the JSON as UTF-8",
+                    code="invalid_encoding")
+
+
 def validation_error(exc: RequestValidationError) -> ApiError:
     """A request body that is not JSON (400) or does not fit the schema (422), naming the first problem.
 
     A value that fits none of a field's alternatives (``input``: a string or a list of strings) reports the
-    alternatives' problems together, or the one that is not a type mismatch (an empty list: the list's length).
+    alternatives' problems together, or the one that is not a type mismatch (an empty list: the list's length);
+    token ids as ``input`` (OpenAI's API allows them) are named as such.
     """
     errors = [dict(e) for e in exc.errors()] or [{"type": "", "loc": (), "msg": "invalid request"}]
     first: dict[str, Any] = errors[0]
+    if isinstance(exc.body, dict) and _token_ids(exc.body.get("input")):
+        return ApiError(422, "input: token ids are not accepted, as xlsent tokenizes the text itself: send the text "
+                        "as a string or a list of strings", code="invalid_type", param="input")
     if first["type"] == "json_invalid":
         detail = first.get("ctx", {}).get("error", "")
         return ApiError(400, f"the body is not valid JSON ({detail})" if detail else "the body is not valid JSON",
@@ -98,10 +146,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def invalid(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        return error_response(validation_error(exc))
+        unread = isinstance(exc.body, bytes) and bool(exc.body)  # a body FastAPI did not read as JSON
+        wrong_type = media_type_error(request.headers.get("content-type")) if unread else None
+        return error_response(wrong_type or validation_error(exc))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
+        if isinstance(exc.__cause__, UnicodeDecodeError):  # FastAPI's "There was an error parsing the body"
+            return error_response(undecodable_body(exc.__cause__))
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "invalid_request")
         message = {404: f"no such path: {request.url.path}",
                    405: f"{request.method} is not allowed on {request.url.path}"}.get(exc.status_code, str(exc.detail))

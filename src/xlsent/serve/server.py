@@ -14,6 +14,7 @@ from fastapi import FastAPI
 
 from xlsent.encoders.base import Encoder
 from xlsent.serve.app import create_app
+from xlsent.serve.binding import bind
 from xlsent.serve.engine import Engine, ModelSource
 from xlsent.serve.header_timeout import header_timeout_protocol
 from xlsent.serve.settings import ServeSettings
@@ -80,7 +81,8 @@ def run(models: Mapping[str, ModelSource], settings: ServeSettings | None = None
     """Serve ``models`` (name -> encoder, or a function loading it) until interrupted (Ctrl-C, SIGTERM); with
     ``access_log``, log a line per request. Every model is loaded before the port is bound, so one that cannot load
     stops the start with its own error and no connection is ever accepted; one that fails its warm-up stops the
-    server: ValueError says why."""
+    server; an address that cannot be bound (a port in use, an unknown host) is one sentence with the fix
+    (:func:`xlsent.serve.binding.bind`): ValueError says why."""
     settings = settings or ServeSettings()
     models = load_models(models)
     if settings.host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(settings.api_key_env):
@@ -88,7 +90,8 @@ def run(models: Mapping[str, ModelSource], settings: ServeSettings | None = None
                     settings.api_key_env)
     server = Server(create_app(models, settings), settings, log_level=log_level, access_log=access_log,
                     stop_on_load_failure=True)
-    server.run()
+    with bind(settings.host, settings.port) as sock:
+        server.run(sockets=[sock])
     if server.failure:
         raise ValueError(server.failure)
     if server.interrupted:

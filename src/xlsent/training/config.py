@@ -158,6 +158,11 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
         if not isinstance(value, list):
             raise ConfigError(f"{key} expects a list, got {value!r}")
         return [_coerce(key, v, item) for v in value]
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type) and hasattr(kind, "coerce"):
+        try:
+            return kind.coerce(value)
+        except ValueError as exc:
+            raise ConfigError(f"{key}: {exc}") from exc
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if kind in (int, float, str, bool) and (type(value) is not kind):
@@ -257,10 +262,10 @@ def read_layers(defaults: str, files: Sequence[str | Path] = (), modes: Sequence
 
 
 def toml_value(value: Any) -> str:
-    """One value in TOML syntax (bool, number, string or list of them).
+    """One value in TOML syntax (bool, number, string, or a list or table of them).
 
-    >>> toml_value([1, "a", True])
-    '[1, "a", true]'
+    >>> toml_value([1, "a", True]), toml_value([{"lang": "kab"}])
+    ('[1, "a", true]', '[{lang = "kab"}]')
     """
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -270,6 +275,8 @@ def toml_value(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"cannot write {value!r} as TOML")
 
 

@@ -24,17 +24,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from xlsent.data.user_bitext import parse_bitext_option
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.model_dir import MANIFEST, read_manifest
+from xlsent.training.bitext_config import UserBitextConfig
 from xlsent.training.config import ConfigError, TrainConfig, build_config, read_layers
 from xlsent.training.run_folder import is_training_run
+
+if TYPE_CHECKING:
+    from xlsent.encoders.transformer import TransformerEncoder
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "xlsent.methods"
 C = TypeVar("C", bound=TrainConfig)
+
+
+SmallestModel = Callable[[Path, "TransformerEncoder"], Path]
+"""``smallest(out, backbone) -> model directory``: a method's smallest model, trained in seconds."""
 
 
 class TrainFn(Protocol):
@@ -46,7 +55,9 @@ class TrainFn(Protocol):
 
 @dataclass(frozen=True)
 class Method:
-    """A trainable method: name (= the model-directory type it writes), config, defaults, train, encoder."""
+    """A trainable method: name (= the model-directory type it writes), config, defaults, train, encoder, and
+    ``smallest``: ``smallest(out, backbone)`` writes its smallest model (a tiny transformer ``backbone``, a couple of
+    steps on :mod:`xlsent.training.toy`) for the tests that build one model of every type."""
 
     name: str
     summary: str
@@ -55,6 +66,7 @@ class Method:
     train: TrainFn
     encoder: Callable[[Path], Encoder]
     modes: tuple[str, ...] = ()
+    smallest: SmallestModel | None = None
 
     @property
     def model_type(self) -> str:
@@ -100,12 +112,28 @@ def get_method(name: str) -> Method:
     return method
 
 
+def with_user_bitext(config: C, bitext: Sequence[str], bitext_only: bool) -> C:
+    """``config`` with the ``--bitext`` entries added to its ``bitext`` (and ``bitext_only`` set), checked; an error
+    for a method that does not learn from user bitext."""
+    if not bitext and not bitext_only:
+        return config
+    if not isinstance(config, UserBitextConfig):
+        raise ConfigError(f"--bitext: {type(config).__name__} takes no user bitext; the methods that do are those "
+                          "whose config has a bitext key (distill, laser)")
+    config.bitext = [*config.bitext, *(parse_bitext_option(b) for b in bitext)]
+    config.bitext_only = config.bitext_only or bitext_only
+    config.check()
+    return config
+
+
 def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = None) -> bool:
     """Check ``config`` and the output folder before training; True when it already holds a finished model (and
     ``resume``) trained with the same configuration.
 
     A finished model resumed with another configuration (``steps`` included: a finished run is not extended) is an
-    error naming the keys that differ, as is a folder holding files that are neither a model nor a training run.
+    error naming the keys that differ, and one of another registered method an error naming its type, as is a folder
+    holding files that are neither a model nor a training run. ``resume`` where there is nothing to resume (no
+    folder, or one without a training run) trains from scratch, and says so in a warning.
     """
     if config is not None:
         config.check()
@@ -115,7 +143,13 @@ def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = N
     if (path / MANIFEST).is_file():
         if not resume:
             raise FileExistsError(f"{path} already holds a model; choose another --out")
-        saved = read_manifest(path, verify="none").get("config")
+        manifest = read_manifest(path, verify="none")
+        other = manifest.get("type")
+        if config is not None and other in method_names() and type(config) is not get_method(other).config_class:
+            raise ConfigError(f"{path} holds a {other} model, not one of the method trained now; --resume continues "
+                              f"a run of the same method only: train into a new --out, or resume with `xlsent train "
+                              f"{other}`")
+        saved = manifest.get("config")
         differ = config.differing_keys(saved) if config is not None and isinstance(saved, dict) else []
         if differ:
             raise ConfigError(f"{path} is a finished model trained with another configuration ("
@@ -129,6 +163,9 @@ def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = N
             shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
             raise FileExistsError(f"{path} holds files that are neither an xlsent model nor a training run "
                                   f"({shown}); choose an empty or new --out")
+    if resume and not (path.is_dir() and is_training_run(path)):
+        log.warning("--resume: %s %s, so there is nothing to resume; training from scratch", path,
+                    "holds no training run" if path.is_dir() else "does not exist")
     return False
 
 

@@ -66,9 +66,10 @@ from torch import nn
 
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.model_dir import ModelDirError
+from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import retrieval_criterion
 from xlsent.methods.absent.config import DEFAULTS, MODES, NAME, ABSentConfig
-from xlsent.methods.mapping.data import PairData
+from xlsent.methods.mapping.data import PairData, toy_pair_data, toy_sets
 from xlsent.methods.mapping.encoder import MappedEncoder
 from xlsent.methods.mapping.inputs import PairVectors
 from xlsent.methods.mapping.training import FittedMapping, mapping_train, train_mapping_on
@@ -367,6 +368,13 @@ class ABSentEncoder(MappedEncoder):
         return map_rows(self.generators, vectors)
 
 
+
+def smallest_model(out: Path, backbone: TransformerEncoder) -> Path:
+    """ABSent's smallest model: two steps of tiny generators and critics over tf-idf vectors of the toy pairs."""
+    cfg = METHOD.config(sets=[*toy_sets(backbone.model_dir), "steps=2", "batch_size=4", "gen_hidden=[8]",
+                              "disc_hidden=[8]", "selection=none"])
+    return train_on(cfg, [toy_pair_data()], backbone, out, progress=False)  # type: ignore[arg-type]
+
 METHOD = Method(
     name=NAME,
     summary="ABSent (paper 003): adversarial bidirectional maps between sentence-embedding spaces (GAN, few pairs)",
@@ -375,4 +383,5 @@ METHOD = Method(
     train=train,
     encoder=ABSentEncoder,
     modes=MODES,
+    smallest=smallest_model,
 )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
-from xlsent.training.config import TrainConfig
+from xlsent.training.bitext_config import UserBitextConfig
 from xlsent.training.losses import DISTILL_KINDS
 
 NAME = "distill"
@@ -13,8 +14,10 @@ LOSSES = ("distill", "ranking", "both")
 
 
 @dataclass
-class DistillConfig(TrainConfig):
+class DistillConfig(UserBitextConfig):
     """Teacher, student, data, losses and optimisation of a distilled multilingual student."""
+
+    LATER_KEYS: ClassVar[dict[str, Any]] = {**UserBitextConfig.LATER_KEYS, "bitext_share": 0.5}
 
     teacher: str = "me5-small"
     backbone: str = "me5-small"
@@ -44,6 +47,7 @@ class DistillConfig(TrainConfig):
     eval_every: int = 100
     stsb_dev_tolerance: float = 0.5
     precision: str = "bf16"
+    bitext_share: float = 0.5
 
     @property
     def distills(self) -> bool:
@@ -66,6 +70,9 @@ class DistillConfig(TrainConfig):
             out.append("max_pairs, valid_pairs and minutes must be >= 0, max_sentence_tokens >= 3")
         if self.distill_weight < 0 or self.ranking_weight < 0 or self.ranking_scale <= 0:
             out.append("distill_weight and ranking_weight must be >= 0, ranking_scale > 0")
+        if not 0 <= self.bitext_share <= 1:
+            out.append(f"bitext_share must be in [0, 1] (0: the user's languages join the temperature sampling like "
+                       f"any other), not {self.bitext_share}")
         if self.lora_r < 1 or self.lora_alpha < 1:
             out.append("lora_r and lora_alpha must be >= 1")
         return out

@@ -33,8 +33,15 @@ import torch
 import torch.nn.functional as F
 
 from xlsent.atomic import write_json
-from xlsent.data.multilingual import EnglishBitext, TemperatureSampler, bitext_counts, build_english_bitext
+from xlsent.data.multilingual import (
+    EnglishBitext,
+    TemperatureSampler,
+    bitext_counts,
+    build_english_bitext,
+    english_languages,
+)
 from xlsent.data.sts import StsPairs, load_stsb_multi_mt
+from xlsent.data.user_bitext import UserBitext, check_unchanged, load_user_bitext
 from xlsent.encoders.base import Encoder, l2_normalize
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.registry import load_encoder
@@ -55,6 +62,7 @@ from xlsent.training.finetuned import (
 from xlsent.training.loop import Trainer, held_out_validation
 from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherStudentLoss
 from xlsent.training.method import Method, checked_train, prepare_output
+from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
 
@@ -94,16 +102,12 @@ def fitting(bitext: Sequence[EnglishBitext], learner: TrainableTransformer, max_
 
 def teacher_vectors(teacher: Encoder, bitext: Sequence[EnglishBitext], *, progress: bool = True
                     ) -> list[LanguageData]:
-    """Every language's pairs with the teacher's unit vectors of their English sides (one cached encoding of all
-    English sides together, in the bitext's order)."""
-    english = [s for b in bitext for s in b.en]
-    log.info("teacher %s: vectors of %d English sentences (cached)", teacher.name, len(english))
-    vectors = torch.from_numpy(np.ascontiguousarray(cached_encode(teacher, english, "en", progress=progress)))
-    out, start = [], 0
-    for b in bitext:
-        out.append(LanguageData(b.lang, b.xx, b.en, vectors[start : start + len(b.en)]))
-        start += len(b.en)
-    return out
+    """Every language's pairs with the teacher's unit vectors of their English sides, cached one language at a time
+    (a run that adds or changes one language encodes that language's English sides only)."""
+    log.info("teacher %s: vectors of %d English sentences of %d languages (cached per language)", teacher.name,
+             sum(len(b.en) for b in bitext), len(bitext))
+    return [LanguageData(b.lang, b.xx, b.en, torch.from_numpy(np.ascontiguousarray(
+                cached_encode(teacher, b.en, "en", progress=progress)))) for b in bitext]
 
 
 @dataclass(frozen=True)
@@ -141,32 +145,45 @@ def pooled_retrieval(xx: Sequence[np.ndarray], en: Sequence[np.ndarray], english
 
 
 def held_out_scores(learner: TrainableTransformer, bitext: Sequence[EnglishBitext], dev: DevSts | None,
-                    tolerance: float) -> dict[str, float]:
+                    tolerance: float, user: frozenset[str] = frozenset()) -> dict[str, float]:
     """Validation: retrieval accuracy (%, both directions) of each language's held-out pairs among themselves and its
-    mean over languages (``retrieval``), ``pooled retrieval`` (:func:`pooled_retrieval`), English STS-B dev with its
-    change against the backbone, and the ``selection`` criterion: pooled retrieval, less 100 for every point of
+    mean over languages (``retrieval``), ``pooled retrieval`` (:func:`pooled_retrieval`) of the shipped languages,
+    the mean retrieval of the ``user`` languages (``user retrieval``: those of ``--bitext``), English STS-B dev with
+    its change against the backbone, and the ``selection`` criterion: pooled retrieval (its mean with user retrieval
+    where the user brought bitext; user retrieval alone without shipped languages), less 100 for every point of
     STS-B dev lost beyond ``tolerance`` (so a checkpoint that keeps STS-B dev always wins over one that does not)."""
     xx = [learner.vectors(b.valid_xx) for b in bitext]
     en = [learner.vectors(b.valid_en) for b in bitext]
     scores = {f"retrieval/{b.lang}": retrieval_criterion(x, e) for b, x, e in zip(bitext, xx, en, strict=True)}
-    pooled = pooled_retrieval(xx, en, [b.valid_en for b in bitext])
-    out = {"retrieval": float(np.mean(list(scores.values()))), "pooled retrieval": pooled, "selection": pooled}
+    shipped = [i for i, b in enumerate(bitext) if b.lang not in user]
+    out = {"retrieval": float(np.mean(list(scores.values())))}
+    if shipped:
+        out["pooled retrieval"] = pooled_retrieval([xx[i] for i in shipped], [en[i] for i in shipped],
+                                                   [bitext[i].valid_en for i in shipped])
+    if len(shipped) < len(bitext):
+        out["user retrieval"] = float(np.mean([scores[f"retrieval/{b.lang}"] for b in bitext if b.lang in user]))
+    out["selection"] = float(np.mean([out[k] for k in ("pooled retrieval", "user retrieval") if k in out]))
     if dev is not None:
         sts = stsb_spearman(learner, dev.pairs)
         lost = dev.baseline - sts
         out.update({"stsb-en dev": sts, "stsb-en dev change": -lost,
-                    "selection": pooled - 100.0 * max(0.0, lost - tolerance)})
+                    "selection": out["selection"] - 100.0 * max(0.0, lost - tolerance)})
     return {**out, **scores}
 
 
 def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: Encoder,
              backbone: TransformerEncoder, out_dir: str | Path, *, resume: bool = False,
-             progress: bool = True, stsb_dev: StsPairs | None = None) -> Path:
-    """Train the student on ``bitext`` and write its model directory (adapters, config, card); with ``stsb_dev``
-    (English STS-B dev) and ``config.stsb_dev_tolerance >= 0``, validation keeps only checkpoints that hold it."""
+             progress: bool = True, stsb_dev: StsPairs | None = None, user: UserBitext | None = None) -> Path:
+    """Train the student on ``bitext`` (and the ``user``'s, which takes ``config.bitext_share`` of the batches) and
+    write its model directory (adapters, config, card); with ``stsb_dev`` (English STS-B dev) and
+    ``config.stsb_dev_tolerance >= 0``, validation keeps only checkpoints that hold it."""
     out = Path(out_dir)
     if prepare_output(out, resume, config):
         return out
+    user = user or UserBitext([], [])
+    check_unchanged(out, user.records, resume)
+    bitext = [*bitext, *user.bitext]
+    mine = frozenset(user.languages)
     start = time.perf_counter()
     torch.manual_seed(config.seed)
     learner = TrainableTransformer(backbone)
@@ -180,14 +197,16 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
         raise ValueError("no training pairs fit max_sentence_tokens; raise it or check the data")
     data = teacher_vectors(teacher, usable, progress=progress) if config.distills else [
         LanguageData(b.lang, b.xx, b.en, torch.empty(0)) for b in usable]
-    sampler = TemperatureSampler([len(d.xx) for d in data], config.temperature, seed=config.seed)
+    sampler = TemperatureSampler([len(d.xx) for d in data], config.temperature, seed=config.seed,
+                                 boosted=[d.lang in mine for d in data], share=config.bitext_share)
     optimizer = torch.optim.AdamW(parameter_groups(learner, config.lr), lr=config.lr)
     valid = [b for b in usable if len(b.valid_xx) >= 2] if config.eval_every else []
     trainer = Trainer(out, config, TrainState({"learner": TrainedPart(learner)}, {"learner": optimizer}),
                       meta={"teacher": encoder_id(teacher), "backbone": encoder_id(backbone)},
                       validation=held_out_validation(config, valid or None,
                                                      partial(held_out_scores, learner, dev=dev,
-                                                             tolerance=config.stsb_dev_tolerance), "selection"),
+                                                             tolerance=config.stsb_dev_tolerance, user=mine),
+                                                     "selection"),
                       progress=progress, desc="distill", time_budget_s=60.0 * config.minutes)
     distill = TeacherStudentLoss(config.distill_loss)
     ranking = MultipleNegativesRankingLoss(config.ranking_scale, config.ranking_margin, bidirectional=True)
@@ -221,7 +240,11 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
         "over_long_pairs_left_out": dropped, "temperature": config.temperature,
         "sampling": {d.lang: round(float(w), 5) for d, w in zip(data, sampler.weights, strict=True)},
         "steps_done": result.steps, "pairs_seen": result.steps * config.batch_size,
-        "validation": {"criterion": "pooled retrieval accuracy % of the held-out pairs of every language"
+        "user_bitext": user.records,
+        "validation": {"criterion": ("pooled retrieval accuracy % of the held-out pairs of every shipped language"
+                                     + (", averaged with the mean retrieval of the user's languages" if mine else "")
+                                     if len(mine) < len(usable) else
+                                     "mean retrieval accuracy % of the held-out pairs of the user's languages")
                                     + (f", less 100 a point of English STS-B dev lost beyond "
                                        f"{config.stsb_dev_tolerance:g}" if dev else ""),
                        "pairs": sum(len(b.valid_xx) for b in valid), "selection": "selection" if valid else "none",
@@ -231,7 +254,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
         "train_seconds": round(result.seconds, 1), "seconds": round(time.perf_counter() - start, 1),
         "time_budget_minutes": config.minutes,
     }
-    write_json(out / COUNTS_FILE, counts)
+    write_json(out / COUNTS_FILE, {**counts, **({"user_bitext": user.records} if user.records else {})})
     path = save_finetuned(out, learner, NAME, config, training=training, metrics={})
     trainer.finish()
     return path
@@ -239,13 +262,19 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
 
 def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,
            progress: bool = True) -> Path:
-    """``xlsent train distill``: build the bitext, load teacher and backbone, train, save."""
-    bitext = build_english_bitext(data, languages=config.languages or None, max_pairs=config.max_pairs,
-                                  valid_pairs=config.valid_pairs if config.eval_every else 0, seed=config.seed)
+    """``xlsent train distill``: build the bitext (the shipped languages' and the user's), load teacher and backbone,
+    train, save."""
+    shipped = [] if config.bitext_only else config.languages or english_languages(data)
+    user = load_user_bitext(config.bitext, hold_out=bool(config.eval_every), seed=config.seed, shipped=shipped)
+    shipped = [lang for lang in shipped if lang not in user.languages]
+    bitext = build_english_bitext(data, languages=shipped, max_pairs=config.max_pairs,
+                                  valid_pairs=config.valid_pairs if config.eval_every else 0,
+                                  seed=config.seed) if shipped else []
     backbone = transformer_backbone(config.backbone)
     teacher = backbone if config.teacher == config.backbone else load_encoder(config.teacher)
     return train_on(config, bitext, teacher, backbone, out, resume=resume, progress=progress,
-                    stsb_dev=english_stsb_dev(data) if config.eval_every and config.stsb_dev_tolerance >= 0 else None)
+                    stsb_dev=english_stsb_dev(data) if config.eval_every and config.stsb_dev_tolerance >= 0 else None,
+                    user=user)
 
 
 def english_stsb_dev(data: str | Path | None) -> StsPairs | None:
@@ -265,7 +294,15 @@ def load_model(model_dir: str | Path) -> TransformerEncoder:
     return load_finetuned(model_dir, NAME)
 
 
+
+def smallest_model(out: Path, backbone: TransformerEncoder) -> Path:
+    """The smallest distilled student: two steps on the toy pairs, the backbone as teacher."""
+    cfg = METHOD.config(sets=["device=cpu", "eval_every=0", "batch_size=4", "steps=2", "checkpoint_every=100",
+                              "warmup_steps=0"])
+    return train_on(cfg, [EnglishBitext("de", list(TOY_DE), list(TOY_EN))], backbone, backbone,  # type: ignore[arg-type]
+                    out, progress=False)
+
 METHOD = Method(
     name=NAME,
     summary="multilingual distillation and translation ranking on all X-en bitext: a LoRA student of me5-small",
-    config_class=DistillConfig, defaults=DEFAULTS, train=train, encoder=load_model)
+    config_class=DistillConfig, defaults=DEFAULTS, train=train, encoder=load_model, smallest=smallest_model)

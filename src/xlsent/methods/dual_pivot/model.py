@@ -68,6 +68,7 @@ from xlsent.training.losses import TripletRankingLoss, WassersteinCritic
 from xlsent.training.method import Method, checked_train, model_manifest, prepare_output
 from xlsent.training.networks import mlp
 from xlsent.training.run_folder import CHECKPOINT_DIR
+from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
 
@@ -432,6 +433,13 @@ class DualPivotEncoder:
         return out
 
 
+
+def smallest_model(out: Path, backbone: TransformerEncoder) -> Path:
+    """Dual-pivot's smallest model: two supervised steps on the toy pairs."""
+    cfg = METHOD.config(mode="supervised", sets=["selection=none", "device=cpu", "steps=2", "batch_size=4",
+                                                 "checkpoint_every=100"])
+    return train_on(cfg, Bitext(TOY_DE, TOY_EN, "de", "en"), backbone, out, progress=False)  # type: ignore[arg-type]
+
 METHOD = Method(
     name=NAME,
     summary="dual-pivot transfer (paper 004): frozen LM + layer mix + linear map, trained on one language pair",
@@ -440,4 +448,5 @@ METHOD = Method(
     train=train,
     encoder=DualPivotEncoder,
     modes=MODES,
+    smallest=smallest_model,
 )

@@ -58,6 +58,7 @@ from xlsent.training.finetuned import (
 )
 from xlsent.training.loop import FitResult, Trainer, held_out_validation
 from xlsent.training.method import Method, checked_train, prepare_output
+from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
 
@@ -293,6 +294,14 @@ def load_model(model_dir: str | Path) -> TransformerEncoder:
     return load_finetuned(model_dir, NAME)
 
 
+
+def smallest_model(out: Path, backbone: TransformerEncoder) -> Path:
+    """DuEAM's smallest model: two steps on the toy sentences, the backbone as anchor and learner."""
+    cfg = METHOD.config(sets=["device=cpu", "eval_every=0", "batch_size=4", "steps=2", "checkpoint_every=100"])
+    pairs = SentencePairs(TOY_EN, TOY_DE, ["en"] * len(TOY_EN), ["de"] * len(TOY_DE), sorted(set(TOY_EN + TOY_DE)))
+    return train_on(cfg, pairs, backbone, backbone, out, progress=False,  # type: ignore[arg-type]
+                    wmd_root=out.parent / "wmd")
+
 METHOD = Method(
     name=NAME,
     summary="DuEAM (paper 000): learner fine-tuned to match a frozen anchor's WMD, plus cosine; XNLI, no bitext",
@@ -301,4 +310,5 @@ METHOD = Method(
     train=train,
     encoder=load_model,
     modes=MODES,
+    smallest=smallest_model,
 )

@@ -70,6 +70,7 @@ from xlsent.training.losses import (
 )
 from xlsent.training.method import Method, checked_train, prepare_output
 from xlsent.training.networks import mlp
+from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
 
@@ -301,6 +302,15 @@ def load_model(model_dir: str | Path, *, name: str | None = None, verify: str = 
     return load_finetuned(model_dir, NAME, name=name, verify=verify)
 
 
+
+def smallest_model(out: Path, backbone: TransformerEncoder) -> Path:
+    """EMU's smallest model: two steps on the toy English sentences in two classes, German for the critic."""
+    cfg = METHOD.config(sets=["device=cpu", "steps=2", "batch_size=4", "critic_steps=1", "critic_hidden=8",
+                              "adversarial_langs=de", "checkpoint_every=100", "eval_every=0", "valid_size=0"])
+    train = Sentences("en", TOY_EN, [str(i) for i in range(len(TOY_EN))], [i // 4 for i in range(len(TOY_EN))])
+    data = EmuData(["dog", "cat"], {"en": train}, {"en": train.subset([])}, {"de": Sentences("de", TOY_DE)})
+    return train_on(cfg, data, backbone, out, progress=False)  # type: ignore[arg-type]
+
 METHOD = Method(
     name=NAME,
     summary="EMU (paper 002): semantic specialization from English intent labels (L2-softmax + center loss + "
@@ -310,4 +320,5 @@ METHOD = Method(
     train=train,
     encoder=load_model,
     modes=MODES,
+    smallest=smallest_model,
 )

@@ -9,7 +9,7 @@ import torch
 
 from xlsent.data.bucc import DEV_YEARS
 from xlsent.encoders.bilstm import MODEL_TYPE
-from xlsent.training.config import TrainConfig
+from xlsent.training.bitext_config import UserBitextConfig
 from xlsent.training.losses import DISTILL_KINDS
 
 NAME = MODEL_TYPE
@@ -23,10 +23,10 @@ DTYPES = {"float16": torch.float16, "float32": torch.float32}
 
 
 @dataclass
-class LaserConfig(TrainConfig):
+class LaserConfig(UserBitextConfig):
     """Corpus, vocabulary, architecture and training of a LASER model; the defaults are the paper's."""
 
-    LATER_KEYS: ClassVar[dict[str, Any]] = {**TrainConfig.LATER_KEYS, "ranking_weight": 0.0,
+    LATER_KEYS: ClassVar[dict[str, Any]] = {**UserBitextConfig.LATER_KEYS, "ranking_weight": 0.0,
                                             "ranking_scale": 20.0, "ranking_margin": 0.0, "dev_mining": False,
                                             "teacher_ranking_weight": 0.0, "teacher_negatives": 4096}
 
@@ -80,8 +80,10 @@ class LaserConfig(TrainConfig):
         out = super().problems()
         if not self.targets or any(t in self.targets[:i] for i, t in enumerate(self.targets)):
             out.append("targets must name at least one language, each once")
-        if not self.languages:
-            out.append("languages must name at least one training language")
+        if not self.languages and not self.bitext:
+            out.append("languages must name at least one training language (or give --bitext LANG=FILE)")
+        if self.bitext and "en" not in self.targets:
+            out.append("--bitext pairs a language with English: add en to targets")
         if min(self.vocab_size, self.embed_dim, self.hidden, self.layers, self.decoder_hidden,
                self.decoder_embed_dim, self.lang_embed_dim, self.max_tokens, self.max_sentence_tokens) < 1:
             out.append("sizes (vocab_size, embed_dim, hidden, layers, decoder sizes, max_tokens, "
@@ -97,7 +99,7 @@ class LaserConfig(TrainConfig):
             out.append("selection xsim needs eval_every >= 1 and valid_pairs >= 1")
         if self.selection == "mining" and (self.eval_every < 1 or not self.dev_mining):
             out.append("selection mining needs eval_every >= 1 and dev_mining = true")
-        if self.dev_mining and not set(self.languages) & set(DEV_YEARS):
+        if self.dev_mining and not self.bitext_only and not set(self.languages) & set(DEV_YEARS):
             out.append(f"dev_mining needs a training language with a BUCC-style dev set ({' '.join(DEV_YEARS)})")
         out += self.one_of(objective=OBJECTIVES, distill_loss=DISTILL_KINDS, embed_init=EMBED_INITS)
         if min(self.translate_weight, self.distill_weight, self.ranking_weight) < 0 or self.ranking_scale <= 0:

@@ -81,9 +81,10 @@ def build_corpus(languages: Sequence[str], targets: Sequence[str], root: str | P
 
 
 def corpus_counts(corpus: Sequence[PairCorpus]) -> dict[str, Any]:
-    """``{"pairs": total, "per_pair": {"de-en": {"pairs": n, "sources": {...}}, ...}}``."""
+    """``{"pairs": total, "languages": [...], "per_pair": {"de-en": {"pairs": n, "sources": {...}}, ...}}``."""
     per_pair = {c.name: {"pairs": len(c.src), "sources": c.sources} for c in corpus}
-    return {"pairs": sum(len(c.src) for c in corpus), "per_pair": per_pair}
+    languages = sorted({lang for c in corpus for lang in (c.src_lang, c.tgt_lang)})
+    return {"pairs": sum(len(c.src) for c in corpus), "languages": languages, "per_pair": per_pair}
 
 
 def write_corpus(corpus: Sequence[PairCorpus], out: Path) -> Path:

@@ -44,6 +44,7 @@ from xlsent.checksum import sha256_file
 from xlsent.data.bitext import MULTI30K
 from xlsent.data.bucc import DEV_YEARS, newstest_bucc_dev
 from xlsent.data.parallel import load_multi30k
+from xlsent.data.user_bitext import UserBitext, check_unchanged, load_user_bitext
 from xlsent.encoders.base import Encoder, l2_normalize
 from xlsent.encoders.batching import token_budget_batches
 from xlsent.encoders.bilstm import (
@@ -65,13 +66,14 @@ from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.methods.laser.config import DEFAULTS, DTYPES, NAME, LaserConfig
 from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts
-from xlsent.methods.laser.vocab import teacher_embeddings, train_vocab
+from xlsent.methods.laser.vocab import covering_chars, teacher_embeddings, train_vocab
 from xlsent.mining.threshold_search import gold_positions, mine_and_score
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.config import to_toml
 from xlsent.training.loop import Trainer, held_out_validation, resolve_device
 from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherRankingLoss, TeacherStudentLoss
 from xlsent.training.method import Method, checked_train, model_manifest, prepare_output
+from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
 
@@ -150,9 +152,10 @@ class ValidSet:
 
 
 def validation_sets(sp: Any, languages: Sequence[str], n: int, root: str | Path | None) -> list[ValidSet]:
-    """The first ``n`` Multi30k val captions (never trained on) of every training language that has them."""
+    """The first ``n`` Multi30k val captions (never trained on) of every training language that has them (none for
+    ``n = 0``)."""
     out = []
-    for lang in languages:
+    for lang in languages if n > 0 else ():
         if lang != "en" and lang in MULTI30K:
             xs, ens = load_multi30k(lang, "en", split=VALID_SPLIT, root=root)
             out.append(ValidSet(lang, [ids + [EOS_ID] for ids in sp.encode(xs[:n])],
@@ -290,9 +293,31 @@ def build_encoder(config: LaserConfig, sp: Any, teacher: Encoder | None) -> BiLs
     return encoder
 
 
+def user_corpus(user: UserBitext) -> list[PairCorpus]:
+    """The user's training pairs as corpora into English."""
+    return [PairCorpus(b.lang, "en", b.xx, b.en, b.sources) for b in user.bitext]
+
+
+def user_valid_sets(sp: Any, user: UserBitext) -> list[ValidSet]:
+    """The held-out pairs of every user language, as xsim validation sets against their English."""
+    return [ValidSet(b.lang, [ids + [EOS_ID] for ids in sp.encode(b.valid_xx)],
+                     [ids + [EOS_ID] for ids in sp.encode(b.valid_en)]) for b in user.bitext if b.valid_xx]
+
+
+def unknown_rates(sp: Any, user: UserBitext) -> dict[str, float]:
+    """Per user language, the share (%) of its training text's pieces that the vocabulary does not know."""
+    out = {}
+    for b in user.bitext:
+        pieces = [i for ids in sp.encode(b.xx) for i in ids]
+        out[b.lang] = round(100.0 * sum(i == UNK_ID for i in pieces) / max(len(pieces), 1), 3)
+    return out
+
+
 def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | Path, *, resume: bool = False,
-             progress: bool = True, data: str | Path | None = None) -> Path:
-    """Train LASER on ``corpus`` and write the model directory ``out_dir`` (the vocabulary is reused on resume)."""
+             progress: bool = True, data: str | Path | None = None, user: UserBitext | None = None) -> Path:
+    """Train LASER on ``corpus`` and the ``user``'s bitext (its languages' characters always in the vocabulary, its
+    held-out pairs validated by xsim) and write the model directory ``out_dir`` (the vocabulary is reused on
+    resume)."""
     import sentencepiece as spm
 
     from xlsent.training.batching import TokenBudgetBatches
@@ -300,13 +325,19 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     out = Path(out_dir)
     if prepare_output(out, resume, config):
         return out
+    user = user or UserBitext([], [])
+    check_unchanged(out, user.records, resume)
+    shipped_langs = [] if config.bitext_only else [x for x in config.languages if x not in user.languages]
+    corpus = [*corpus, *user_corpus(user)]
     start = time.perf_counter()
     torch.manual_seed(config.seed)
     vocab_path = out / SPM_FILE
     if not (resume and vocab_path.is_file()):
+        required = covering_chars([s for b in user.bitext for s in b.xx], config.character_coverage,
+                                  config.vocab_size // 4)
         train_vocab(corpus_sentences(corpus), vocab_path, vocab_size=config.vocab_size,
                     per_lang=config.vocab_per_lang, model_type=config.vocab_model,
-                    character_coverage=config.character_coverage, seed=config.seed)
+                    character_coverage=config.character_coverage, seed=config.seed, required_chars=required)
     sp = spm.SentencePieceProcessor(model_file=str(vocab_path))
     vocab = sp.get_piece_size()
     pairs, dropped = tokenize_corpus(sp, corpus, config.targets, config.max_sentence_tokens)
@@ -326,8 +357,8 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     counts = corpus_counts(corpus)
     meta = {"data": counts, "vocab_sha256": sha256_file(vocab_path)}
     device = resolve_device(config.device)
-    held_out = HeldOut(validation_sets(sp, config.languages, config.valid_pairs, data),
-                       dev_mining_sets(sp, config.languages, data) if config.dev_mining else []
+    held_out = HeldOut(validation_sets(sp, shipped_langs, config.valid_pairs, data) + user_valid_sets(sp, user),
+                       dev_mining_sets(sp, shipped_langs, data) if config.dev_mining else []
                        ) if config.eval_every else HeldOut([], [])
     criterion = "mining" if held_out.mining and config.selection != "xsim" else "xsim"
     trainer = Trainer(out, config, TrainState(modules, {"adam": optimizer}),
@@ -399,9 +430,10 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
         "steps_done": result.steps, "seconds": round(time.perf_counter() - start, 1),
         "train_seconds": round(result.seconds, 1), "time_budget_minutes": config.minutes,
         "tokens_this_run": tokens_seen, "data": counts, "over_long_pairs_left_out": dropped,
+        "user_bitext": user.records, "user_unknown_pieces_percent": unknown_rates(sp, user),
         "validation": {"criterion": CRITERIA[criterion], "best": result.best,
                        "pairs": sum(len(s.gold) for s in held_out.mining) if criterion == "mining"
-                       else config.valid_pairs, "selection": config.selection,
+                       else sum(len(s.src) for s in held_out.xsim), "selection": config.selection,
                        "last": result.validations[-1]["validation"] if result.validations else None,
                        "restored": best},
     }
@@ -418,12 +450,14 @@ def save_model(out: Path, config: LaserConfig, encoder: BiLstmSentenceEncoder, t
         save_file({k: v.detach().to("cpu", dtype).contiguous() for k, v in encoder.state_dict().items()}, str(tmp))
     with atomic_open(out / CONFIG_FILE) as fh:
         fh.write(to_toml(config))
-    write_json(out / COUNTS_FILE, training["data"])
+    user = training.get("user_bitext") or []
+    write_json(out / COUNTS_FILE, {**training["data"], **({"user_bitext": user} if user else {})})
     arch = {"vocab_size": encoder.embed.num_embeddings, "embed_dim": config.embed_dim, "hidden": config.hidden,
             "layers": config.layers, **({"out_dim": encoder.dim} if encoder.project is not None else {})}
     write_manifest(out, model_manifest(
         NAME, config, name=out.name, architecture=arch, dim=encoder.dim,
-        languages={"trained": sorted({*config.languages, *config.targets}), "targets": list(config.targets)},
+        languages={"trained": sorted({*training["data"]["languages"], *config.targets}),
+                   "targets": list(config.targets)},
         training=training, metrics={}))
     write_card(out)
     return out
@@ -431,16 +465,29 @@ def save_model(out: Path, config: LaserConfig, encoder: BiLstmSentenceEncoder, t
 
 def _train(config: LaserConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,
            progress: bool = True) -> Path:
-    """``xlsent train laser``: assemble the corpus from ``data`` and train (see :func:`train_on`)."""
-    corpus = build_corpus(config.languages, config.targets, data, max_pairs=config.max_pairs, seed=config.seed,
-                          dev_held_out=config.dev_mining)
-    return train_on(config, corpus, out, resume=resume, progress=progress, data=data)
+    """``xlsent train laser``: assemble the corpus from ``data`` (the shipped languages less those of ``--bitext``,
+    none with ``bitext_only``), read the user's bitext, and train (see :func:`train_on`)."""
+    user = load_user_bitext(config.bitext, hold_out=bool(config.eval_every), seed=config.seed,
+                            shipped=[] if config.bitext_only else config.languages)
+    shipped = [] if config.bitext_only else [x for x in config.languages if x not in user.languages]
+    corpus = build_corpus(shipped, config.targets, data, max_pairs=config.max_pairs, seed=config.seed,
+                          dev_held_out=config.dev_mining) if shipped else []
+    return train_on(config, corpus, out, resume=resume, progress=progress, data=data, user=user)
 
 
 train = checked_train(LaserConfig, _train)
 
 
+
+def smallest_model(out: Path, backbone: TransformerEncoder) -> Path:
+    """The smallest LASER model: a 1-layer BiLSTM of 8 units, two steps on the toy pairs."""
+    cfg = METHOD.config(sets=[
+        "vocab_size=40", "vocab_per_lang=500", "embed_dim=8", "hidden=8", "layers=1", "decoder_hidden=8",
+        "decoder_embed_dim=8", "lang_embed_dim=4", "max_tokens=200", "max_sentence_tokens=40", "steps=2",
+        "eval_every=0", "checkpoint_every=100", "device=cpu", "languages=de", "targets=en", "save_dtype=float32"])
+    return train_on(cfg, [PairCorpus("de", "en", TOY_DE * 4, TOY_EN * 4)], out, progress=False)  # type: ignore[arg-type]
+
 METHOD = Method(
     name=NAME,
     summary="LASER (paper 001): BiLSTM encoder + auxiliary decoder trained on parallel data into en/es",
-    config_class=LaserConfig, defaults=DEFAULTS, train=train, encoder=LaserEncoder)
+    config_class=LaserConfig, defaults=DEFAULTS, train=train, encoder=LaserEncoder, smallest=smallest_model)

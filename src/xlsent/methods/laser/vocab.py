@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import logging
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,9 +46,31 @@ def sample_sentences(per_language: Mapping[str, Sequence[str]], per_lang: int, s
     return [s[j] for j in range(longest) for s in samples if j < len(s)]
 
 
+def covering_chars(sentences: Sequence[str], coverage: float, limit: int) -> str:
+    """The most frequent characters of ``sentences`` (not whitespace) that together make up ``coverage`` of them, at
+    most ``limit``: what a vocabulary must hold so that a small language's script is not lost to the coverage of
+    all languages together.
+
+    >>> covering_chars(["aab", "ab c"], coverage=0.5, limit=10)
+    'a'
+    >>> covering_chars(["aab", "ab c"], coverage=1.0, limit=10)
+    'abc'
+    """
+    counts = Counter(ch for s in sentences for ch in s if not ch.isspace())
+    total, kept, out = sum(counts.values()), 0, list[str]()
+    for ch, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        if kept >= coverage * total or len(out) >= limit:
+            break
+        out.append(ch)
+        kept += n
+    return "".join(sorted(out))
+
+
 def train_vocab(per_language: Mapping[str, Sequence[str]], path: Path, *, vocab_size: int, per_lang: int,
-                model_type: str = "bpe", character_coverage: float = 0.9995, seed: int = 0) -> Path:
-    """Train a SentencePiece model on a per-language sample and write it atomically to ``path``."""
+                model_type: str = "bpe", character_coverage: float = 0.9995, seed: int = 0,
+                required_chars: str = "") -> Path:
+    """Train a SentencePiece model on a per-language sample and write it atomically to ``path``; every character of
+    ``required_chars`` gets a piece whatever its frequency (:func:`covering_chars` of a user's languages)."""
     import sentencepiece as spm
 
     sentences = sample_sentences(per_language, per_lang, seed)
@@ -56,12 +79,13 @@ def train_vocab(per_language: Mapping[str, Sequence[str]], path: Path, *, vocab_
     log.info("training a %d-piece %s vocabulary on %d sentences of %d languages", vocab_size, model_type,
              len(sentences), len(per_language))
     model = io.BytesIO()
+    options: dict[str, Any] = {"required_chars": required_chars} if required_chars else {}
     try:
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(sentences), model_writer=model, vocab_size=vocab_size, model_type=model_type,
             character_coverage=character_coverage, pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
             input_sentence_size=0, shuffle_input_sentence=False, hard_vocab_limit=False, num_threads=1,
-            minloglevel=2)
+            minloglevel=2, **options)
     except RuntimeError as exc:  # SentencePiece reports bad settings as RuntimeError
         raise ValueError(f"SentencePiece cannot train a {vocab_size}-piece vocabulary here: {exc} "
                          "(set vocab_size or character_coverage in the config)") from exc

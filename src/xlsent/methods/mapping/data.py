@@ -33,6 +33,7 @@ from xlsent.encoders.cache import sentences_key
 from xlsent.languages import ntrex_code
 from xlsent.methods.mapping.config import MappingConfig
 from xlsent.paths import data_root
+from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
 
@@ -149,3 +150,14 @@ def data_meta(data: Sequence[PairData]) -> list[dict[str, str]]:
              "tgt": sentences_key(d.bitext.tgt, d.bitext.tgt_lang),
              "rows": sentences_key([json.dumps([d.labelled.tolist(), d.unlabelled.tolist(), d.valid.tolist()])])}
             for d in data]
+
+
+def toy_pair_data() -> PairData:
+    """The toy de-en pairs (:mod:`xlsent.training.toy`), half of them held out: what the mapping methods' smallest
+    models train on."""
+    return PairData(Bitext(TOY_DE, TOY_EN, "de", "en"), *split_rows(len(TOY_DE), 0.5, 2, seed=0))
+
+
+def toy_sets(backbone_dir: Path) -> list[str]:
+    """The config overrides of a mapping method's smallest model over the tiny backbone in ``backbone_dir``."""
+    return [f"backbone={backbone_dir}", "device=cpu", "inputs=tfidf"]

@@ -33,9 +33,10 @@ import numpy as np
 import torch
 
 from xlsent.encoders.base import Encoder, l2_normalize
+from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.retrieval_pk import RULES, ScoreRule
 from xlsent.methods.mapping.config import DEFAULTS, METHODS, NAME, LinearMapConfig
-from xlsent.methods.mapping.data import PairData
+from xlsent.methods.mapping.data import PairData, toy_pair_data, toy_sets
 from xlsent.methods.mapping.encoder import MappedEncoder
 from xlsent.methods.mapping.inputs import PairVectors
 from xlsent.methods.mapping.training import FittedMapping, mapping_train, train_mapping_on
@@ -184,6 +185,12 @@ class LinearMapEncoder(MappedEncoder):
         return retrieval_rule(self.retrieval_rule, self.isf_beta)
 
 
+
+def smallest_model(out: Path, backbone: TransformerEncoder) -> Path:
+    """The smallest linear map: Procrustes over tf-idf vectors of the toy pairs."""
+    cfg = METHOD.config(sets=[*toy_sets(backbone.model_dir), "method=procrustes"])
+    return train_on(cfg, [toy_pair_data()], backbone, out, progress=False)  # type: ignore[arg-type]
+
 METHOD = Method(
     name=NAME,
     summary="linear maps between embedding spaces (least squares, Procrustes; ABSent paper 003's baselines)",
@@ -191,4 +198,5 @@ METHOD = Method(
     defaults=DEFAULTS,
     train=train,
     encoder=LinearMapEncoder,
+    smallest=smallest_model,
 )

@@ -1,0 +1,106 @@
+"""README quotes settings, never measured figures: each setting it quotes is written here from the code's own value
+(a dataclass default, a constant, a packaged config, a benchmark's option), so a changed default fails this test
+until README says the new value; measured figures are pointers to the generated pages."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import re
+import sys
+import tomllib
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from xlsent.encoders.me5_convert import prepare_default_model
+from xlsent.methods.distill import study as distill_study
+from xlsent.mining.faiss_index import AUTO_FLAT_MAX_ROWS
+from xlsent.mining.precision import BF16_MIN_ROWS
+from xlsent.serve.schemas import MAX_SIDE
+from xlsent.serve.settings import OPENAI_MAX_INPUTS, ServeSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "src" / "xlsent" / "configs"
+
+
+def flat(text: str) -> str:
+    """``text`` with every run of whitespace (line breaks included) as one space."""
+    return " ".join(text.split())
+
+
+def bench_defaults(name: str) -> argparse.Namespace:
+    """The default options of ``benchmarks/<name>.py`` (its ``build_parser``)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module: ModuleType = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module.build_parser().parse_args([])
+
+
+def packaged(config: str) -> dict[str, Any]:
+    """A method's packaged defaults, ``src/xlsent/configs/<config>.toml``."""
+    return tomllib.loads((CONFIGS / f"{config}.toml").read_text(encoding="utf-8"))
+
+
+def serve_quotes() -> list[str]:
+    s = ServeSettings()
+    return [f"up to {s.batch_collect_tokens} tokens, or until the oldest has waited {s.max_wait_ms:g} ms",
+            f"a body over {s.max_body_bytes / 2**20:g} MiB (413), a body not sent within {s.body_timeout_s:g} s (408)",
+            f"more than {s.max_input_chars:,} characters or {s.max_input_tokens} tokens in one input or "
+            f"{s.max_request_tokens:,} tokens in a request (413)",
+            f"A request waits at most {s.request_timeout_s:g} s (then 503)",
+            f"within a {s.shutdown_grace_s:g} s grace period",
+            f"within {s.header_timeout_s:g} s (`header_timeout_s`)",
+            f"a string or 1-{OPENAI_MAX_INPUTS} strings", f"(1-{MAX_SIDE} each)"]
+
+
+def bench_quotes() -> list[str]:
+    serve, backends = bench_defaults("serve_bench"), bench_defaults("backend_bench")
+    return [f"loads the server with {serve.clients} clients for {serve.seconds:g} s",
+            f"at most {backends.max_loss:g} points below PyTorch fp32"]
+
+
+def library_quotes() -> list[str]:
+    min_cosine = inspect.signature(prepare_default_model).parameters["min_cosine"].default
+    return [f"(min cosine >= {min_cosine:g})",
+            f"searches exactly below {AUTO_FLAT_MAX_ROWS // 1000}k distinct sentences a side",
+            f"both sides have {BF16_MIN_ROWS // 1000}k sentences or more"]
+
+
+def training_quotes() -> list[str]:
+    laser, distill, dual_pivot = packaged("laser-small"), packaged("distill"), packaged("dual_pivot")
+    d = distill_study
+    return [f"chosen on {dual_pivot['valid_pairs']} held-out pairs of the training pair",
+            f"--out laser-small-again # {laser['steps']} steps", f"{laser['vocab_size'] // 1000}k pieces",
+            f"one BiLSTM layer of 2 x {laser['hidden']}", f"{laser['steps']} steps on 2 cores",
+            f"every {laser['eval_every']} steps", f"`distill_weight = {laser['distill_weight']:g}`",
+            f"`teacher_negatives` ({laser['teacher_negatives']})",
+            f"{distill['steps']} steps of {distill['batch_size']} pairs",
+            f"micro-batches of {distill['micro_batch']}",
+            f"`stsb_dev_tolerance` ({distill['stsb_dev_tolerance']:g})",
+            f"Tatoeba-112 >= {d.TARGET_TATOEBA:g}, no language losing more than {d.MAX_LANGUAGE_LOSS:g} points, "
+            f"English STS-B within {d.MAX_STSB_LOSS:g}, and the languages where the default is above {d.STRONG:g} "
+            f"within {d.MAX_STSB_LOSS:g} on average"]
+
+
+@pytest.mark.parametrize("quotes", [serve_quotes, bench_quotes, library_quotes, training_quotes])
+def test_readme_quotes_the_settings_the_code_has(quotes: Any) -> None:
+    readme = flat((ROOT / "README.md").read_text(encoding="utf-8"))
+    missing = [quote for quote in quotes() if flat(quote) not in readme]
+    assert not missing, f"README.md does not say (or no longer says) what the code has: {missing}"
+
+
+MEASURED = re.compile(r"\d+(?:\.\d+)? ?(?:training )?(?:min|minutes|MB|sentences/s)\b"
+                      r"|about \d+ ?(?:s|min|minutes|hours?)\b|quarter of an hour")
+"""Figures that only a measurement gives: durations, file sizes, speeds."""
+
+
+@pytest.mark.parametrize("page", ["README.md", "models/README.md"])
+def test_no_hand_typed_measured_figure(page: str) -> None:
+    text = flat((ROOT / page).read_text(encoding="utf-8"))
+    assert MEASURED.findall(text) == [], f"{page}: point at the generated page (docs/results.md, a model card) instead"
