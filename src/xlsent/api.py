@@ -257,11 +257,12 @@ def calibrate_filter(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto"
 
 
 def export_sentence_transformers(model: str | Path, out: str | Path) -> Path:
-    """Export a transformer-type model as a sentence-transformers folder."""
+    """Export a transformer-type model (LoRA adapters merged) as a sentence-transformers folder; the model is loaded
+    on PyTorch, since the export copies weights, not a backend's graph."""
     from xlsent.encoders.export import export_sentence_transformers as _export
     from xlsent.encoders.transformer import TransformerEncoder
 
-    encoder = load(model)
+    encoder = load(model, "torch")
     if not isinstance(encoder, TransformerEncoder):
         raise ValueError(f"{model}: only transformer models can be exported to sentence-transformers")
     return _export(encoder, out)

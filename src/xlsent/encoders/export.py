@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 
 from xlsent.atomic import write_json
 from xlsent.encoders.foreign import ForeignEncoder
@@ -73,9 +73,11 @@ def _write_folder(encoder: TransformerEncoder, folder: Path) -> None:
 
 
 def _write_weights(encoder: TransformerEncoder, path: Path) -> None:
-    """The weights of ``encoder`` at ``path``: a LoRA model's merged weights (as loaded), else its own file."""
+    """The weights of ``encoder`` at ``path``: a LoRA model's merged weights (as loaded) over its backbone's file
+    (which keeps what xlsent does not load, e.g. the pooler, so other libraries find every weight), else its own
+    file."""
     if isinstance(encoder, LoraEncoder):
-        tensors = {k: v.detach().cpu().contiguous() for k, v in encoder.model.state_dict().items()}
-        save_file(tensors, str(path), metadata={"format": "pt"})
+        merged = {k: v.detach().cpu().contiguous() for k, v in encoder.model.state_dict().items()}
+        save_file({**load_file(str(encoder.files_dir / WEIGHTS)), **merged}, str(path), metadata={"format": "pt"})
     else:
         shutil.copyfile(encoder.model_dir / WEIGHTS, path)

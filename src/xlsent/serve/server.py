@@ -55,6 +55,11 @@ class Server(uvicorn.Server):
                 return True
         return await super().on_tick(counter)
 
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if sockets is not None and self.started:  # uvicorn says where it listens only on sockets it bound itself
+            self._log_started_message(sockets)
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         self.engine.begin_shutdown()
         await super().shutdown(sockets)
