@@ -345,3 +345,14 @@ def test_user_bitext_joins_the_corpus_is_validated_and_recorded(tmp_path: Path) 
     assert set(training["validation"]["last"]) == {"xsim", "xsim/qx"}
     assert "qx" in manifest["languages"]["trained"]
     assert json.loads((out / "data.json").read_text())["user_bitext"] == user.records
+
+
+def test_the_service_counts_a_laser_models_own_pieces_not_words(tmp_path: Path) -> None:
+    """A word repeated 2000 times without a space is one whitespace word but thousands of SentencePiece pieces."""
+    from xlsent.serve.inputs import count_tokens
+
+    out = train_on(tiny_config("steps=2"), toy_corpus(), tmp_path / "m", progress=False)
+    encoder = LaserEncoder(out)
+    texts = ["hund katze", "katze" * 2000]
+    counts = count_tokens(encoder, texts).per_input
+    assert counts == [len(ids) for ids in encoder.token_ids(texts)] and counts[1] > 1_000

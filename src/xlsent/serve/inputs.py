@@ -3,7 +3,8 @@
 Token counts are those of the model's own tokenizer where the encoder has one (``content_ids``, as the transformer
 encoders): the prefix and sentence tokens plus ``<s>`` and ``</s>`` per window, an input longer than the model's
 window counting one window per ``max_tokens - 2`` content tokens, as :func:`~xlsent.encoders.batching.split_windows`
-cuts it for encoding. Encoders without a tokenizer (e.g. mUSE) count whitespace-separated words.
+cuts it for encoding. An encoder that tokenizes whole sentences (``token_ids``, as LASER's SentencePiece) counts its
+ids; encoders without a tokenizer (e.g. mUSE) count whitespace-separated words.
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ def count_tokens(encoder: Encoder, texts: Sequence[str]) -> TokenCounts:
     content_ids = getattr(encoder, "content_ids", None)
     max_tokens = getattr(encoder, "max_tokens", None)
     if content_ids is None or max_tokens is None:
+        token_ids = getattr(encoder, "token_ids", None)
+        if token_ids is not None:  # a whole-sentence tokenizer (LASER's SentencePiece): no windows
+            return TokenCounts([len(ids) for ids in token_ids(list(texts))], [])
         return TokenCounts([len(t.split()) for t in texts], [])
     content = content_ids(list(texts))
     windows, _ = split_windows(content, max_tokens - 2)

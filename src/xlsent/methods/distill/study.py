@@ -262,6 +262,17 @@ def study_losses(lab: Lab, run: StudyRun[Settings]) -> None:
                   f"the shipped ones; one run each (seed {shipped.seed})"]
 
 
+def independent_of(code: str) -> list[str]:
+    """The simulated languages other than ``code`` that a student taught ``code`` learns nothing of by construction
+    (two ciphered languages share their cipher).
+
+    >>> independent_of("qaa"), independent_of("ug")
+    (['ug'], ['qaa', 'qab'])
+    """
+    lang = SIMULATED[code]
+    return [c for c, other in SIMULATED.items() if c != code and not (lang.cipher and other.cipher)]
+
+
 def bitext_run(spec: str) -> tuple[Simulated, int, bool]:
     """``LANG:PAIRS[:share0]`` -> (the simulated language, its pairs, whether its share is 0).
 
@@ -322,6 +333,8 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
         "error: retrieval error % (mean of both directions) on the 997 NTREX test lines of each simulated language, "
         "never given to a student; a student's 'error' columns of the languages it was not given measure what it "
         "does to other held-back languages",
+        "qaa and qab are enciphered by the same vowel permutation, so a student taught one learns part of the other: "
+        "on a student given qaa, the qab column is not an independent held-back language (ug is)",
         "the shipped student me5-distill was trained on Turkish, Indonesian and Uyghur bitext (NTREX lines included), "
         "so its row on these languages is not a held-back baseline; the targets compare with the better of it and "
         "the default anyway, as the issue asks",
@@ -388,12 +401,12 @@ def claims_bitext(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
         out.append(Verdict(f"{name}: the error of {code} is cut by at least {MIN_ERROR_CUT:.0%} against the better "
                            "of the default and the shipped student", mine <= (1 - MIN_ERROR_CUT) * best,
                            f"{mine:.1f} against {best:.1f} ({(best - mine) / best:+.0%} cut)", source="xlsent"))
-        others = [k for k in row if k.startswith("error ") and k != f"error {code}"]
+        others = [f"error {other}" for other in independent_of(code) if f"error {other}" in row]
         before = float(np.mean([min(b[k] for b in baselines) for k in others]))
         after = float(np.mean([row[k] for k in others]))
-        out.append(Verdict(f"{name}: the other simulated languages' mean error rises by at most {MAX_OTHERS_LOSS:g} "
-                           "point against the better baseline", after - before <= MAX_OTHERS_LOSS,
-                           f"{after:.1f} against {before:.1f}", source="xlsent"))
+        out.append(Verdict(f"{name}: the other held-back languages' mean error ({', '.join(o[6:] for o in others)}) "
+                           f"rises by at most {MAX_OTHERS_LOSS:g} point against the better baseline",
+                           after - before <= MAX_OTHERS_LOSS, f"{after:.1f} against {before:.1f}", source="xlsent"))
     default_runs = sorted((row["pairs given"], row["error qaa"]) for name, row in students.items()
                           if name.startswith("qaa") and "share 0" not in name)
     if len(default_runs) > 1:
