@@ -152,3 +152,23 @@ def test_teacher_ranking_term_trains_beside_distillation(tmp_path: Path, tiny_mo
                                rtol=1e-5)
     with pytest.raises(ConfigError, match="teacher_ranking_weight > 0 needs objective distill"):
         tiny_config("teacher_ranking_weight=1.0")
+
+
+def test_a_users_pair_is_the_only_one_whose_english_the_teacher_encodes_again(tmp_path: Path, tiny_model_dir: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from xlsent.data.user_bitext import BitextFile, load_user_bitext
+
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    train_on(distill_config(tiny_model_dir, "steps=2"), toy_corpus(), tmp_path / "a", progress=False)
+    (tmp_path / "qx.tsv").write_text("".join(f"tazrut {i}\tthe dog {i}\n" for i in range(20)), encoding="utf-8")
+    user = load_user_bitext([BitextFile("qx", str(tmp_path / "qx.tsv"))], hold_out=False, seed=0)
+    encoded: list[str] = []
+    original = TransformerEncoder.encode
+
+    def spy(self, sentences, *args, **kwargs):
+        encoded.extend(sentences)
+        return original(self, sentences, *args, **kwargs)
+
+    monkeypatch.setattr(TransformerEncoder, "encode", spy)
+    train_on(distill_config(tiny_model_dir, "steps=2"), toy_corpus(), tmp_path / "b", progress=False, user=user)
+    assert sorted(encoded) == sorted(user.bitext[0].en)

@@ -246,27 +246,28 @@ def english_side(pair: PairCorpus) -> int:
 
 
 def teacher_targets(teacher: Encoder, corpus: Sequence[PairCorpus], pairs: Sequence[TokenizedPair], *,
-                    progress: bool = True) -> dict[str, torch.Tensor]:
+                    progress: bool = True, apart: frozenset[str] = frozenset()) -> dict[str, torch.Tensor]:
     """Per pair with an English side, the teacher's vectors of the English sentences of its kept rows (row i for
-    ``pair.src[i]``); each distinct sentence is encoded once, cached on disk by the teacher's id and the sentences'
-    checksum, resumable."""
+    ``pair.src[i]``). Each distinct sentence of the pairs is encoded once, cached on disk by the teacher's id and the
+    sentences' checksum, resumable; the pairs named in ``apart`` (a user's) are encoded and cached on their own, so
+    adding one leaves the cache of the others valid."""
     by_name = {c.name: c for c in corpus}
-    english: list[str] = []
-    spans: dict[str, tuple[int, int]] = {}
-    for p in pairs:
-        side = english_side(by_name[p.name])
-        if side >= 0:
-            sentences = (by_name[p.name].src, by_name[p.name].tgt)[side]
-            spans[p.name] = (len(english), len(english) + len(p.rows))
-            english.extend(sentences[r] for r in p.rows)
+    english = {p.name: [(by_name[p.name].src, by_name[p.name].tgt)[english_side(by_name[p.name])][r] for r in p.rows]
+               for p in pairs if english_side(by_name[p.name]) >= 0}
     if not english:
         raise ValueError("objective distill/both needs pairs with an English side; the corpus has none")
-    distinct = list(dict.fromkeys(english))
-    log.info("teacher %s: vectors of %d distinct English sentences of %d (cached)", teacher.name, len(distinct),
-             len(english))
-    where = {sentence: i for i, sentence in enumerate(distinct)}
-    vectors = cached_encode(teacher, distinct, "en", progress=progress)[[where[s] for s in english]]
-    return {name: torch.from_numpy(np.ascontiguousarray(vectors[a:b])) for name, (a, b) in spans.items()}
+    groups = [[n for n in english if n not in apart], *([n] for n in english if n in apart)]
+    out: dict[str, torch.Tensor] = {}
+    for names in (g for g in groups if g):
+        sentences = [s for n in names for s in english[n]]
+        distinct = list(dict.fromkeys(sentences))
+        log.info("teacher %s: vectors of %d distinct English sentences of %d (cached)", teacher.name, len(distinct),
+                 len(sentences))
+        where = {sentence: i for i, sentence in enumerate(distinct)}
+        vectors = cached_encode(teacher, distinct, "en", progress=progress)
+        for n in names:
+            out[n] = torch.from_numpy(np.ascontiguousarray(vectors[[where[s] for s in english[n]]]))
+    return out
 
 
 def build_encoder(config: LaserConfig, sp: Any, teacher: Encoder | None) -> BiLstmSentenceEncoder:
@@ -349,7 +350,8 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
                                           embed_dim=config.decoder_embed_dim, hidden=config.decoder_hidden,
                                           lang_dim=config.lang_embed_dim, dropout=config.dropout)
     decoder = modules.get("decoder")
-    targets = teacher_targets(teacher, corpus, pairs, progress=progress) if teacher is not None else {}
+    targets = teacher_targets(teacher, corpus, pairs, progress=progress,
+                              apart=frozenset(c.name for c in user_corpus(user))) if teacher is not None else {}
     if not config.translates:
         pairs = [p for p in pairs if p.name in targets]
     params = [q for m in modules.values() for q in m.parameters() if q.requires_grad]
