@@ -60,7 +60,7 @@ def ensure_trained(method: Method, config: TrainConfig, out: Path, *, data: str 
         shutil.rmtree(out)
     log.info("training %s: %s (fingerprint %s)", out, method.name, config.fingerprint())
     if train is None:
-        method.train(config, out, resume=True, data=data, progress=False)
+        method.train(config, out, resume=out.exists(), data=data, progress=False)
     else:
         train()
     return out
