@@ -51,6 +51,18 @@ DETAILED = ("filter",)
 """Tasks whose section also has a table of every metric per model (the filter's drop rate per noise kind)."""
 
 
+
+def better(metrics: Sequence[str]) -> str:
+    """Which way the cells of ``metrics`` improve: error rates down, every other score up.
+
+    >>> better(["accuracy"]), better(["error qaa"]), better(["f1", "xsim error"])
+    ('higher is better', 'lower is better', 'higher is better; xsim error: lower is better')
+    """
+    lower = [m for m in metrics if "error" in m]
+    if lower and len(lower) == len(metrics):
+        return "lower is better"
+    return "higher is better" + (f"; {', '.join(lower)}: lower is better" if lower else "")
+
 def model_name(encoder: str) -> str:
     """The model part of an encoder id (``name@checksum`` -> ``name``)."""
     return encoder.split("@")[0]
@@ -164,7 +176,7 @@ def task_section(task: str, variant: str, results: list[TaskResult], published: 
     lines = [f"## {section_title(task, variant)}", ""]
     if task in TASKS:
         lines += [TASKS[task] + ".", ""]
-    lines += [f"Dataset: {results[0].dataset}. Cells: `{'`/`'.join(metrics)}` in percent (higher is better), "
+    lines += [f"Dataset: {results[0].dataset}. Cells: `{'`/`'.join(metrics)}` in percent ({better(metrics)}), "
               "rounded to one decimal.", ""]
     lines += markdown_table(header, rows) + [""]
     sources: dict[tuple[str, str], list[str]] = {}

@@ -64,7 +64,8 @@ class Study:
     """One study: ``run(lab, run)`` trains or reuses its models and fills ``run.rows``; ``method_row`` is the row
     it declares as the paper's method (empty where the run sets ``run.method_row``), ``metric`` the column that
     scores it (None: the method row's first); ``claims`` checks the paper's claims on the rows; ``split`` names a
-    tuple setting whose values each get a run and a result of their own; ``default``: run without ``--studies``.
+    tuple setting whose values each get a run and a result of their own; ``default``: run without ``--studies``;
+    ``dataset``: what it is scored on, where that is not the module's ``DATASET``.
     """
 
     run: Callable[[Any, StudyRun[Any]], None]
@@ -73,6 +74,7 @@ class Study:
     claims: Claims | None = None
     split: str | None = None
     default: bool = True
+    dataset: str | None = None
 
     @property
     def doc(self) -> str:
@@ -103,12 +105,14 @@ class StudyModule(Protocol):
 
 
 def judged(result: TaskResult, study: Study) -> TaskResult:
-    """``result`` with what its rows decide: the summary score (the method row's metric) and the verdicts."""
+    """``result`` with what its rows decide: the summary score (the method row's metric) and the verdicts (and the
+    study's own ``dataset`` where it declares one)."""
     method_row = result.options["method_row"]
     metric = study.metric or next(iter(result.scores[method_row]))
     verdicts = study.claims(result.scores, metric, method_row) if study.claims else []
     return dataclasses.replace(result, main_score=result.scores[method_row][metric], subset_metric=metric,
-                               main_metric=f"{metric}, row '{method_row}'", verdicts=[v.to_json() for v in verdicts])
+                               main_metric=f"{metric}, row '{method_row}'", verdicts=[v.to_json() for v in verdicts],
+                               dataset=study.dataset or result.dataset)
 
 
 def study_result(module: StudyModule, run: StudyRun[Any], lab: Lab) -> TaskResult:
