@@ -250,10 +250,9 @@ class UserBitext:
         return [b.lang for b in self.bitext]
 
 
-def load_user_bitext(specs: Sequence[BitextFile], *, hold_out: bool, seed: int,
-                     shipped: Sequence[str] = ()) -> UserBitext:
+def load_user_bitext(specs: Sequence[BitextFile], *, hold_out: bool, seed: int) -> UserBitext:
     """Read, check and split every ``--bitext`` file; a language outside xlsent's table gets a warning, a file or
-    language given twice an error, and a language also in ``shipped`` replaces the shipped pairs (logged)."""
+    language given twice an error."""
     paths = [str(p.resolve()) for s in specs for p in s.files]
     twice = sorted({p for p in paths if paths.count(p) > 1})
     if twice:
@@ -268,8 +267,6 @@ def load_user_bitext(specs: Sequence[BitextFile], *, hold_out: bool, seed: int,
         if language(spec.lang) is None:
             log.warning("--bitext %s: %r is not in xlsent's language table; it is trained as given (its name only "
                         "labels its pairs)", spec.label, spec.lang)
-        if spec.lang in shipped:
-            log.info("--bitext %s: the user's pairs replace the shipped %s-en bitext", spec.label, spec.lang)
         data = read_user_bitext(spec)
         b = split_user_pairs(data, hold_out=hold_out, seed=seed, index=i)
         bitext.append(b)
@@ -278,6 +275,17 @@ def load_user_bitext(specs: Sequence[BitextFile], *, hold_out: bool, seed: int,
                         "empty_left_out": len(data.empty_lines), "repeated_left_out": data.repeated,
                         "in_language_table": language(spec.lang) is not None})
     return UserBitext(bitext, records)
+
+
+def shipped_without(shipped: Sequence[str], user: UserBitext) -> list[str]:
+    """The shipped languages less the user's: a user language replaces the shipped pairs of the same code (logged).
+
+    >>> shipped_without(["de", "fr"], UserBitext([], []))
+    ['de', 'fr']
+    """
+    for lang in (x for x in user.languages if x in shipped):
+        log.info("--bitext: the user's %s pairs replace the shipped %s-en bitext", lang, lang)
+    return [x for x in shipped if x not in user.languages]
 
 
 def check_unchanged(run_folder: Path, records: Sequence[dict[str, Any]], resume: bool) -> None:

@@ -41,7 +41,7 @@ from xlsent.data.multilingual import (
     english_languages,
 )
 from xlsent.data.sts import StsPairs, load_stsb_multi_mt
-from xlsent.data.user_bitext import UserBitext, check_unchanged, load_user_bitext
+from xlsent.data.user_bitext import UserBitext, check_unchanged, load_user_bitext, shipped_without
 from xlsent.encoders.base import Encoder, l2_normalize
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.registry import load_encoder
@@ -264,9 +264,8 @@ def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str 
            progress: bool = True) -> Path:
     """``xlsent train distill``: build the bitext (the shipped languages' and the user's), load teacher and backbone,
     train, save."""
-    shipped = [] if config.bitext_only else config.languages or english_languages(data)
-    user = load_user_bitext(config.bitext, hold_out=bool(config.eval_every), seed=config.seed, shipped=shipped)
-    shipped = [lang for lang in shipped if lang not in user.languages]
+    user = load_user_bitext(config.bitext, hold_out=bool(config.eval_every), seed=config.seed)
+    shipped = shipped_without([] if config.bitext_only else config.languages or english_languages(data), user)
     bitext = build_english_bitext(data, languages=shipped, max_pairs=config.max_pairs,
                                   valid_pairs=config.valid_pairs if config.eval_every else 0,
                                   seed=config.seed) if shipped else []

@@ -44,7 +44,7 @@ from xlsent.checksum import sha256_file
 from xlsent.data.bitext import MULTI30K
 from xlsent.data.bucc import DEV_YEARS, newstest_bucc_dev
 from xlsent.data.parallel import load_multi30k
-from xlsent.data.user_bitext import UserBitext, check_unchanged, load_user_bitext
+from xlsent.data.user_bitext import UserBitext, check_unchanged, load_user_bitext, shipped_without
 from xlsent.encoders.base import Encoder, l2_normalize
 from xlsent.encoders.batching import token_budget_batches
 from xlsent.encoders.bilstm import (
@@ -469,9 +469,8 @@ def _train(config: LaserConfig, out: Path, *, resume: bool = False, data: str | 
            progress: bool = True) -> Path:
     """``xlsent train laser``: assemble the corpus from ``data`` (the shipped languages less those of ``--bitext``,
     none with ``bitext_only``), read the user's bitext, and train (see :func:`train_on`)."""
-    user = load_user_bitext(config.bitext, hold_out=bool(config.eval_every), seed=config.seed,
-                            shipped=[] if config.bitext_only else config.languages)
-    shipped = [] if config.bitext_only else [x for x in config.languages if x not in user.languages]
+    user = load_user_bitext(config.bitext, hold_out=bool(config.eval_every), seed=config.seed)
+    shipped = shipped_without([] if config.bitext_only else config.languages, user)
     corpus = build_corpus(shipped, config.targets, data, max_pairs=config.max_pairs, seed=config.seed,
                           dev_held_out=config.dev_mining) if shipped else []
     return train_on(config, corpus, out, resume=resume, progress=progress, data=data, user=user)
