@@ -116,8 +116,8 @@ def test_embed_init_needs_the_teachers_width(tmp_path: Path, tiny_model_dir: Pat
                  progress=False)
 
 
-def test_the_teacher_encodes_each_distinct_english_sentence_once(tmp_path: Path, tiny_model_dir: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def encoded_sentences(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sentences the transformer encoders encode from now on, in order (the real encoding still runs)."""
     encoded: list[str] = []
     original = TransformerEncoder.encode
 
@@ -126,6 +126,12 @@ def test_the_teacher_encodes_each_distinct_english_sentence_once(tmp_path: Path,
         return original(self, sentences, *args, **kwargs)
 
     monkeypatch.setattr(TransformerEncoder, "encode", spy)
+    return encoded
+
+
+def test_the_teacher_encodes_each_distinct_english_sentence_once(tmp_path: Path, tiny_model_dir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    encoded = encoded_sentences(monkeypatch)
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
     corpus = toy_corpus()
     english = {s for c in corpus for s in (c.src if c.src_lang == "en" else c.tgt if c.tgt_lang == "en" else [])}
@@ -162,13 +168,6 @@ def test_a_users_pair_is_the_only_one_whose_english_the_teacher_encodes_again(tm
     train_on(distill_config(tiny_model_dir, "steps=2"), toy_corpus(), tmp_path / "a", progress=False)
     (tmp_path / "qx.tsv").write_text("".join(f"tazrut {i}\tthe dog {i}\n" for i in range(20)), encoding="utf-8")
     user = load_user_bitext([BitextFile("qx", str(tmp_path / "qx.tsv"))], hold_out=False, seed=0)
-    encoded: list[str] = []
-    original = TransformerEncoder.encode
-
-    def spy(self, sentences, *args, **kwargs):
-        encoded.extend(sentences)
-        return original(self, sentences, *args, **kwargs)
-
-    monkeypatch.setattr(TransformerEncoder, "encode", spy)
+    encoded = encoded_sentences(monkeypatch)
     train_on(distill_config(tiny_model_dir, "steps=2"), toy_corpus(), tmp_path / "b", progress=False, user=user)
     assert sorted(encoded) == sorted(user.bitext[0].en)
