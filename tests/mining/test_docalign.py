@@ -47,13 +47,14 @@ def test_one_to_one() -> None:
     doc = [f"s{i}" for i in range(6)]
     beads = align_texts(doc, doc, toy_embed, None, "a", "b")
     assert pairs_of(beads) == [((i,), (i,)) for i in range(6)]
-    assert all(b.cost is not None and b.cost < AlignConfig().null_cost for b in beads)
+    assert all(b.cost is not None and b.cost < AlignConfig().null for b in beads)
 
 
-def test_merge_split_and_insertion_found() -> None:
+@pytest.mark.parametrize("cfg", [AlignConfig(), AlignConfig(cost="distance", null_cost=0.5)], ids=["margin", "distance"])
+def test_merge_split_and_insertion_found(cfg: AlignConfig) -> None:
     src = ["s0", "s1", "s2", "s3", "s4", "s5", "s6"]
     tgt = ["s0", "s1 s2", "s3", "x9", "s4", "s5", "s6"]  # source 1 and 2 merged, a foreign line inserted
-    beads = align_texts(src, tgt, toy_embed, AlignConfig(null_cost=0.5), "a", "b")
+    beads = align_texts(src, tgt, toy_embed, cfg, "a", "b")
     assert pairs_of(beads) == [((0,), (0,)), ((1, 2), (1,)), ((3,), (2,)), ((), (3,)), ((4,), (4,)), ((5,), (5,)),
                                ((6,), (6,))]
 
@@ -136,8 +137,10 @@ def test_spans_and_documents() -> None:
 def test_config_refuses_bad_values() -> None:
     with pytest.raises(ValueError, match="--max-beads must be at least 2"):
         AlignConfig(max_beads=1)
-    with pytest.raises(ValueError, match="--null-cost must be above 0"):
-        AlignConfig(null_cost=0)
+    with pytest.raises(ValueError, match="--null-cost must be 0 or more"):
+        AlignConfig(null_cost=-0.1)
+    with pytest.raises(ValueError, match="'cosine' is not a valid Cost"):
+        AlignConfig(cost="cosine")
     assert AlignConfig(max_beads=4).bead_types() == [(1, 1), (1, 2), (2, 1), (1, 3), (2, 2), (3, 1)]
 
 
@@ -165,3 +168,36 @@ def test_real_alignment_on_shifted_embeddings() -> None:
     right = sum({w for j in b.tgt for w in tgt[j].split() if w.startswith("s")} == {src[i] for i in b.src}
                 for b in pairs)
     assert right / len(pairs) > 0.95
+
+
+def test_margin_costs_match_a_direct_computation() -> None:
+    from xlsent.mining.docalign.costs import margin_costs
+
+    rng = np.random.default_rng(0)
+    n, m, levels, dim = 5, 4, 2, 8
+    x = rng.normal(size=(levels, n, dim)).astype(np.float32)
+    y = rng.normal(size=(levels, m, dim)).astype(np.float32)
+    x /= np.linalg.norm(x, axis=2, keepdims=True)
+    y /= np.linalg.norm(y, axis=2, keepdims=True)
+    x_ok, y_ok = np.ones((levels, n), dtype=np.bool_), np.ones((levels, m), dtype=np.bool_)
+    x_ok[1, -1] = y_ok[1, -1] = False
+    x_len, y_len = rng.uniform(5, 50, size=(levels, n)), rng.uniform(5, 50, size=(levels, m))
+    types = np.array(AlignConfig(max_beads=levels + 1).bead_types())
+    band = full_band(n, m)
+    costs = margin_costs(band, x, y, x_ok, y_ok, types, (x_len, y_len), 0.5)
+
+    def around(v: np.ndarray, lines: np.ndarray, before: int, after: int) -> float:
+        sims = [float(v @ lines[k]) for k in (before, after) if 0 <= k < len(lines)]
+        return float(np.mean(sims)) if sims else 0.0
+
+    for t, (a, b) in enumerate(types):
+        for i in range(n + 1):
+            for j in range(m + 1):
+                got = costs[t, i * (m + 1) + j]
+                if i < a or j < b or not (x_ok[a - 1, i - a] and y_ok[b - 1, j - b]):
+                    assert got == np.inf
+                    continue
+                s, u = x[a - 1, i - a], y[b - 1, j - b]
+                margin = s @ u - (around(s, y[0], j - b - 1, j) + around(u, x[0], i - a - 1, i)) / 2
+                ls, lt = x_len[a - 1, i - a], y_len[b - 1, j - b]
+                assert got == pytest.approx(-margin * np.log2(1 + min(ls, lt) / max(ls, lt)) ** 0.5, abs=1e-5)

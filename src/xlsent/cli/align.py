@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_model, positive_float, positive_int
+from xlsent.cli.options import add_model, positive_int
 
 
 def add_commands(sub: Commands) -> None:
@@ -26,7 +26,7 @@ def add_commands(sub: Commands) -> None:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    from xlsent.mining.docalign.config import SIZE_WEIGHTS, AlignConfig, Norm
+    from xlsent.mining.docalign.config import NULL_COSTS, SIZE_WEIGHTS, AlignConfig, Cost, Norm
     from xlsent.mining.docalign.job import FORMATS
 
     d = AlignConfig()
@@ -46,23 +46,29 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-beads", type=positive_int, default=d.max_beads,
                    help=f"most lines (both sides together) in one bead, as Vecalign's alignment_max_size; 2 aligns "
                    f"1-1 only (default {d.max_beads})")
+    p.add_argument("--cost", default=d.cost.value, choices=[c.value for c in Cost],
+                   help="what a bead costs: margin (Bertalign's: its cosine less its sides' cosine with the lines "
+                   "around the other side, times a length penalty) or distance (Vecalign's: 1 - cosine, divided as "
+                   f"--norm says, times the product of its sizes) (default {d.cost.value})")
     p.add_argument("--norm", default=d.norm.value, choices=[n.value for n in Norm],
-                   help="what a bead's distance is divided by: its spans' mean distance to their nearest lines near "
-                   "the path (neighbours), to random lines (random, as Vecalign) or nothing (none) "
+                   help="--cost distance: what a bead's distance is divided by: its spans' mean distance to their "
+                   "nearest lines near the path (neighbours), to random lines (random, as Vecalign) or nothing (none) "
                    f"(default {d.norm.value})")
-    p.add_argument("--null-cost", type=positive_float, default=d.null_cost,
-                   help=f"cost of leaving a line unaligned, against a pair's normalised cost (default {d.null_cost:g})")
+    p.add_argument("--null-cost", type=float, default=None,
+                   help="cost of leaving a line unaligned, against a pair's cost (default: "
+                   + ", ".join(f"{v:g} with --cost {c.value}" for c, v in NULL_COSTS.items()) + ")")
     p.add_argument("--band", type=positive_int, default=d.band,
                    help=f"lines either side of the coarse path that the fine search visits (default {d.band})")
     p.add_argument("--full-dp", type=positive_int, default=d.full_dp,
                    help=f"search the whole grid when both documents have at most this many lines (default "
                    f"{d.full_dp})")
     p.add_argument("--size-weight", default=d.size_weight, choices=SIZE_WEIGHTS,
-                   help="what a bead's normalised distance is multiplied by: product of its sizes (Vecalign) or "
-                   f"their mean (default {d.size_weight})")
+                   help="--cost distance: what a bead's normalised distance is multiplied by: product of its sizes "
+                   f"(Vecalign) or their mean (default {d.size_weight})")
     p.add_argument("--length-weight", type=float, default=d.length_weight,
-                   help="weight of the absolute log ratio of a bead's two lengths in characters in its cost (0: "
-                   f"none) (default {d.length_weight:g})")
+                   help="how much a bead's two lengths in characters count: the exponent of margin's length penalty "
+                   "log2(1 + short/long), the weight of the absolute log ratio in distance (0: lengths left out) "
+                   f"(default {d.length_weight:g})")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_align, writes=())  # xlsent.api.align locks every output, --pairs' too
 
@@ -75,8 +81,9 @@ def _align(args: argparse.Namespace) -> int:
         raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
     if args.pairs is None and not (args.src and args.tgt and args.output):
         raise ValueError("give SRC TGT -o OUTPUT (one document pair), or --pairs LIST.tsv")
-    cfg = AlignConfig(max_beads=args.max_beads, norm=args.norm, null_cost=args.null_cost, band=args.band,
-                      full_dp=args.full_dp, size_weight=args.size_weight, length_weight=args.length_weight)
+    cfg = AlignConfig(max_beads=args.max_beads, cost=args.cost, norm=args.norm, null_cost=args.null_cost,
+                      band=args.band, full_dp=args.full_dp, size_weight=args.size_weight,
+                      length_weight=args.length_weight)
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
                     progress=not args.quiet)

@@ -7,6 +7,7 @@ one by one in :mod:`xlsent.evaluation.align_ablation`.
 from __future__ import annotations
 
 from dataclasses import asdict
+from enum import StrEnum
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from xlsent.data.align_sets import TEXTBERG, AlignSet, align_set_names, load_align_set
 from xlsent.evaluation.bead_scores import bead_scores
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
-from xlsent.mining.docalign.config import AlignConfig, Norm
+from xlsent.mining.docalign.config import AlignConfig
 
 _DATA_FILES = ("align_textberg/dev.*", "parallel/ntrex128/NTREX-128/newstest2019-*.txt")
 _LANGUAGES = ("de", "fr", "en", "ru", "zh")
@@ -72,7 +73,7 @@ class Embedded:
 
 
 def options(cfg: AlignConfig) -> dict[str, object]:
-    return {k: (v.value if isinstance(v, Norm) else v) for k, v in asdict(cfg).items()}
+    return {k: (v.value if isinstance(v, StrEnum) else v) for k, v in asdict(cfg).items()}
 
 
 class Align(Task):

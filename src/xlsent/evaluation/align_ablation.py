@@ -1,5 +1,5 @@
 """``xlsent eval align_ablation``: the dev sets of ``xlsent eval align`` aligned with each shipped setting of
-``xlsent align`` changed in turn (overlaps, normalisation, band, bead sizes, null cost, length term); one row per
+``xlsent align`` changed in turn (cost, overlaps, normalisation, band, bead sizes, null cost, length term); one row per
 setting, the mean strict F1 over the sets and each set's.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 from xlsent.evaluation.align import METADATA as ALIGN_METADATA
 from xlsent.evaluation.align import Embedded, available, options
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task
-from xlsent.mining.docalign.config import AlignConfig, Norm
+from xlsent.mining.docalign.config import AlignConfig, Cost, Norm
 
 METADATA = replace(
     ALIGN_METADATA, name="align_ablation",
@@ -25,12 +25,13 @@ SHIPPED = "shipped settings"
 ABLATIONS: dict[str, AlignConfig] = {
     SHIPPED: AlignConfig(),
     **{f"max-beads {k} (overlaps {k - 1})": AlignConfig(max_beads=k) for k in (2, 3, 4)},
-    **{f"norm {n.value}": AlignConfig(norm=n) for n in Norm if n is not AlignConfig().norm},
+    **{f"cost distance, norm {n.value}" + (" (Vecalign)" if n is Norm.RANDOM else ""):
+       AlignConfig(cost=Cost.DISTANCE, norm=n) for n in Norm},
     **{f"band {w}": AlignConfig(band=w) for w in (2, 4, 16)},
     "no band (whole grid)": AlignConfig(full_dp=1 << 30),
-    **{f"null-cost {c:g}": AlignConfig(null_cost=c) for c in (0.6, 1.0, 1.3)},
-    **{f"length-weight {w:g}": AlignConfig(length_weight=w) for w in (0.0, 0.5, 1.5)},
-    "size-weight lines": AlignConfig(size_weight="lines"),
+    **{f"null-cost {c:g}" + (" (Bertalign's skip)" if c == 0.1 else ""): AlignConfig(null_cost=c)
+       for c in (0.03, 0.1)},
+    **{f"length-weight {w:g}": AlignConfig(length_weight=w) for w in (0.0, 0.5, 2.0)},
 }
 """Row name -> the settings it runs; each changes one choice of :data:`SHIPPED`."""
 

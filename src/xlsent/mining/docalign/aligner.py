@@ -20,8 +20,9 @@ import numpy as np
 
 from xlsent.data.beads import Bead
 from xlsent.mining.docalign.band import Band, band_around, full_band, path_extent, project
-from xlsent.mining.docalign.config import AlignConfig, Norm
-from xlsent.mining.docalign.dp import bead_costs, best_beads
+from xlsent.mining.docalign.config import NULL_COSTS, AlignConfig, Cost, Norm
+from xlsent.mining.docalign.costs import distance_costs, margin_costs
+from xlsent.mining.docalign.dp import best_beads
 from xlsent.mining.docalign.normalise import normalisers, random_distance
 from xlsent.mining.docalign.overlaps import Embed, embed_spans, span_ok
 
@@ -79,9 +80,9 @@ def _one_to_one(x: np.ndarray, y: np.ndarray, band: Band, cfg: AlignConfig
     """The cheapest 1-1 / null path over ``band`` for single-row embeddings, costs normalised by random lines."""
     types = np.array([[1, 1]], dtype=np.int64)
     x_ok, y_ok = np.ones((1, len(x)), dtype=np.bool_), np.ones((1, len(y)), dtype=np.bool_)
-    costs = bead_costs(band, x[None], y[None], random_distance(x[None], y, cfg), random_distance(y[None], x, cfg),
-                       x_ok, y_ok, types, np.ones(1))
-    return best_beads(band, types, costs, cfg.null_cost)
+    costs = distance_costs(band, x[None], y[None], random_distance(x[None], y, cfg), random_distance(y[None], x, cfg),
+                           x_ok, y_ok, types, np.ones(1))
+    return best_beads(band, types, costs, NULL_COSTS[Cost.DISTANCE])
 
 
 def search_band(x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> Band:
@@ -98,6 +99,19 @@ def search_band(x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> Band:
     return band_around(*project(*path_extent(rows, cols, len(xc)), n, m), m, cfg.band)
 
 
+def bead_costs(band: Band, src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, types: np.ndarray, cfg: AlignConfig
+               ) -> np.ndarray:
+    """The cost under ``cfg.cost`` of each of ``types`` ending in each cell of ``band``."""
+    lengths = span_lengths(src, tgt)
+    if cfg.cost is Cost.MARGIN:
+        return margin_costs(band, x, y, src.ok, tgt.ok, types, lengths, cfg.length_weight)
+    n, m = len(src.ids), len(tgt.ids)
+    if band.cells == (n + 1) * (m + 1):  # the whole grid: the neighbours are searched among all lines
+        cfg = replace(cfg, window=max(n, m))
+    dx, dy = normalisers(x, src.ok, y, tgt.ok, band.centres(), cfg, cfg.norm if n and m else Norm.NONE)
+    return distance_costs(band, x, y, dx, dy, src.ok, tgt.ok, types, cfg.size_weights(), lengths, cfg.length_weight)
+
+
 def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:
     """The beads of ``src`` and ``tgt`` with span embeddings ``x`` and ``y`` (:func:`~.overlaps.span_array`), in
     document order, every line in exactly one bead (an empty line: a null bead of cost
@@ -105,15 +119,10 @@ def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConf
     n, m = len(src.ids), len(tgt.ids)
     band = search_band(x[0], y[0], cfg)
     log.debug("aligning %d x %d lines over %d cells", n, m, band.cells)
-    norm = cfg.norm if n and m else Norm.NONE
-    if band.cells == (n + 1) * (m + 1):  # the whole grid: the neighbours are searched among all lines
-        cfg = replace(cfg, window=max(n, m))
-    dx, dy = normalisers(x, src.ok, y, tgt.ok, band.centres(), cfg, norm)
     types = np.array(cfg.bead_types(), dtype=np.int64)
-    costs = bead_costs(band, x, y, dx, dy, src.ok, tgt.ok, types, cfg.size_weights(), span_lengths(src, tgt),
-                       cfg.length_weight)
+    costs = bead_costs(band, src, tgt, x, y, types, cfg)
     kept = [Bead(tuple(int(i) for i in src.ids[s0:s1]), tuple(int(j) for j in tgt.ids[t0:t1]), cost)
-            for (s0, s1), (t0, t1), cost in best_beads(band, types, costs, cfg.null_cost)]
+            for (s0, s1), (t0, t1), cost in best_beads(band, types, costs, cfg.null)]
     return with_empty_lines(kept, src, tgt)
 
 

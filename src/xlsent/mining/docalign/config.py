@@ -13,6 +13,19 @@ SIZE_WEIGHTS = ("product", "lines")
 ``(a + b) / 2``."""
 
 
+class Cost(StrEnum):
+    """What a bead costs (:mod:`.costs`): ``margin``, Bertalign's cosine less the bead's sides' cosine with the lines
+    around the other side, times a length penalty; or ``distance``, Vecalign's ``1 - cos`` normalised by
+    :class:`Norm` and weighted by the bead's size."""
+
+    MARGIN = "margin"
+    DISTANCE = "distance"
+
+
+NULL_COSTS = {Cost.MARGIN: 0.0, Cost.DISTANCE: 0.8}
+"""The default cost of a null bead under each :class:`Cost` (measured: ``xlsent eval align_ablation``)."""
+
+
 class Norm(StrEnum):
     """What a bead's distance ``1 - cos`` is divided by: the mean distance of its spans to their ``k`` nearest
     lines of the other document near the path (``neighbours``, the mining margin's idea), to random lines of the
@@ -27,25 +40,30 @@ class Norm(StrEnum):
 class AlignConfig:
     """The alignment's settings.
 
-    ``max_beads``: the most lines (both sides together) in one bead, as Vecalign's ``alignment_max_size``: 4 allows
-    1-1, 1-2, 2-1, 1-3, 3-1 and 2-2 beads besides the null beads 1-0 and 0-1 (the default, 5, also 1-4, 4-1,
-    2-3 and 3-2, as Bertalign). ``size_weight``: see :data:`SIZE_WEIGHTS`. ``length_weight``: the weight of the
-    absolute log ratio of a bead's two lengths in characters (each document's scaled to the other's) in its cost.
-    ``null_cost``: the cost of a null bead, against the normalised cost of a pair. ``band``: lines on either side of
-    the coarse path that the fine search looks at. ``full_dp``: documents of at most this many lines on both sides
-    are searched whole (no coarse path). ``neighbours``/``window``: the ``k`` nearest lines of the ``neighbours``
-    normalisation, among ``window`` lines either side of the path. ``samples``: random lines of the ``random``
-    normalisation.
+    ``cost``: see :class:`Cost`; ``norm``, ``size_weight``, ``neighbours``, ``window`` and ``samples`` shape the
+    ``distance`` cost only. ``max_beads``: the most lines (both sides together) in one bead, as Vecalign's
+    ``alignment_max_size``: 4 allows 1-1, 1-2, 2-1, 1-3, 3-1 and 2-2 beads besides the null beads 1-0 and 0-1 (the
+    default, 5, also 1-4, 4-1, 2-3 and 3-2, as Bertalign). ``length_weight``: how much a bead's two lengths in
+    characters (each document's scaled to the other's) count: the exponent of the ``margin`` cost's length penalty,
+    the weight of the absolute log ratio in the ``distance`` cost; 0 leaves lengths out. ``null_cost``: the cost of
+    a null bead (default: :data:`NULL_COSTS` of the cost). ``band``: lines on either side of the coarse path that
+    the fine search looks at. ``full_dp``: documents of at most this many lines on both sides are searched whole
+    (no coarse path). ``size_weight``: see :data:`SIZE_WEIGHTS`. ``neighbours``/``window``: the ``k`` nearest lines
+    of the ``neighbours`` normalisation, among ``window`` lines either side of the path. ``samples``: random lines
+    of the ``random`` normalisation.
 
     >>> AlignConfig(max_beads=3).bead_types()
     [(1, 1), (1, 2), (2, 1)]
     >>> AlignConfig(max_beads=3).overlaps
     2
+    >>> AlignConfig().null, AlignConfig(cost="distance").null
+    (0.0, 0.8)
     """
 
     max_beads: int = 5
+    cost: Cost = Cost.MARGIN
     norm: Norm = Norm.NEIGHBOURS
-    null_cost: float = 0.8
+    null_cost: float | None = None
     band: int = 8
     full_dp: int = 256
     neighbours: int = 4
@@ -56,6 +74,7 @@ class AlignConfig:
     length_weight: float = 1.0
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "cost", Cost(self.cost))
         object.__setattr__(self, "norm", Norm(self.norm))
         if self.max_beads < 2:
             raise ValueError(f"--max-beads must be at least 2 (a 1-1 bead), not {self.max_beads}")
@@ -67,8 +86,13 @@ class AlignConfig:
             raise ValueError(f"--size-weight must be one of {', '.join(SIZE_WEIGHTS)}, not {self.size_weight!r}")
         if not self.length_weight >= 0:
             raise ValueError(f"--length-weight must be 0 or more, not {self.length_weight}")
-        if not self.null_cost > 0:
-            raise ValueError(f"--null-cost must be above 0, not {self.null_cost}")
+        if self.null_cost is not None and not self.null_cost >= 0:
+            raise ValueError(f"--null-cost must be 0 or more, not {self.null_cost}")
+
+    @property
+    def null(self) -> float:
+        """The cost of a null bead: ``null_cost``, or the default of the cost."""
+        return NULL_COSTS[self.cost] if self.null_cost is None else self.null_cost
 
     @property
     def overlaps(self) -> int:
