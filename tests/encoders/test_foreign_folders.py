@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -375,3 +376,38 @@ def test_xlsent_mine_and_score_run_a_foreign_folder(folders: dict[str, Path], ho
                  *model]) == 0
     scores = [float(line.split("\t")[0]) for line in (tmp_path / "s.tsv").read_text(encoding="utf-8").splitlines()]
     assert len(scores) == len(SENTENCES) and min(scores) > 1.0
+
+
+def test_xlsent_eval_runs_a_foreign_folder(folders: dict[str, Path], home: Path, tmp_path: Path) -> None:
+    """``xlsent eval`` scores a foreign folder as any encoder, its result named after the folder's encoder id."""
+    data = tmp_path / "data" / "tatoeba_v1"
+    data.mkdir(parents=True)
+    (data / "tatoeba.deu-eng.deu").write_text("der hund bellt\na cat runs\n", encoding="utf-8")
+    (data / "tatoeba.deu-eng.eng").write_text("der hund bellt\na cat runs\n", encoding="utf-8")
+    assert main(["eval", "tatoeba", "--model", str(folders["bge"]), "--backend", "torch", "--langs", "deu",
+                 "--data", str(tmp_path / "data"), "--out", str(tmp_path / "results"), "-q"]) == 0
+    (path,) = (tmp_path / "results").glob("tatoeba__*.json")
+    result = json.loads(path.read_text(encoding="utf-8"))
+    assert result["encoder"].startswith(load_encoder(folders["bge"]).id)  # type: ignore[attr-defined]
+    assert result["scores"]["deu"]["mean"] == pytest.approx(100.0)  # identical sentences find each other
+
+
+def test_xlsent_serve_runs_a_foreign_folder(folders: dict[str, Path], reference: dict[str, np.ndarray],
+                                            home: Path) -> None:
+    """The service loads a foreign folder as ``xlsent serve --model DIR`` does and returns its vectors."""
+    from functools import partial
+
+    from starlette.testclient import TestClient
+
+    from xlsent.api import load
+    from xlsent.serve import create_app
+
+    with TestClient(create_app({"labse": partial(load, str(folders["labse"]), "torch")})) as client:
+        for _ in range(600):
+            if client.get("/ready").status_code == 200:
+                break
+            time.sleep(0.05)
+        response = client.post("/v1/embeddings", json={"model": "labse", "input": SENTENCES})
+    assert response.status_code == 200, response.text
+    got = np.array([row["embedding"] for row in response.json()["data"]], dtype=np.float32)
+    assert min_cosine(got, reference["labse"]) >= 0.9999
