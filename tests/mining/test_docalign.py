@@ -50,7 +50,8 @@ def test_one_to_one() -> None:
     assert all(b.cost is not None and b.cost < AlignConfig().null for b in beads)
 
 
-@pytest.mark.parametrize("cfg", [AlignConfig(), AlignConfig(cost="distance", null_cost=0.5)], ids=["margin", "distance"])
+@pytest.mark.parametrize("cfg", [AlignConfig(), AlignConfig(cost="distance", null_cost=0.5)],
+                         ids=["margin", "distance"])
 def test_merge_split_and_insertion_found(cfg: AlignConfig) -> None:
     src = ["s0", "s1", "s2", "s3", "s4", "s5", "s6"]
     tgt = ["s0", "s1 s2", "s3", "x9", "s4", "s5", "s6"]  # source 1 and 2 merged, a foreign line inserted

@@ -240,7 +240,7 @@ def test_device_resolution() -> None:
 
 def test_time_budget_ends_the_run_like_a_last_step(tmp_path: Path) -> None:
     problem = _Problem(tmp_path, steps=1000)
-    problem.trainer.time_budget_s = 0.2
+    problem.trainer.time_budget_s = 0.6
 
     def slow_step(s: int) -> dict[str, float]:
         time.sleep(0.03)
@@ -252,7 +252,7 @@ def test_time_budget_ends_the_run_like_a_last_step(tmp_path: Path) -> None:
     ckpt = latest_checkpoint(tmp_path / "checkpoints")
     assert ckpt is not None and json.loads(ckpt.read_text())["step"] == result.steps  # ... and checkpointed
     again = _Problem(tmp_path, steps=1000)
-    again.trainer.time_budget_s = 0.2
+    again.trainer.time_budget_s = 0.6
     assert again.trainer.run(again.step, resume=True).steps == result.steps  # a spent budget trains no more
 
 

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+import tomli_w
+
 SCHEDULES = ("constant", "linear", "cosine")
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("fp32", "bf16")
@@ -261,25 +263,6 @@ def read_layers(defaults: str, files: Sequence[str | Path] = (), modes: Sequence
     return layers
 
 
-def toml_value(value: Any) -> str:
-    """One value in TOML syntax (bool, number, string, or a list or table of them).
-
-    >>> toml_value([1, "a", True]), toml_value([{"lang": "kab"}])
-    ('[1, "a", true]', '[{lang = "kab"}]')
-    """
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):  # JSON escapes every control character TOML forbids but DEL
-        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + "}"
-    raise TypeError(f"cannot write {value!r} as TOML")
-
-
 def to_toml(config: TrainConfig) -> str:
     """The effective configuration as flat TOML (an unset optional value as ``"none"``); reads back equal."""
-    return "".join(f"{k} = {toml_value('none' if v is None else v)}\n" for k, v in config.to_dict().items())
+    return tomli_w.dumps({k: "none" if v is None else v for k, v in config.to_dict().items()})
