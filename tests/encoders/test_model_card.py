@@ -59,13 +59,17 @@ def test_card_of_a_resumed_run_gives_the_time_of_every_run(tmp_path: Path) -> No
         in card
 
 
-def test_card_lists_the_weighted_terms_of_the_objective(tmp_path: Path) -> None:
+def test_card_lists_the_weighted_terms_the_method_recorded(tmp_path: Path) -> None:
+    from xlsent.methods.laser.config import loss_terms
+
     config = {"translate_weight": 1.0, "distill_weight": 30.0, "ranking_weight": 1.0, "teacher_ranking_weight": 0.5}
     teacher = {"id": "t@1", "loss": "mse"}
-    card = write_card(_model(tmp_path / "d", {"objective": "distill", "teacher": teacher}, config)).read_text()
+    training = {"objective": "distill", "teacher": teacher, "loss": loss_terms("distill", config)}
+    card = write_card(_model(tmp_path / "d", training, config)).read_text()
     assert ("- objective: distill (teacher t@1, mse onto its vectors of the English side); loss 30 x distillation + "
             "1 x in-batch ranking + 0.5 x teacher ranking\n") in card
-    card = write_card(_model(tmp_path / "t", {"objective": "translate"}, config)).read_text()
+    training = {"objective": "translate", "loss": loss_terms("translate", config)}
+    card = write_card(_model(tmp_path / "t", training, config)).read_text()
     assert "- objective: translate\n" in card  # one term: no weights to list
 
 

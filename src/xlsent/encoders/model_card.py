@@ -88,25 +88,6 @@ def record_metrics(model_dir: str | Path, results: Sequence[Mapping[str, Any]], 
     write_card(directory)
 
 
-_LOSS_TERMS = {"translate": (("translate_weight", "translation"),),
-               "distill": (("distill_weight", "distillation"), ("ranking_weight", "in-batch ranking"),
-                           ("teacher_ranking_weight", "teacher ranking"))}
-_LOSS_TERMS["both"] = _LOSS_TERMS["translate"] + _LOSS_TERMS["distill"]
-
-
-def loss_terms(objective: str, config: Mapping[str, Any]) -> str:
-    """The weighted terms of a LASER objective's loss, or "" where it has one term.
-
-    >>> loss_terms("distill", {"distill_weight": 30.0, "ranking_weight": 1.0, "teacher_ranking_weight": 0.0})
-    '30 x distillation + 1 x in-batch ranking'
-    >>> loss_terms("translate", {"translate_weight": 1.0, "ranking_weight": 1.0})
-    ''
-    """
-    terms = [(float(config.get(key, 0.0)), what) for key, what in _LOSS_TERMS.get(objective, ())]
-    used = [f"{weight:g} x {what}" for weight, what in terms if weight > 0]
-    return " + ".join(used) if len(used) > 1 else ""
-
-
 def _training_lines(training: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
     lines = []
     data = training.get("data", {})
@@ -142,7 +123,7 @@ def _training_lines(training: Mapping[str, Any], config: Mapping[str, Any]) -> l
         lines.append(f"- objective: {training['objective']}"
                      + (f" (teacher {teacher['id']}, {teacher['loss']} onto its vectors of the English side)"
                         if teacher else "")
-                     + (f"; loss {terms}" if (terms := loss_terms(training["objective"], config)) else "")
+                     + (f"; loss {training['loss']}" if training.get("loss") else "")
                      + ("; subword embeddings initialised from the teacher's input embeddings"
                         if training.get("embed_init") == "teacher" else ""))
     if "steps_done" in training:

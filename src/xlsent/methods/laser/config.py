@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -115,3 +116,22 @@ class LaserConfig(UserBitextConfig):
             out.append("objective distill/both needs English pairs: add en to targets")
         out += self.one_of(save_dtype=tuple(DTYPES))
         return out
+
+
+_LOSS_TERMS = {"translate": (("translate_weight", "translation"),),
+               "distill": (("distill_weight", "distillation"), ("ranking_weight", "in-batch ranking"),
+                           ("teacher_ranking_weight", "teacher ranking"))}
+_LOSS_TERMS["both"] = _LOSS_TERMS["translate"] + _LOSS_TERMS["distill"]
+
+
+def loss_terms(objective: str, config: Mapping[str, Any]) -> str:
+    """The weighted terms of a LASER objective's loss, or "" where it has one term (the model card's "loss").
+
+    >>> loss_terms("distill", {"distill_weight": 30.0, "ranking_weight": 1.0, "teacher_ranking_weight": 0.0})
+    '30 x distillation + 1 x in-batch ranking'
+    >>> loss_terms("translate", {"translate_weight": 1.0, "ranking_weight": 1.0})
+    ''
+    """
+    terms = [(float(config.get(key, 0.0)), what) for key, what in _LOSS_TERMS.get(objective, ())]
+    used = [f"{weight:g} x {what}" for weight, what in terms if weight > 0]
+    return " + ".join(used) if len(used) > 1 else ""

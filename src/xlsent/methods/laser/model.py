@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -64,7 +64,7 @@ from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import write_manifest
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
-from xlsent.methods.laser.config import DEFAULTS, DTYPES, NAME, LaserConfig
+from xlsent.methods.laser.config import DEFAULTS, DTYPES, NAME, LaserConfig, loss_terms
 from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts
 from xlsent.methods.laser.vocab import covering_chars, teacher_embeddings, train_vocab
 from xlsent.mining.threshold_search import gold_positions, mine_and_score
@@ -425,7 +425,7 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     result = trainer.run(step, resume=resume)
     best = trainer.restore_best(["encoder"]) if config.selection != "none" else None
     training = {
-        "objective": config.objective,
+        "objective": config.objective, "loss": loss_terms(config.objective, asdict(config)),
         **({"teacher": {"ref": config.teacher, "id": str(getattr(teacher, "id", teacher.name)),
                         "loss": config.distill_loss}} if teacher is not None else {}),
         "embed_init": config.embed_init,

@@ -40,7 +40,7 @@ from xlsent.data.xnli import XNLI_LANGS
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.bilstm import LaserEncoder
 from xlsent.encoders.cache import encoder_id
-from xlsent.encoders.model_card import loss_terms, record_metrics
+from xlsent.encoders.model_card import record_metrics
 from xlsent.encoders.registry import load_encoder
 from xlsent.evaluation import bucc, tatoeba, xnli
 from xlsent.evaluation.published import PUBLISHED
@@ -49,7 +49,7 @@ from xlsent.evaluation.selection import retrieval_criterion
 from xlsent.evaluation.task import encoder_embed
 from xlsent.languages import TATOEBA_CHALLENGE, TATOEBA_CHALLENGE_TO_V1, ntrex_code
 from xlsent.methods.laser import METHOD
-from xlsent.methods.laser.config import OBJECTIVES, LaserConfig
+from xlsent.methods.laser.config import OBJECTIVES, LaserConfig, loss_terms
 from xlsent.studies.command import main
 from xlsent.studies.new_language import POOL_LINES, SIMULATED, evaluation_error, evaluation_mining_f1, write_user_file
 from xlsent.studies.numbers import versus
