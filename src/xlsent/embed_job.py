@@ -34,6 +34,7 @@ from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import InputError, InputSpec, iter_rows, readable
 from xlsent.encoders.base import Encoder
+from xlsent.encoders.cache import encoder_id
 from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.languages import check_lang
 from xlsent.store import EmbeddingFileError, base_metadata, check_output_path, save_embedding_parts
@@ -126,7 +127,7 @@ def _chunks(rows: Iterator[str], size: int) -> Iterator[list[str]]:
 def _job_key(spec: InputSpec, sha: str, encoder: Encoder, opts: EmbedOptions) -> dict[str, Any]:
     source = spec.source()
     return {"input_sha256": sha, "format": source["format"], "column": spec.column, "field": spec.field,
-            "header": source["header"], "encoder": getattr(encoder, "id", encoder.name),
+            "header": source["header"], "encoder": encoder_id(encoder),
             "chunk_rows": opts.chunk_rows, "lang": opts.lang}
 
 

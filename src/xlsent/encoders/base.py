@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -39,6 +40,60 @@ class HiddenStateEncoder(Encoder, Protocol):
     def layer_pooled(
         self, sentences: Sequence[str], *, batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False
     ) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+class Named(Protocol):
+    """Anything with a name, as encoders and token anchors have."""
+
+    name: str
+
+
+@runtime_checkable
+class Identified(Protocol):
+    """An encoder with an id beside its name: the name plus its weights' checksum and backend."""
+
+    id: str
+
+
+@runtime_checkable
+class FromModelDir(Protocol):
+    """An encoder loaded from a model directory, with that directory's manifest (``xlsent.json``)."""
+
+    model_dir: Path
+    manifest: dict[str, Any]
+
+
+@runtime_checkable
+class Switchable(Protocol):
+    """An encoder that runs on the inference backends (``torch``, ``onnx``, ``openvino``, ...)."""
+
+    def use_backend(self, backend: str) -> None: ...
+
+
+@runtime_checkable
+class OwnAutoBackend(Protocol):
+    """A :class:`Switchable` encoder whose ``auto`` is a rule of its own, not the measured backend table's."""
+
+    def auto_backend(self) -> str: ...
+
+
+@runtime_checkable
+class Windowed(Protocol):
+    """A transformer encoder: content token ids, windows of ``max_tokens``, and encoding from ids tokenized once."""
+
+    max_tokens: int
+
+    def content_ids(self, sentences: Sequence[str]) -> list[list[int]]: ...
+
+    def encode_content(self, content: Sequence[Sequence[int]], lang: str | None = None, *,
+                       batch_tokens: int = DEFAULT_BATCH_TOKENS) -> np.ndarray: ...
+
+
+@runtime_checkable
+class WholeSentenceTokens(Protocol):
+    """An encoder that reads each sentence whole as one token sequence (LASER's SentencePiece, static averages)."""
+
+    def token_ids(self, sentences: Sequence[str]) -> list[list[int]]: ...
 
 
 def l2_normalize(x: np.ndarray, eps: float = 1e-12) -> np.ndarray:

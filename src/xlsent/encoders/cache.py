@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from xlsent.encoders.base import Encoder
+from xlsent.encoders.base import Encoder, Identified, Named
 from xlsent.paths import xlsent_home
 from xlsent.store import EmbeddingFileError, base_metadata, load_embeddings, save_embeddings
 
@@ -28,9 +28,9 @@ def sentences_key(sentences: Sequence[str], lang: str | None = None) -> str:
     return h.hexdigest()
 
 
-def encoder_id(encoder: Encoder) -> str:
-    """The encoder's id (name plus weights checksum where it has one)."""
-    return str(getattr(encoder, "id", encoder.name))
+def encoder_id(encoder: Named) -> str:
+    """The encoder's (or token anchor's) id: its name plus weights checksum where it has one."""
+    return encoder.id if isinstance(encoder, Identified) else encoder.name
 
 
 def cache_dir(encoder: Encoder, root: Path | None = None) -> Path:

@@ -16,7 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from xlsent.encoders.base import Encoder
+from xlsent.encoders.base import Encoder, FromModelDir, OwnAutoBackend, Switchable
 from xlsent.encoders.model_dir import MANIFEST, ModelDirError, read_manifest
 
 DEFAULT_MODEL = "me5-small"
@@ -81,10 +81,9 @@ def encoder_reference(encoder: Encoder) -> str:
     """How to load ``encoder`` again: its registered name, or the absolute path of its model directory."""
     if encoder.name in REGISTERED:
         return encoder.name
-    model_dir = getattr(encoder, "model_dir", None)
-    if model_dir is None:
+    if not isinstance(encoder, FromModelDir):
         raise ValueError(f"encoder {encoder.name!r} is neither registered nor loaded from a model directory")
-    return str(Path(model_dir).resolve())
+    return str(Path(encoder.model_dir).resolve())
 
 
 def load_encoder(name_or_path: str | Path, backend: str = "torch") -> Encoder:
@@ -96,15 +95,15 @@ def load_encoder(name_or_path: str | Path, backend: str = "torch") -> Encoder:
     ``torch`` and ``torch-bf16``; ``auto`` leaves the others as they are.
     """
     encoder = _build(name_or_path)
-    if backend in ("torch", "auto") and not hasattr(encoder, "use_backend"):
+    if backend in ("torch", "auto") and not isinstance(encoder, Switchable):
         return encoder
-    if not hasattr(encoder, "use_backend"):
+    if not isinstance(encoder, Switchable):
         raise ValueError(f"{name_or_path}: backend {backend!r} runs transformer models only; this model runs on "
                          "its own (use --backend auto or torch)")
     from xlsent.encoders.backends import auto_backend
 
     if backend == "auto":  # a model type with its own rule (LASER, mapping models), else the table's
-        backend = getattr(encoder, "auto_backend", auto_backend)()
+        backend = encoder.auto_backend() if isinstance(encoder, OwnAutoBackend) else auto_backend()
     encoder.use_backend(backend)
     return encoder
 

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from xlsent.atomic import write_json
 from xlsent.data.bucc import newstest_bucc_dev
-from xlsent.encoders.base import Encoder
+from xlsent.encoders.base import Encoder, FromModelDir
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import MANIFEST
@@ -209,8 +209,7 @@ def load_threshold(encoder: Encoder) -> float:
 
 def _manifest_path(encoder: Encoder) -> Path | None:
     """The ``xlsent.json`` of the encoder's model directory, if it has one."""
-    model_dir = getattr(encoder, "model_dir", None)
-    path = None if model_dir is None else Path(model_dir) / MANIFEST
+    path = Path(encoder.model_dir) / MANIFEST if isinstance(encoder, FromModelDir) else None
     return path if path is not None and path.is_file() else None
 
 

@@ -23,7 +23,7 @@ from itertools import groupby
 
 import numpy as np
 
-from xlsent.encoders.base import Encoder
+from xlsent.encoders.base import Encoder, Windowed
 from xlsent.serve.errors import ApiError
 from xlsent.serve.metrics import Metrics
 from xlsent.serve.settings import ServeSettings
@@ -273,9 +273,8 @@ class ModelWorker:
     def _encode(self, encoder: Encoder, batch: list[Job], lang: str | None) -> np.ndarray:
         """The vectors of ``batch``'s texts in order: from their token ids when the encoder takes them and every job
         has them, else from the texts."""
-        encode_content = getattr(encoder, "encode_content", None)
-        if encode_content is not None and all(job.content is not None for job in batch):
-            return encode_content([ids for job in batch for ids in job.content or []], lang,
+        if isinstance(encoder, Windowed) and all(job.content is not None for job in batch):
+            return encoder.encode_content([ids for job in batch for ids in job.content or []], lang,
                                   batch_tokens=self.settings.batch_tokens)
         return encoder.encode([t for job in batch for t in job.texts], lang, batch_tokens=self.settings.batch_tokens)
 

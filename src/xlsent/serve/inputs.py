@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xlsent.data.empty_text import is_empty
-from xlsent.encoders.base import Encoder
+from xlsent.encoders.base import Encoder, WholeSentenceTokens, Windowed
 from xlsent.encoders.batching import split_windows
 from xlsent.serve.errors import ApiError
 from xlsent.serve.settings import ServeSettings
@@ -81,15 +81,12 @@ def check_texts(texts: Sequence[str], param: str, settings: ServeSettings) -> No
 
 def count_tokens(encoder: Encoder, texts: Sequence[str]) -> TokenCounts:
     """The tokens ``encoder`` runs for each of ``texts`` (see the module's docstring)."""
-    content_ids = getattr(encoder, "content_ids", None)
-    max_tokens = getattr(encoder, "max_tokens", None)
-    if content_ids is None or max_tokens is None:
-        token_ids = getattr(encoder, "token_ids", None)
-        if token_ids is not None:  # a whole-sentence tokenizer (LASER's SentencePiece): no windows
-            return TokenCounts([len(ids) for ids in token_ids(list(texts))], [])
+    if not isinstance(encoder, Windowed):
+        if isinstance(encoder, WholeSentenceTokens):  # a whole-sentence tokenizer (LASER's SentencePiece): no windows
+            return TokenCounts([len(ids) for ids in encoder.token_ids(list(texts))], [])
         return TokenCounts([len(t.split()) for t in texts], [])
-    content = content_ids(list(texts))
-    windows, _ = split_windows(content, max_tokens - 2)
+    content = encoder.content_ids(list(texts))
+    windows, _ = split_windows(content, encoder.max_tokens - 2)
     per_input = [0] * len(texts)
     pieces = [0] * len(texts)
     for window in windows:

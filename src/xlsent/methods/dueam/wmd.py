@@ -38,6 +38,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_open, write_json
+from xlsent.encoders.cache import encoder_id
 from xlsent.paths import xlsent_home
 
 log = logging.getLogger(__name__)
@@ -288,7 +289,7 @@ def pair_distances(anchor: TokenAnchor, src: Sequence[str], tgt: Sequence[str], 
         raise ValueError(f"weighting must be one of {WEIGHTINGS}, not {settings.weighting!r}")
     if (idf is not None) != (settings.weighting == "idf") or (idf is not None and idf.checksum() != settings.idf):
         raise ValueError("idf weighting needs the idf table whose checksum the settings carry (and only then)")
-    if str(getattr(anchor, "id", anchor.name)) != settings.anchor:
+    if encoder_id(anchor) != settings.anchor:
         raise ValueError(f"settings are for anchor {settings.anchor}, not {getattr(anchor, 'id', anchor.name)}")
     if not 0 <= settings.layer <= anchor.num_layers:
         raise ValueError(f"anchor layer {settings.layer} is not in 0..{anchor.num_layers}")

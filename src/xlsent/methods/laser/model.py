@@ -59,7 +59,7 @@ from xlsent.encoders.bilstm import (
     LaserEncoder,
     pad_batch,
 )
-from xlsent.encoders.cache import cached_encode
+from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import write_manifest
 from xlsent.encoders.registry import load_encoder
@@ -426,7 +426,7 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     best = trainer.restore_best(["encoder"]) if config.selection != "none" else None
     training = {
         "objective": config.objective, "loss": loss_terms(config.objective, asdict(config)),
-        **({"teacher": {"ref": config.teacher, "id": str(getattr(teacher, "id", teacher.name)),
+        **({"teacher": {"ref": config.teacher, "id": encoder_id(teacher),
                         "loss": config.distill_loss}} if teacher is not None else {}),
         "embed_init": config.embed_init,
         "steps_done": result.steps, "seconds": round(time.perf_counter() - start, 1),

@@ -20,7 +20,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from xlsent.atomic import atomic_open, atomic_path
-from xlsent.encoders.base import Encoder, l2_normalize
+from xlsent.encoders.base import Encoder, Switchable, l2_normalize
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, write_manifest
@@ -97,18 +97,17 @@ class MappedEncoder(abc.ABC):
 
     def _own_vectors(self) -> bool:
         """Whether the inputs are a transformer backbone's own vectors (which run on any backend)."""
-        return self.inputs is self.backbone and hasattr(self.backbone, "use_backend")
+        return self.inputs is self.backbone and isinstance(self.backbone, Switchable)
 
     def use_backend(self, backend: str) -> None:
         """Encode the inputs on ``backend`` (one of ``encoders.backends.BACKENDS``) where they are the backbone's
         own vectors; a lossy backend becomes part of the id, as it does the backbone's."""
-        use = getattr(self.backbone, "use_backend", None)
-        if not self._own_vectors() or use is None:
+        if not self._own_vectors() or not isinstance(self.backbone, Switchable):
             if backend == "torch":
                 return
             raise ValueError(f"{self.name}: backend {backend!r} runs a transformer backbone's own vectors only; "
                              f"this model's inputs are {self.config.inputs!r} of {self.backbone.name} (use torch)")
-        use(backend)
+        self.backbone.use_backend(backend)
         self.id = f"{self.name}@{model_checksum(self.manifest)}{id_suffix(backend)}"
 
     def _load(self, file: str) -> dict[str, torch.Tensor]:
