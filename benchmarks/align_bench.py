@@ -61,13 +61,13 @@ def case_row(lines: int, embed_max: int, model: str) -> BenchRow:
     cfg = AlignConfig()
     src_lines, tgt_lines = documents(lines)
     src, tgt = Doc.of(src_lines, cfg.overlaps), Doc.of(tgt_lines, cfg.overlaps)
-    embed_s, model = None, {}
+    embed_s, recorded = None, {}
     if lines <= embed_max:
         encoder = load(model)
         start = time.perf_counter()
         (x,), (y,) = (embed_spans(lambda t, lang: encoder.encode(t, lang), [d.texts], [d.ok], lang)
                       for d, lang in ((src, "en"), (tgt, "de")))
-        embed_s, model = time.perf_counter() - start, timed(encoder)
+        embed_s, recorded = time.perf_counter() - start, timed(encoder)
     else:
         x, y = planted(len(src.ids), len(tgt.ids), cfg.overlaps)
     start = time.perf_counter()
@@ -86,7 +86,7 @@ def case_row(lines: int, embed_max: int, model: str) -> BenchRow:
                              "cells per line": round(cells / len(src_lines), 1),
                              "peak RSS GiB": round(peak_rss_gib(), 2),
                              **({"total s (embedding + DP)": round(embed_s + dp_s, 2)} if embed_s else {})},
-                    **model)
+                    **recorded)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

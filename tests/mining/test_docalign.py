@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from xlsent.data.beads import Bead, format_bead, parse_bead
+from xlsent.encoders.registry import load_encoder
 from xlsent.mining.docalign.aligner import Doc, align_spans, align_texts, search_band
 from xlsent.mining.docalign.band import full_band
 from xlsent.mining.docalign.config import AlignConfig
@@ -202,3 +204,20 @@ def test_margin_costs_match_a_direct_computation() -> None:
                 margin = s @ u - (around(s, y[0], j - b - 1, j) + around(u, x[0], i - a - 1, i)) / 2
                 ls, lt = x_len[a - 1, i - a], y_len[b - 1, j - b]
                 assert got == pytest.approx(-margin * np.log2(1 + min(ls, lt) / max(ls, lt)) ** 0.5, abs=1e-5)
+
+
+def test_align_bench_embeds_and_records_the_model(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bench's embedded case loads the model it names and records its id (a dict once took the name's place)."""
+    import importlib.util
+
+    bench_path = Path(__file__).parents[2] / "benchmarks" / "align_bench.py"
+    monkeypatch.syspath_prepend(str(bench_path.parent))
+    spec = importlib.util.spec_from_file_location("align_bench", bench_path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    lines = [f"s{i} w{i}" for i in range(12)]
+    monkeypatch.setattr(bench, "documents", lambda n: (lines[:n], lines[:n]))
+    row = bench.case_row(12, 12, str(tiny_model_dir))
+    assert row.checks == {"every line in one bead": True} and row.baseline is not None
+    assert row.encoder is not None and row.encoder.startswith(load_encoder(tiny_model_dir).id)
