@@ -73,7 +73,8 @@ class Embedded:
 
 
 def options(cfg: AlignConfig) -> dict[str, object]:
-    return {k: (v.value if isinstance(v, StrEnum) else v) for k, v in asdict(cfg).items()}
+    """The settings as a result records them (the null cost the run used, not "default")."""
+    return {k: (v.value if isinstance(v, StrEnum) else v) for k, v in asdict(cfg).items()} | {"null_cost": cfg.null}
 
 
 class Align(Task):
