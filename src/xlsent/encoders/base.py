@@ -57,9 +57,15 @@ class Identified(Protocol):
 
 @runtime_checkable
 class FromModelDir(Protocol):
-    """An encoder loaded from a model directory, with that directory's manifest (``xlsent.json``)."""
+    """An encoder that names the model directory it was loaded from (None: built another way, e.g. a hub wheel)."""
 
-    model_dir: Path
+    model_dir: Path | None
+
+
+@runtime_checkable
+class Manifested(Protocol):
+    """An encoder that carries its model directory's manifest (``xlsent.json``), as read when it was loaded."""
+
     manifest: dict[str, Any]
 
 

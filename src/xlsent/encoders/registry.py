@@ -81,9 +81,10 @@ def encoder_reference(encoder: Encoder) -> str:
     """How to load ``encoder`` again: its registered name, or the absolute path of its model directory."""
     if encoder.name in REGISTERED:
         return encoder.name
-    if not isinstance(encoder, FromModelDir):
+    model_dir = encoder.model_dir if isinstance(encoder, FromModelDir) else None
+    if model_dir is None:
         raise ValueError(f"encoder {encoder.name!r} is neither registered nor loaded from a model directory")
-    return str(Path(encoder.model_dir).resolve())
+    return str(Path(model_dir).resolve())
 
 
 def load_encoder(name_or_path: str | Path, backend: str = "torch") -> Encoder:

@@ -209,7 +209,8 @@ def load_threshold(encoder: Encoder) -> float:
 
 def _manifest_path(encoder: Encoder) -> Path | None:
     """The ``xlsent.json`` of the encoder's model directory, if it has one."""
-    path = Path(encoder.model_dir) / MANIFEST if isinstance(encoder, FromModelDir) else None
+    model_dir = encoder.model_dir if isinstance(encoder, FromModelDir) else None
+    path = None if model_dir is None else Path(model_dir) / MANIFEST
     return path if path is not None and path.is_file() else None
 
 

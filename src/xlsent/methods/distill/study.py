@@ -38,7 +38,7 @@ import numpy as np
 
 from xlsent.data.multilingual import english_languages
 from xlsent.data.sts import STS17_TRACKS
-from xlsent.encoders.base import Encoder, FromModelDir
+from xlsent.encoders.base import Encoder, Manifested
 from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.model_card import record_metrics
 from xlsent.encoders.model_dir import read_manifest
@@ -176,7 +176,7 @@ class Lab:
             row["bucc newstest"] = float(np.mean([v["f1"] for k, v in mining.scores.items()
                                                   if k != bucc.SETS[bucc.SAMPLE]]))
             row["intent cross-lingual"] = nli.main_score
-        training = encoder.manifest.get("training") if isinstance(encoder, FromModelDir) else None
+        training = encoder.manifest.get("training") if isinstance(encoder, Manifested) else None
         if not training:
             self.default_acc = acc
         else:
@@ -213,7 +213,7 @@ def setup(settings: Settings, out_dir: Path) -> Lab:
 
 
 def _training_notes(encoder: Encoder, config: DistillConfig) -> list[str]:
-    assert isinstance(encoder, FromModelDir), "a trained student is loaded from its model directory"
+    assert isinstance(encoder, Manifested), "a trained student is loaded from its model directory"
     training = encoder.manifest["training"]
     langs = training["data"]["summary"]["langs"]
     return [f"{encoder.name}: LoRA r={config.lora_r} student of {config.backbone}, loss {config.loss}, "
