@@ -36,26 +36,6 @@ LENGTH_SMOOTHING = 10.0
 dominate."""
 
 
-@numba.njit(parallel=True, cache=True, fastmath=True)
-def _distance_costs(lo, hi, offsets, x, y, dx, dy, x_ok, y_ok, types, weights, x_len, y_len, length_weight,
-                    out):  # pragma: no cover - compiled
-    dim = x.shape[2]
-    for i in numba.prange(lo.shape[0]):
-        for j in range(lo[i], hi[i]):
-            cell = offsets[i] + j - lo[i]
-            for t in range(types.shape[0]):
-                a, b = types[t, 0], types[t, 1]
-                out[t, cell] = np.inf
-                if i < a or j < b or not x_ok[a - 1, i - a] or not y_ok[b - 1, j - b]:
-                    continue
-                dot = np.float32(0.0)
-                for k in range(dim):
-                    dot += x[a - 1, i - a, k] * y[b - 1, j - b, k]
-                skew = abs(np.log((x_len[a - 1, i - a] + LENGTH_SMOOTHING) / (y_len[b - 1, j - b] + LENGTH_SMOOTHING)))
-                out[t, cell] = ((1.0 - dot) * 2.0 / (dx[a - 1, i - a] + dy[b - 1, j - b]) * weights[t]
-                                + length_weight * skew)
-
-
 @numba.njit(cache=True, fastmath=True)
 def _cos(u, v):  # pragma: no cover - compiled
     dot = np.float32(0.0)
@@ -78,8 +58,8 @@ def _around(span, lines, before, after):  # pragma: no cover - compiled
 
 
 @numba.njit(parallel=True, cache=True, fastmath=True)
-def _margin_costs(lo, hi, offsets, x, y, x_ok, y_ok, types, x_len, y_len, length_weight,
-                  out):  # pragma: no cover - compiled
+def _bead_costs(lo, hi, offsets, x, y, dx, dy, x_ok, y_ok, types, weights, x_len, y_len, length_weight, margin,
+                out):  # pragma: no cover - compiled
     for i in numba.prange(lo.shape[0]):
         for j in range(lo[i], hi[i]):
             cell = offsets[i] + j - lo[i]
@@ -89,13 +69,27 @@ def _margin_costs(lo, hi, offsets, x, y, x_ok, y_ok, types, x_len, y_len, length
                 if i < a or j < b or not x_ok[a - 1, i - a] or not y_ok[b - 1, j - b]:
                     continue
                 src, tgt = x[a - 1, i - a], y[b - 1, j - b]
-                margin = _cos(src, tgt) - (_around(src, y[0], j - b - 1, j) + _around(tgt, x[0], i - a - 1, i)) / 2
                 ls, lt = x_len[a - 1, i - a], y_len[b - 1, j - b]
-                out[t, cell] = -margin * np.log2(1.0 + min(ls, lt) / max(ls, lt, 1e-6)) ** length_weight
+                if margin:
+                    gap = _cos(src, tgt) - (_around(src, y[0], j - b - 1, j) + _around(tgt, x[0], i - a - 1, i)) / 2
+                    out[t, cell] = -gap * np.log2(1.0 + min(ls, lt) / max(ls, lt, 1e-6)) ** length_weight
+                else:
+                    skew = abs(np.log((ls + LENGTH_SMOOTHING) / (lt + LENGTH_SMOOTHING)))
+                    out[t, cell] = ((1.0 - _cos(src, tgt)) * 2.0 / (dx[a - 1, i - a] + dy[b - 1, j - b]) * weights[t]
+                                    + length_weight * skew)
 
 
 def _c(a: np.ndarray, dtype: type = np.float32) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
+           y_ok: np.ndarray, types: np.ndarray, weights: np.ndarray, lengths: tuple[np.ndarray, np.ndarray],
+           length_weight: float, margin: bool) -> np.ndarray:
+    out = np.empty((len(types), band.cells), dtype=np.float32)
+    _bead_costs(band.lo, band.hi, band.offsets, _c(x), _c(y), _c(dx), _c(dy), _c(x_ok, np.bool_), _c(y_ok, np.bool_),
+                _c(types, np.int64), _c(weights), _c(lengths[0]), _c(lengths[1]), float(length_weight), margin, out)
+    return out
 
 
 def margin_costs(band: Band, x: np.ndarray, y: np.ndarray, x_ok: np.ndarray, y_ok: np.ndarray, types: np.ndarray,
@@ -104,10 +98,8 @@ def margin_costs(band: Band, x: np.ndarray, y: np.ndarray, x_ok: np.ndarray, y_o
     bead does not fit or a span is not ``ok``). ``x``: ``(overlaps, n, dim)`` unit span embeddings (row ``s`` of
     level ``a - 1``: lines ``s..s+a-1``), ``x_ok`` which spans exist; ``y``, ``y_ok`` the same for the target side;
     ``lengths``: both sides' span lengths in characters, each side's scaled to the other's total."""
-    out = np.empty((len(types), band.cells), dtype=np.float32)
-    _margin_costs(band.lo, band.hi, band.offsets, _c(x), _c(y), _c(x_ok, np.bool_), _c(y_ok, np.bool_),
-                  _c(types, np.int64), _c(lengths[0]), _c(lengths[1]), float(length_weight), out)
-    return out
+    unused = np.ones(x_ok.shape, dtype=np.float32), np.ones(y_ok.shape, dtype=np.float32)
+    return _costs(band, x, y, *unused, x_ok, y_ok, types, np.ones(len(types)), lengths, length_weight, True)
 
 
 def distance_costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
@@ -116,9 +108,6 @@ def distance_costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy:
     """``(len(types), band.cells)`` float32: the ``distance`` cost of each bead type ending in each cell, arrays as
     :func:`margin_costs`; ``dx``, ``dy`` the spans' normalisers, ``weights`` what each type's normalised distance is
     multiplied by, ``length_weight`` the weight of the absolute log ratio of a bead's two lengths."""
-    out = np.empty((len(types), band.cells), dtype=np.float32)
-    x_len, y_len = lengths if lengths is not None else (np.zeros(x.shape[:2]), np.zeros(y.shape[:2]))
-    _distance_costs(band.lo, band.hi, band.offsets, _c(x), _c(y), _c(dx), _c(dy), _c(x_ok, np.bool_),
-                    _c(y_ok, np.bool_), _c(types, np.int64), _c(weights), _c(x_len), _c(y_len), float(length_weight),
-                    out)
-    return out
+    return _costs(band, x, y, dx, dy, x_ok, y_ok, types, weights,
+                  lengths if lengths is not None else (np.zeros(x.shape[:2]), np.zeros(y.shape[:2])), length_weight,
+                  False)
