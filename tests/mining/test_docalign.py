@@ -11,6 +11,7 @@ import pytest
 
 from xlsent.data.beads import Bead, format_bead, parse_bead
 from xlsent.encoders.registry import load_encoder
+from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.mining.docalign.aligner import Doc, align_spans, align_texts, search_band
 from xlsent.mining.docalign.band import full_band
 from xlsent.mining.docalign.config import AlignConfig
@@ -177,7 +178,7 @@ def test_margin_costs_match_a_direct_computation() -> None:
     from xlsent.mining.docalign.costs import margin_costs
 
     rng = np.random.default_rng(0)
-    n, m, levels, dim = 5, 4, 2, 8
+    n, m, levels, dim = 5, 2, 2, 8  # a target span of two lines covers its whole document: no line around it
     x = rng.normal(size=(levels, n, dim)).astype(np.float32)
     y = rng.normal(size=(levels, m, dim)).astype(np.float32)
     x /= np.linalg.norm(x, axis=2, keepdims=True)
@@ -189,9 +190,8 @@ def test_margin_costs_match_a_direct_computation() -> None:
     band = full_band(n, m)
     costs = margin_costs(band, x, y, x_ok, y_ok, types, (x_len, y_len), 0.5)
 
-    def around(v: np.ndarray, lines: np.ndarray, before: int, after: int) -> float:
-        sims = [float(v @ lines[k]) for k in (before, after) if 0 <= k < len(lines)]
-        return float(np.mean(sims)) if sims else 0.0
+    def around(v: np.ndarray, lines: np.ndarray, before: int, after: int) -> list[float]:
+        return [float(v @ lines[k]) for k in (before, after) if 0 <= k < len(lines)]
 
     for t, (a, b) in enumerate(types):
         for i in range(n + 1):
@@ -201,7 +201,9 @@ def test_margin_costs_match_a_direct_computation() -> None:
                     assert got == np.inf
                     continue
                 s, u = x[a - 1, i - a], y[b - 1, j - b]
-                margin = s @ u - (around(s, y[0], j - b - 1, j) + around(u, x[0], i - a - 1, i)) / 2
+                means = [float(np.mean(sims)) for sims in (around(s, y[0], j - b - 1, j), around(u, x[0], i - a - 1, i))
+                         if sims]
+                margin = s @ u - (float(np.mean(means)) if means else 0.0)
                 ls, lt = x_len[a - 1, i - a], y_len[b - 1, j - b]
                 assert got == pytest.approx(-margin * np.log2(1 + min(ls, lt) / max(ls, lt)) ** 0.5, abs=1e-5)
 
@@ -221,3 +223,14 @@ def test_align_bench_embeds_and_records_the_model(tiny_model_dir: Path, monkeypa
     row = bench.case_row(12, 12, str(tiny_model_dir))
     assert row.checks == {"every line in one bead": True} and row.baseline is not None
     assert row.encoder is not None and row.encoder.startswith(load_encoder(tiny_model_dir).id)
+
+
+def test_readme_example_aligns_with_the_default_model(default_encoder: TransformerEncoder) -> None:
+    """README's four-line example on me5-small: a bead spanning a whole document has no lines around it, and once
+    scored as if those lines were unrelated (cosine 0), so it swallowed the English document."""
+    from xlsent.evaluation.task import encoder_embed
+
+    de = ["Der Hund bellt.", "", "Die Katze schläft. Sie ist müde.", "Ende."]
+    en = ["The dog barks.", "The cat sleeps.", "It is tired.", "The end."]
+    beads = align_texts(de, en, encoder_embed(default_encoder))
+    assert pairs_of(beads) == [((0,), (0,)), ((1,), ()), ((2,), (1, 2)), ((3,), (3,))]

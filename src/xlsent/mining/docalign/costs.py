@@ -6,8 +6,9 @@ target span ``j-b..j-1``; ``cos`` is the cosine of their embeddings (:mod:`.over
 
 - ``margin`` (Bertalign's modified cosine, the shipped one): minus ``(cos - (nx + ny) / 2) * log2(1 + short /
   long) ** length_weight``, where ``ny`` is the mean cosine of the source span with the target lines just before
-  and just after the target span, ``nx`` the same for the target span, and ``short / long`` the ratio of the two
-  sides' lengths in characters. A bead is cheap when its sides are closer to each other than to the lines around
+  and just after the target span, ``nx`` the same for the target span (where a span covers its whole document, the
+  other side's mean stands for both: no bead gains from having no neighbours), and ``short / long`` the ratio of
+  the two sides' lengths in characters. A bead is cheap when its sides are closer to each other than to the lines around
   them, so a bead that leaves out a line belonging to it, or takes in one of its neighbour's, costs more. The
   difference is unchanged by a shift of every cosine (an encoder whose unrelated sentences sit at 0.7 scores as
   one whose sit at 0); null beads cost 0 by default: a line is paired only when its bead beats its surroundings.
@@ -46,7 +47,8 @@ def _cos(u, v):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, fastmath=True)
 def _around(span, lines, before, after):  # pragma: no cover - compiled
-    """Mean cosine of ``span`` with ``lines[before]`` and ``lines[after]``, those that exist (0 with none)."""
+    """Sum of the cosines of ``span`` with ``lines[before]`` and ``lines[after]``, those that exist, and their
+    number."""
     total, count = np.float32(0.0), 0
     if before >= 0:
         total += _cos(span, lines[before])
@@ -54,7 +56,22 @@ def _around(span, lines, before, after):  # pragma: no cover - compiled
     if after < lines.shape[0]:
         total += _cos(span, lines[after])
         count += 1
-    return total / count if count else np.float32(0.0)
+    return total, count
+
+
+@numba.njit(cache=True, fastmath=True)
+def _neighbours(src, tgt, x0, y0, src_before, src_after, tgt_before, tgt_after):  # pragma: no cover - compiled
+    """``(nx + ny) / 2``: the mean cosine of each side with the lines around the other side; a side whose other
+    side spans its whole document (no line around it) takes the other side's mean (0 where neither has one)."""
+    ty, cy = _around(src, y0, tgt_before, tgt_after)
+    tx, cx = _around(tgt, x0, src_before, src_after)
+    if cy and cx:
+        return (ty / cy + tx / cx) / 2
+    if cy:
+        return ty / cy
+    if cx:
+        return tx / cx
+    return np.float32(0.0)
 
 
 @numba.njit(parallel=True, cache=True, fastmath=True)
@@ -71,7 +88,7 @@ def _bead_costs(lo, hi, offsets, x, y, dx, dy, x_ok, y_ok, types, weights, x_len
                 src, tgt = x[a - 1, i - a], y[b - 1, j - b]
                 ls, lt = x_len[a - 1, i - a], y_len[b - 1, j - b]
                 if margin:
-                    gap = _cos(src, tgt) - (_around(src, y[0], j - b - 1, j) + _around(tgt, x[0], i - a - 1, i)) / 2
+                    gap = _cos(src, tgt) - _neighbours(src, tgt, x[0], y[0], i - a - 1, i, j - b - 1, j)
                     out[t, cell] = -gap * np.log2(1.0 + min(ls, lt) / max(ls, lt, 1e-6)) ** length_weight
                 else:
                     skew = abs(np.log((ls + LENGTH_SMOOTHING) / (lt + LENGTH_SMOOTHING)))
