@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import torch
@@ -130,3 +132,20 @@ class GatedRuns:
 def gated_runs(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[int], GatedRuns]:
     """``free -> GatedRuns`` in ``tmp_path``."""
     return lambda free: GatedRuns(tmp_path, tiny_model_dir, free, monkeypatch)
+
+
+def _load_script(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module, registered under its name (its dataclasses look their module up)."""
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "benchmarks"
+                                                  / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def bench_script() -> Callable[[str], ModuleType]:
+    """Loads ``benchmarks/<name>.py`` as a module (the scripts are not part of the package)."""
+    return _load_script

@@ -3,7 +3,6 @@ engine's output to compare with; and the mining benchmark's script, loaded as a 
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -17,7 +16,6 @@ from xlsent.mining.config import MineConfig
 from xlsent.mining.engine import LocalEngine
 from xlsent.mining.job import mine_files
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "mining_bench.py"
 RAY_CHUNK_ROWS = 16
 WORDS = ["the dog", "the cat", "barks", "runs", "der hund", "bellt", "a", "b"]
 WriteCorpus = Callable[[Path, list[str], list[str]], tuple[Path, Path]]
@@ -77,10 +75,12 @@ def single_process(tiny_model_dir: Path) -> SingleProcess:
 
 
 @pytest.fixture(scope="session")
-def bench() -> ModuleType:
-    """``benchmarks/mining_bench.py`` loaded as a module (the script is not part of the package)."""
-    spec = importlib.util.spec_from_file_location("mining_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(bench_script: Callable[[str], ModuleType]) -> ModuleType:
+    """``benchmarks/mining_bench.py`` loaded as a module."""
+    return bench_script("mining_bench")
+
+
+@pytest.fixture(scope="session")
+def align_bench(bench_script: Callable[[str], ModuleType]) -> ModuleType:
+    """``benchmarks/align_bench.py`` loaded as a module."""
+    return bench_script("align_bench")

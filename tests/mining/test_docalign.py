@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -208,19 +209,12 @@ def test_margin_costs_match_a_direct_computation() -> None:
                 assert got == pytest.approx(-margin * np.log2(1 + min(ls, lt) / max(ls, lt)) ** 0.5, abs=1e-5)
 
 
-def test_align_bench_embeds_and_records_the_model(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_align_bench_embeds_and_records_the_model(align_bench: ModuleType, tiny_model_dir: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The bench's embedded case loads the model it names and records its id (a dict once took the name's place)."""
-    import importlib.util
-
-    bench_path = Path(__file__).parents[2] / "benchmarks" / "align_bench.py"
-    monkeypatch.syspath_prepend(str(bench_path.parent))
-    spec = importlib.util.spec_from_file_location("align_bench", bench_path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
     lines = [f"s{i} w{i}" for i in range(12)]
-    monkeypatch.setattr(bench, "documents", lambda n: (lines[:n], lines[:n]))
-    row = bench.case_row(12, 12, str(tiny_model_dir))
+    monkeypatch.setattr(align_bench, "documents", lambda n: (lines[:n], lines[:n]))
+    row = align_bench.case_row(12, 12, str(tiny_model_dir))
     assert row.checks == {"every line in one bead": True} and row.baseline is not None
     assert row.encoder is not None and row.encoder.startswith(load_encoder(tiny_model_dir).id)
 

@@ -3,23 +3,15 @@ and says what it measured."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
-
-import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "serve_bench.py"
+from types import ModuleType
 
 
-def test_serve_bench_writes_its_record_at_toy_size(tiny_model_dir: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = importlib.util.spec_from_file_location("serve_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "serve_bench", bench)  # its dataclasses look their module up there
-    spec.loader.exec_module(bench)
+def test_serve_bench_writes_its_record_at_toy_size(bench_script: Callable[[str], ModuleType], tiny_model_dir: Path,
+                                                    tmp_path: Path) -> None:
+    bench = bench_script("serve_bench")
     argv = ["--seconds", "2", "--clients", "4", "--warmup-seconds", "0.5", "--model", str(tiny_model_dir),
             "--backend", "torch", "--out", str(tmp_path)]
     assert bench.main(argv) == 0

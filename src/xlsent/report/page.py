@@ -51,7 +51,6 @@ DETAILED = ("filter",)
 """Tasks whose section also has a table of every metric per model (the filter's drop rate per noise kind)."""
 
 
-
 def better(metrics: Sequence[str]) -> str:
     """Which way the cells of ``metrics`` improve: error rates down, every other score up.
 
@@ -62,6 +61,7 @@ def better(metrics: Sequence[str]) -> str:
     if lower and len(lower) == len(metrics):
         return "lower is better"
     return "higher is better" + (f"; {', '.join(lower)}: lower is better" if lower else "")
+
 
 def model_name(encoder: str) -> str:
     """The model part of an encoder id (``name@checksum`` -> ``name``)."""
