@@ -1,14 +1,16 @@
-"""Which backend ``auto`` runs on this kind of CPU: each backend's speed and accuracy guard on the default model.
+"""Which backend ``auto`` runs on this kind of CPU: each backend's speed and accuracy guard on a model of a family.
 
 Speed: the backends take turns (A B C ... A B C ...) for ``--rounds`` rounds on the same ``--sentences`` Tatoeba
 sentences, each in its own worker process (as ``embed_bench.py``); a backend's figure is its median sentences/s.
 
 Accuracy guard: per backend, Tatoeba accuracy (mean of both directions) over the XTREME-36 languages and STS17
-Spearman (mean of the tracks, 4b aside) of me5-small, encoded on that backend without the encoding cache, against
-the same on PyTorch fp32. A backend that loses more than ``--max-loss`` points (0.5) on either may not be
-``auto``'s choice. Then ``src/xlsent/encoders/backend_table.json`` gets this CPU class's row (the backends fastest
-first, each with whether it held the guard; other CPU classes' rows are kept): ``auto`` takes the first that held
-(:func:`xlsent.encoders.backends.backend_choice`). Written to ``<--out>/backends.json`` for ``xlsent report``.
+Spearman (mean of the tracks, 4b aside) of ``--model`` (me5-small; ``models/laser-small`` for LASER models, which
+run on ``torch`` and ``torch-bf16``), encoded on that backend without the encoding cache, against the same on
+PyTorch fp32. A backend that loses more than ``--max-loss`` points (0.5) on either may not be ``auto``'s choice.
+Then ``src/xlsent/encoders/backend_table.json`` gets this CPU class's row for the model's family (the backends
+fastest first, each with whether it held the guard; other CPU classes' and families' rows are kept): ``auto`` takes
+the first that held (:func:`xlsent.encoders.backends.backend_choice`). Written to ``<--out>/backends.json``
+(``backends-laser.json`` for a LASER model) for ``xlsent report``.
 """
 
 from __future__ import annotations
@@ -30,20 +32,20 @@ PACKAGES = ("numpy", "torch", "onnxruntime", "openvino", "nncf")
 REFERENCE = "torch"
 
 
-def accuracy(backend: str, data: str | None) -> dict[str, float]:
-    """Tatoeba XTREME-36 mean accuracy and STS17 mean Spearman of me5-small on ``backend`` (no encoding cache)."""
+def accuracy(model: str, backend: str, data: str | None) -> dict[str, float]:
+    """Tatoeba XTREME-36 mean accuracy and STS17 mean Spearman of ``model`` on ``backend`` (no encoding cache)."""
     from xlsent.data.sts import STS17_TRACKS
     from xlsent.data.tatoeba import XTREME36
     from xlsent.encoders.registry import load_encoder
     from xlsent.evaluation import sts, tatoeba
 
-    encoder = load_encoder("me5-small", backend)
+    encoder = load_encoder(model, backend)
 
     def embed(sentences: Sequence[str], lang: str | None) -> Any:
         return encoder.encode(sentences, lang)
 
-    tat = tatoeba.evaluate(embed, encoder_id=f"me5-small {backend}", langs=list(XTREME36), root=data)
-    sim = sts.evaluate(embed, encoder_id=f"me5-small {backend}", langs=[f"sts17-{t}" for t in STS17_TRACKS],
+    tat = tatoeba.evaluate(embed, encoder_id=f"{model} {backend}", langs=list(XTREME36), root=data)
+    sim = sts.evaluate(embed, encoder_id=f"{model} {backend}", langs=[f"sts17-{t}" for t in STS17_TRACKS],
                        root=data)
     return {"tatoeba xtreme-36": tat.averages["xtreme-36"], "sts17": sim.averages["sts17 (without 4b)"]}
 
@@ -70,10 +72,10 @@ def table_rows(measured: Sequence[Measured], scores: dict[str, dict[str, float]]
     return rows
 
 
-def write_table(path: Path, klass: str, rows: list[dict[str, Any]]) -> None:
-    """``path`` with ``klass``'s rows replaced (other CPU classes kept)."""
+def write_table(path: Path, key: str, rows: list[dict[str, Any]]) -> None:
+    """``path`` with the rows of ``key`` (a CPU class, or ``family:class``) replaced (other keys kept)."""
     table = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    table[klass] = rows
+    table[key] = rows
     write_json(path, dict(sorted(table.items())))
 
 
@@ -83,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     from xlsent.inference import BACKENDS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="me5-small", help="the model whose family's row is measured: me5-small "
+                        "(transformers, the default) or a LASER model directory (models/laser-small)")
     parser.add_argument("--sentences", type=int, default=2000, help="sentences of the speed rounds (default 2000)")
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds of every backend (default 5)")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS),
@@ -95,26 +99,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def family_of(model: str) -> tuple[str, tuple[str, ...]]:
+    """The backend-table family of ``model`` ("" for transformers, ``laser``) and the backends it runs on."""
+    from xlsent.encoders.bilstm import MODEL_TYPE, OWN_BACKENDS, LaserEncoder
+    from xlsent.encoders.registry import load_encoder
+    from xlsent.inference import BACKENDS
+
+    return (MODEL_TYPE, OWN_BACKENDS) if isinstance(load_encoder(model), LaserEncoder) else ("", BACKENDS)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    from xlsent.encoders.backends import backend_choice, cpu_class, physical_cores
+    from xlsent.encoders.backends import backend_choice, cpu_class, physical_cores, table_key
 
     argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
-    backends = list(dict.fromkeys([REFERENCE, *args.backends]))
+    family, runs_on = family_of(args.model)
+    backends = [b for b in dict.fromkeys([REFERENCE, *args.backends]) if b in runs_on]
     klass, threads = cpu_class(), physical_cores()
-    record: BenchRecord = start_record("backends", f"Backends on this CPU class ({klass}): speed and accuracy guard",
-                                       __file__, argv, args, PACKAGES, hidden=("table", "data"))
+    key = table_key(klass, family)
+    record: BenchRecord = start_record("-".join(filter(None, ("backends", family))),
+                                       f"Backends on this CPU class ({key}): speed and accuracy guard", __file__,
+                                       argv, args, PACKAGES, hidden=("table", "data"))
     sentences, source = bench_sentences(args.sentences)
     print(f"speed: {len(sentences)} sentences of {source}, {args.rounds} rounds", flush=True)
-    measured = run_case([Contender(f"xlsent {b}", "xlsent", backend=b) for b in backends], sentences, args.rounds,
-                        "", threads)
+    measured = run_case([Contender(f"xlsent {b}", "xlsent", model=args.model, backend=b) for b in backends],
+                        sentences, args.rounds, "", threads)
     scores = {}
     for m in measured:
         if m.rates:
             print(f"accuracy guard: {m.contender.backend}", flush=True)
-            scores[m.contender.backend] = accuracy(m.contender.backend, args.data)
+            scores[m.contender.backend] = accuracy(args.model, m.contender.backend, args.data)
     rows = table_rows(measured, scores, args.max_loss)
-    write_table(args.table, klass, rows)
+    write_table(args.table, key, rows)
     ref = next(r for r in rows if r["backend"] == REFERENCE)
     models = {m.contender.backend: m.model for m in measured}
     for r in rows:
@@ -124,14 +140,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             checks={f"Tatoeba XTREME-36 loss <= {args.max_loss:g}": r["loss"]["tatoeba xtreme-36"] <= args.max_loss,
                     f"STS17 loss <= {args.max_loss:g}": r["loss"]["sts17"] <= args.max_loss},
             details={"Tatoeba XTREME-36": r["tatoeba xtreme-36"], "STS17": r["sts17"]}, **models[r["backend"]]))
-    choice, reason = backend_choice({klass: rows}, klass)
+    choice, reason = backend_choice({key: rows}, klass, family)
     record.notes += [f"CPU class {klass}; {threads} threads per backend; speed on {source}.",
-                     f"auto on {klass}: {choice} ({reason}).",
-                     "Accuracy: me5-small on each backend without the encoding cache; guard = at most "
+                     f"auto on {key}: {choice} ({reason}).",
+                     f"Accuracy: {args.model} on each backend without the encoding cache; guard = at most "
                      f"{args.max_loss:g} points below torch on both Tatoeba XTREME-36 (mean of both directions) and "
                      "STS17 (mean Spearman x 100 of the tracks, 4b aside).",
                      *[f"{m.contender.name} not measured: {m.error}" for m in measured if not m.rates]]
-    print(f"auto on {klass}: {choice}")
+    print(f"auto on {key}: {choice}")
     print(f"wrote {record.write(args.out)} and {args.table}")
     return 0
 

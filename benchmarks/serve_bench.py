@@ -1,20 +1,24 @@
 """Load on ``xlsent serve``: concurrent clients posting mixed short and long inputs to ``/v1/embeddings``.
 
-The server runs as ``xlsent serve`` in its own process on 127.0.0.1 (a free port); ``--clients`` clients in this
-process (asyncio, one connection each) post requests of 1 to ``--max-inputs`` Tatoeba sentences (base64, as the
+The server runs as ``xlsent serve`` in its own process on 127.0.0.1 (a free port); for each count in ``--clients``
+(1, 16 and 64 by default, one after the other against the same server), that many clients in this process (asyncio,
+one keep-alive HTTP/1.1 connection each) post requests of 1 to ``--max-inputs`` Tatoeba sentences (base64, as the
 ``openai`` client asks), a ``--long-fraction`` of them with one input of about 600 tokens (over me5-small's
-512-token window: encoded as averaged windows). After ``--warmup-seconds``, the clients run ``--seconds``; a
-request counts when its answer comes within that time. Then the server stops and this process encodes the inputs
-that were answered, in the same order, with one ``encode`` call on the same model and backend: the baseline.
-ours = sentences answered per second; ratio = ours / baseline (target >= 0.8). Reported: latency p50/p95/p99,
-answers by status (and connection errors), the server's RSS when ready, after the warm-up, at the end and at its
-peak. Written to ``<--out>/serve.json`` for ``xlsent report``.
+512-token window: encoded as averaged windows). After ``--warmup-seconds``, the clients run ``--seconds`` in
+``--rounds`` rounds; a request counts when its answer comes within its round. After each round, with the server
+idle, this process encodes the inputs that the round answered, in the same order, with one ``encode`` call on the
+same model and backend: the baseline, alternating with the load so that both see the machine in the same state.
+ours = sentences answered per second; ratio = ours / baseline (target >= 0.8 under full load, the largest client
+count; fewer clients cannot keep the server busy and are there for their latency). Reported per client count:
+latency p50/p95/p99, answers by status (and connection errors), the server's RSS after the warm-up, at the end and
+at its peak. Written to ``<--out>/serve.json`` for ``xlsent report``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import re
 import signal
 import subprocess
@@ -25,6 +29,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,27 +37,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also w
 from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record, timed  # noqa: E402
 from embed_bench import bench_sentences  # noqa: E402
 
+if TYPE_CHECKING:
+    from xlsent.encoders.base import Encoder
+
 PACKAGES = ("numpy", "torch", "fastapi", "uvicorn", "httpx", "onnxruntime", "openvino")
 LONG_SENTENCES = 40
 """Sentences joined into one long input (about 600 me5-small tokens)."""
 START_TIMEOUT_S = 300
+REQUEST_TIMEOUT_S = 120.0
 
 
 @dataclass
 class Load:
-    """What the clients saw in the measured window."""
+    """What the clients of one count saw in their measured windows, and the baseline's encode calls between them."""
 
     latencies: list[float] = field(default_factory=list)
     statuses: Counter[str] = field(default_factory=Counter)
     answered: list[list[str]] = field(default_factory=list)
     long_inputs: int = 0
-    metrics_start: dict[str, float] = field(default_factory=dict)
-    metrics_end: dict[str, float] = field(default_factory=dict)
+    metrics: Counter[str] = field(default_factory=Counter)
     clients_cpu_s: float = 0.0
+    baseline_sentences: int = 0
+    baseline_s: float = 0.0
 
     def metric(self, name: str) -> float:
-        """How much the server's total ``name`` grew over the measured window (batches counted when they end)."""
-        return self.metrics_end.get(name, 0.0) - self.metrics_start.get(name, 0.0)
+        """How much the server's total ``name`` grew over the measured windows (batches counted when they end)."""
+        return self.metrics[name]
 
     @property
     def sentences(self) -> int:
@@ -115,11 +125,55 @@ class ServeProcess:
         self._log.close()
 
 
-async def _client(client, url: str, rng: np.random.Generator, pool: list[str], longs: list[str], args,
-                  window: tuple[float, float], load: Load) -> None:
-    import httpx
+class Connection:
+    """One keep-alive HTTP/1.1 connection posting JSON: the lightest client asyncio allows, so that the clients,
+    which share the server's cores, take as little of them as they can (an httpx client took a quarter of a core
+    at 64 clients). Answers must carry a Content-Length (the server's do); a broken connection is reopened."""
 
+    def __init__(self, url: str) -> None:
+        found = re.fullmatch(r"http://([^:/]+):(\d+)", url)
+        if not found:
+            raise ValueError(f"expected http://HOST:PORT, not {url!r}")
+        self.host, self.port = found.group(1), int(found.group(2))
+        self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def post(self, path: str, payload: dict[str, Any], timeout: float) -> tuple[int, dict[str, str], bytes]:
+        """Status, headers (lower-case names) and body of POST ``path`` with ``payload`` as JSON."""
+        try:
+            return await asyncio.wait_for(self._exchange(path, json.dumps(payload).encode()), timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    async def _exchange(self, path: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        if self._streams is None:
+            self._streams = await asyncio.open_connection(self.host, self.port)
+        reader, writer = self._streams
+        writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Type: application/json\r\n"
+                     f"Content-Length: {len(body)}\r\n\r\n".encode("latin-1") + body)
+        await writer.drain()
+        status_line = await reader.readline()
+        if not status_line:
+            raise ConnectionError("the server closed the connection")
+        headers = {}
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        answer = await reader.readexactly(int(headers.get("content-length", 0)))
+        if headers.get("connection", "").lower() == "close":
+            self.close()
+        return int(status_line.split()[1]), headers, answer
+
+    def close(self) -> None:
+        if self._streams is not None:
+            self._streams[1].close()
+            self._streams = None
+
+
+async def _client(url: str, rng: np.random.Generator, pool: list[str], longs: list[str], args,
+                  window: tuple[float, float], load: Load) -> None:
     start, end = window
+    connection = Connection(url)
     while (now := time.perf_counter()) < end:
         inputs = [pool[i] for i in rng.integers(0, len(pool), int(rng.integers(1, args.max_inputs + 1)))]
         has_long = rng.random() < args.long_fraction
@@ -127,12 +181,13 @@ async def _client(client, url: str, rng: np.random.Generator, pool: list[str], l
             inputs[int(rng.integers(len(inputs)))] = longs[int(rng.integers(len(longs)))]
         retry_after = 0.0
         try:
-            r = await client.post(url, json={"model": "bench", "input": inputs, "encoding_format": "base64"})
-            status = str(r.status_code)
-            if r.status_code == 200 and len(r.json()["data"]) != len(inputs):
+            code, headers, body = await connection.post(
+                "/v1/embeddings", {"model": "bench", "input": inputs, "encoding_format": "base64"}, REQUEST_TIMEOUT_S)
+            status = str(code)
+            if code == 200 and len(json.loads(body)["data"]) != len(inputs):
                 status = "200 with a wrong number of vectors"
-            retry_after = float(r.headers.get("Retry-After", 0)) if r.status_code in (429, 503) else 0.0
-        except httpx.HTTPError as exc:
+            retry_after = float(headers.get("retry-after", 0)) if code in (429, 503) else 0.0
+        except (OSError, asyncio.IncompleteReadError, TimeoutError, ValueError) as exc:
             status = type(exc).__name__
         done = time.perf_counter()
         if start <= done <= end:
@@ -143,62 +198,81 @@ async def _client(client, url: str, rng: np.random.Generator, pool: list[str], l
                 load.long_inputs += has_long
         if retry_after:
             await asyncio.sleep(min(retry_after, max(end - time.perf_counter(), 0)))
+    connection.close()
 
 
-async def run_load(url: str, pool: list[str], longs: list[str], args, sample_rss) -> Load:
-    """``args.clients`` clients for ``args.warmup_seconds`` + ``args.seconds``; what they saw in the second part."""
-    import httpx
+async def run_load(url: str, pool: list[str], longs: list[str], args, clients: int, seconds: float, warmup: float,
+                   load: Load, seed: int, sample_rss) -> None:
+    """``clients`` clients for ``warmup`` + ``seconds``; what they saw in the second part, added to ``load``."""
+    start = time.perf_counter() + warmup
+    window = (start, start + seconds)
 
-    load = Load()
-    start = time.perf_counter() + args.warmup_seconds
-    window = (start, start + args.seconds)
-    limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
-    async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(120.0)) as client:
-        async def at_start_and_end() -> None:
-            await asyncio.sleep(window[0] - time.perf_counter())
-            sample_rss("warm")
-            load.metrics_start = await asyncio.to_thread(worker_metrics, url)
-            clients_cpu = time.process_time()
-            await asyncio.sleep(window[1] - time.perf_counter())
-            load.clients_cpu_s = time.process_time() - clients_cpu
-            load.metrics_end = await asyncio.to_thread(worker_metrics, url)
+    async def at_start_and_end() -> None:
+        await asyncio.sleep(window[0] - time.perf_counter())
+        sample_rss("warm")
+        metrics_start = await asyncio.to_thread(worker_metrics, url)
+        clients_cpu = time.process_time()
+        await asyncio.sleep(window[1] - time.perf_counter())
+        load.clients_cpu_s += time.process_time() - clients_cpu
+        metrics_end = await asyncio.to_thread(worker_metrics, url)
+        load.metrics.update({k: metrics_end[k] - metrics_start[k] for k in metrics_end})
 
-        await asyncio.gather(at_start_and_end(), *(
-            _client(client, url + "/v1/embeddings", np.random.default_rng(seed), pool, longs, args, window, load)
-            for seed in range(args.clients)))
-    return load
+    await asyncio.gather(at_start_and_end(), *(
+        _client(url, np.random.default_rng([seed, c]), pool, longs, args, window, load) for c in range(clients)))
 
 
-def baseline_rate(model: str, backend: str, answered: list[list[str]]) -> tuple[float, int, dict[str, str | None]]:
-    """Sentences per second of one ``encode`` call over the answered inputs (in order), how many there were, and the
-    model timed (its id and the backend ``backend`` resolved to; the server loads the same)."""
-    import xlsent
-
-    encoder = xlsent.load(model, backend)
+def encode_baseline(encoder: Encoder, answered: list[list[str]], load: Load) -> None:
+    """One ``encode`` call over the texts of ``answered`` (in order), its time and sentences added to ``load``."""
     texts = [t for inputs in answered for t in inputs]
-    encoder.encode(texts[:64])
     start = time.perf_counter()
     encoder.encode(texts)
-    return len(texts) / (time.perf_counter() - start), len(texts), timed(encoder)
+    load.baseline_s += time.perf_counter() - start
+    load.baseline_sentences += len(texts)
 
 
-def add_results(record: BenchRecord, args, load: Load, rate: float, baseline: float, model: dict[str, str | None],
-                rss: dict[str, float], source: str) -> BenchRow:
-    """The measured row (of ``model``: its ``encoder`` id and ``backend``), and how it was measured, in ``record``."""
+def measure(url: str, pid: int, encoder: Encoder, pool: list[str], longs: list[str], args, clients: int
+            ) -> tuple[Load, dict[str, float]]:
+    """``args.rounds`` rounds of ``clients`` clients for ``args.seconds / args.rounds`` each (after a warm-up in the
+    first), each followed by the baseline's encode call over what that round answered; the server's RSS."""
+    load, rss = Load(), {}
+
+    def sample(label: str) -> None:
+        rss.setdefault(label, rss_mib(pid)[0])  # after the first round's warm-up
+
+    for r in range(args.rounds):
+        answered = len(load.answered)
+        asyncio.run(run_load(url, pool, longs, args, clients, args.seconds / args.rounds,
+                             args.warmup_seconds if r == 0 else 0.0, load, r, sample))
+        encode_baseline(encoder, load.answered[answered:], load)
+    rss["end"], rss["peak"] = rss_mib(pid)
+    return load, rss
+
+
+def add_row(record: BenchRecord, args, clients: int, load: Load, model: dict[str, str | None],
+            rss: dict[str, float], settled: float | None) -> BenchRow:
+    """The row of ``clients`` clients (of ``model``: its ``encoder`` id and ``backend``) in ``record``; the throughput
+    check on the row of the most clients only (full load); the memory check against ``settled``, the server's RSS at
+    the end of the first row (None: this is the first row, which fills OpenVINO's bounded shape cache)."""
+    rate = load.sentences / args.seconds
+    baseline = load.baseline_sentences / load.baseline_s if load.baseline_s else 0.0
     lat = np.asarray(load.latencies) * 1000 if load.latencies else np.zeros(1)
     errors = {s: n for s, n in load.statuses.items() if s != "200"}
     server_errors = sum(n for s, n in errors.items() if not s.isdigit() or s.startswith("5"))
     row = BenchRow(
-        f"{args.clients} clients x {args.seconds:g}s, {args.model} ({model['backend']}), mixed short and long",
-        "sentences/s", rate, baseline, f"one encode call over the same {load.sentences} sentences in order, same "
-        "model and backend, in the bench process after the server stopped",
+        f"{clients} client{'s' * (clients > 1)} x {args.seconds:g}s, {args.model} ({model['backend']}), mixed short "
+        "and long",
+        "sentences/s", rate, baseline, "one encode call over the sentences answered in each round, in order, same "
+        "model and backend, in the bench process between the rounds (the server idle)",
         checks={"answers": sum(load.statuses.values()), "errors": sum(errors.values()),
-                "5xx or lost": server_errors, "throughput >= 80% of encode": bool(rate >= 0.8 * baseline),
-                "memory flat (end <= warm + 10%)": bool(rss["end"] <= 1.1 * rss["warm"]),
+                "5xx or lost": server_errors,
+                **({"throughput >= 80% of encode": bool(rate >= 0.8 * baseline)} if clients == max(args.clients)
+                   else {}),
+                **({"memory flat (end <= first row's end + 10%)": bool(rss["end"] <= 1.1 * settled)}
+                   if settled is not None else {}),
                 **{f"status {s}": n for s, n in sorted(errors.items())}},
         details={"p50 ms": float(np.percentile(lat, 50)), "p95 ms": float(np.percentile(lat, 95)),
                  "p99 ms": float(np.percentile(lat, 99)), "requests/s": len(load.answered) / args.seconds,
-                 "long inputs": load.long_inputs, "RSS ready MiB": rss["ready"], "RSS warm MiB": rss["warm"],
+                 "long inputs": load.long_inputs, "RSS warm MiB": rss["warm"],
                  "RSS end MiB": rss["end"], "RSS peak MiB": rss["peak"],
                  "worker busy share": load.metric("xlsent_inference_seconds_sum") / args.seconds,
                  "worker batches": load.metric("xlsent_inference_seconds_count"),
@@ -207,23 +281,38 @@ def add_results(record: BenchRecord, args, load: Load, rate: float, baseline: fl
                  "tokenizing share": load.metric("xlsent_tokenize_seconds_sum") / args.seconds,
                  "client CPU share": load.clients_cpu_s / args.seconds}, **model)
     record.rows.append(row)
+    return row
+
+
+def add_notes(record: BenchRecord, args, source: str, rss_ready: float) -> None:
+    """How the rows were measured."""
     record.notes += [
         f"Inputs: {source}; a request holds 1 to {args.max_inputs} of them (uniform), and with probability "
         f"{args.long_fraction:g} one input of {LONG_SENTENCES} sentences joined (about 600 tokens, over the 512-token "
         "window), as base64 (the openai client's default).",
-        f"Server: `xlsent serve` with its default settings, in its own process; clients: {args.clients} asyncio "
-        f"httpx clients in the bench process on the same {record.machine.get('usable_cores')} cores, after "
-        f"{args.warmup_seconds:g}s of warm-up. A request counts when answered within the {args.seconds:g}s window.",
-        "RSS of the server process from /proc: when ready, after the warm-up, at the end and at its peak (VmHWM).",
+        f"Server: `xlsent serve` with its default settings, in its own process, one server for every row; clients: "
+        f"{', '.join(map(str, args.clients))} asyncio clients of one keep-alive HTTP/1.1 connection each (one row "
+        "each, in that order) in the bench process "
+        f"on the same {record.machine.get('usable_cores')} cores, each for {args.rounds} rounds of "
+        f"{args.seconds / args.rounds:g}s ({args.seconds:g}s in all), the first after {args.warmup_seconds:g}s of "
+        "warm-up. A request counts when answered within its round. The throughput check is made under full load (the "
+        "most clients); fewer clients leave the server idle between requests and measure latency.",
+        f"RSS of the server process from /proc: {rss_ready:.0f} MiB when ready; each row's after its warm-up, at its "
+        "end and the peak so far (VmHWM). The first row fills OpenVINO's cache of compiled input shapes (bounded: "
+        "xlsent.encoders.backends.OPENVINO_SHAPE_CACHE), so memory is checked flat from the end of the first row on: "
+        "each later row must end within 10% of it.",
     ]
-    return row
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The bench's options (README quotes their defaults; ``tests/test_readme.py`` reads them here)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=120.0, help="measured load time (default %(default)g)")
-    parser.add_argument("--clients", type=int, default=64, help="concurrent clients (default %(default)s)")
+    parser.add_argument("--seconds", type=float, default=60.0,
+                        help="measured load time per client count (default %(default)g)")
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 16, 64],
+                        help="concurrent clients, one row each (default 1 16 64)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per client count, each followed by the "
+                        "baseline's encode call over what it answered (default %(default)s)")
     parser.add_argument("--warmup-seconds", type=float, default=5.0, help="load before measuring (default 5)")
     parser.add_argument("--max-inputs", type=int, default=16, help="most inputs in one request (default 16)")
     parser.add_argument("--long-fraction", type=float, default=0.1,
@@ -242,31 +331,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     pool, source = bench_sentences(2000)
     rng = np.random.default_rng(0)
     longs = [" ".join(pool[i] for i in rng.integers(0, len(pool), LONG_SENTENCES)) for _ in range(50)]
-    rss: dict[str, float] = {}
+    import xlsent
+
+    encoder = xlsent.load(args.model, args.backend)  # the baseline's, loaded before the server: no load in a round
+    encoder.encode(pool[:64])
     with tempfile.TemporaryDirectory() as tmp:
         server = ServeProcess(args.model, args.backend, Path(tmp) / "serve.log")
         try:
             pid = server.proc.pid
-            rss["ready"] = rss_mib(pid)[0]
-            def sample(label: str) -> None:
-                rss[label] = rss_mib(pid)[0]
-
-            load = asyncio.run(run_load(server.url, pool, longs, args, sample))
-            rss["end"], rss["peak"] = rss_mib(pid)
+            ready = rss_mib(pid)[0]
+            loads = [(clients, *measure(server.url, pid, encoder, pool, longs, args, clients))
+                     for clients in args.clients]
         finally:
             server.stop()
-    rate = load.sentences / args.seconds
-    baseline, n, model = baseline_rate(args.model, args.backend, load.answered)
-    row = add_results(record, args, load, rate, baseline, model, rss, source)
-    print(f"xlsent serve, {args.clients} clients for {args.seconds:g}s: {rate:.1f} sentences/s answered "
-          f"({sum(load.statuses.values())} answers: {dict(load.statuses)})")
-    print(f"  one encode call over the same {n} sentences: {baseline:.1f} sentences/s; ratio {row.ratio or 0:.2f}")
-    d = row.details
-    print(f"  latency p50/p95/p99 {d['p50 ms']:.0f}/{d['p95 ms']:.0f}/{d['p99 ms']:.0f} ms; server RSS "
-          f"ready/warm/end/peak {rss['ready']:.0f}/{rss['warm']:.0f}/{rss['end']:.0f}/{rss['peak']:.0f} MiB")
-    print(f"  worker busy {d['worker busy share']:.0%} of the window in {d['worker batches']:.0f} batches of "
-          f"{d['inputs per batch']:.1f} inputs; tokenizing {d['tokenizing share']:.1%}; the clients used "
-          f"{d['client CPU share']:.0%} of one core")
+    for i, (clients, load, rss) in enumerate(loads):
+        row = add_row(record, args, clients, load, timed(encoder), rss, loads[0][2]["end"] if i else None)
+        d = row.details
+        print(f"xlsent serve, {clients} client(s) for {args.seconds:g}s: {row.ours:.1f} sentences/s answered "
+              f"({sum(load.statuses.values())} answers: {dict(load.statuses)})")
+        print(f"  encode calls over the same {load.baseline_sentences} sentences, between the rounds: "
+              f"{row.baseline or 0:.1f} sentences/s; ratio {row.ratio or 0:.2f}")
+        print(f"  latency p50/p95/p99 {d['p50 ms']:.0f}/{d['p95 ms']:.0f}/{d['p99 ms']:.0f} ms; server RSS "
+              f"warm/end/peak {rss['warm']:.0f}/{rss['end']:.0f}/{rss['peak']:.0f} MiB")
+        print(f"  worker busy {d['worker busy share']:.0%} of the window in {d['worker batches']:.0f} batches of "
+              f"{d['inputs per batch']:.1f} inputs; tokenizing {d['tokenizing share']:.1%}; the clients used "
+              f"{d['client CPU share']:.0%} of one core")
+    add_notes(record, args, source, ready)
     print(f"wrote {record.write(args.out)}")
     return 0
 

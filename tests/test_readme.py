@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from xlsent.encoders.batch_invariance import FP32_TOLERANCE, LOSSY_TOLERANCE
 from xlsent.encoders.me5_convert import prepare_default_model
 from xlsent.methods.distill import study as distill_study
 from xlsent.mining.faiss_index import AUTO_FLAT_MAX_ROWS
@@ -50,6 +51,7 @@ def packaged(config: str) -> dict[str, Any]:
 def serve_quotes() -> list[str]:
     s = ServeSettings()
     return [f"up to {s.batch_collect_tokens} tokens, or until the oldest has waited {s.max_wait_ms:g} ms",
+            f"with {s.inference_threads} micro-batches in flight (`inference_threads`",
             f"a body over {s.max_body_bytes / 2**20:g} MiB (413), a body not sent within {s.body_timeout_s:g} s (408)",
             f"more than {s.max_input_chars:,} characters or {s.max_input_tokens} tokens in one input or "
             f"{s.max_request_tokens:,} tokens in a request (413)",
@@ -61,7 +63,8 @@ def serve_quotes() -> list[str]:
 
 def bench_quotes() -> list[str]:
     serve, backends = bench_defaults("serve_bench"), bench_defaults("backend_bench")
-    return [f"loads the server with {serve.clients} clients for {serve.seconds:g} s",
+    clients = f"{', '.join(map(str, serve.clients[:-1]))} and {serve.clients[-1]}"
+    return [f"loads the server with {clients} clients for {serve.seconds:g} s each",
             f"at most {backends.max_loss:g} points below PyTorch fp32"]
 
 
@@ -69,7 +72,22 @@ def library_quotes() -> list[str]:
     min_cosine = inspect.signature(prepare_default_model).parameters["min_cosine"].default
     return [f"(min cosine >= {min_cosine:g})",
             f"searches exactly below {AUTO_FLAT_MAX_ROWS // 1000}k distinct sentences a side",
-            f"both sides have {BF16_MIN_ROWS // 1000}k sentences or more"]
+            f"both sides have {BF16_MIN_ROWS // 1000}k sentences or more",
+            f"(max abs difference <= {short_e(FP32_TOLERANCE)})",
+            *bounds(LOSSY_TOLERANCE)]
+
+
+def bounds(tolerance: dict[str, float]) -> list[str]:
+    """README's statement of the lossy backends' batch-invariance bounds."""
+    assert tolerance["torch-bf16"] == tolerance["openvino-bf16"]  # README gives the bf16 backends one bound
+    return [f"the bf16 backends hold <= {short_e(tolerance['openvino-bf16'])}",
+            f"`openvino-int8` <= {short_e(tolerance['openvino-int8'])}",
+            f"`onnx-int8` (one activation scale for the whole batch) <= {short_e(tolerance['onnx-int8'])}"]
+
+
+def short_e(value: float) -> str:
+    """``value`` as README writes a tolerance: ``1e-5``, ``2e-3``."""
+    return f"{value:.0e}".replace("e-0", "e-")
 
 
 def training_quotes() -> list[str]:

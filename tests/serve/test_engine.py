@@ -29,7 +29,8 @@ def wait_until(condition, timeout_s: float = 10) -> None:
 def worker_of():
     workers: list[ModelWorker] = []
 
-    def make(encoder, **settings) -> ModelWorker:
+    def make(encoder, **settings) -> ModelWorker:  # one inference thread unless asked: batches in a known order
+        settings = {"inference_threads": 1, **settings}
         worker = ModelWorker("toy", encoder, ServeSettings(warmup=False, **settings), Metrics())
         worker.start()
         wait_until(lambda: worker.ready)
@@ -52,6 +53,34 @@ def test_queued_requests_are_encoded_together(worker_of, hash_encoder) -> None:
     for i, future in enumerate(rest):
         np.testing.assert_array_equal(future.result(5), np.stack([encoder.vector(f"a{i}"), encoder.vector(f"b{i}")]))
     assert [len(call) for call in encoder.calls] == [1, 10]
+
+
+def test_inference_threads_encode_that_many_micro_batches_at_once(worker_of, hash_encoder) -> None:
+    encoder = hash_encoder(delay=0.3)
+    running, most = [0], [0]
+    lock = threading.Lock()
+    real = encoder.encode
+
+    def counted(sentences, lang=None, **kw):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            return real(sentences, lang, **kw)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    encoder.encode = counted
+    worker = worker_of(encoder, inference_threads=2)
+    first = worker.submit(["one"], None, 3)
+    wait_until(lambda: worker.queued == (0, 0))  # the first thread is busy with it
+    second = worker.submit(["two"], None, 3)  # the second thread takes it at once, not after the first
+    np.testing.assert_array_equal(second.result(5), encoder.vector("two")[None])
+    np.testing.assert_array_equal(first.result(5), encoder.vector("one")[None])
+    assert most[0] == 2 and sorted(map(len, encoder.calls)) == [1, 1]
+    worker.stop(5)
+    assert not any(t.is_alive() for t in threading.enumerate() if t.name.startswith("xlsent-serve-toy"))
 
 
 def test_a_batch_takes_queued_jobs_up_to_the_collect_budget(worker_of, hash_encoder) -> None:
@@ -155,7 +184,7 @@ def test_a_model_that_fails_to_load_is_reported(serve) -> None:
 
 def test_shutdown_with_requests_in_flight_answers_every_one(serve, hash_encoder) -> None:
     n = 8
-    settings = ServeSettings(batch_collect_tokens=1, shutdown_grace_s=0.5, warmup=False)
+    settings = ServeSettings(batch_collect_tokens=1, inference_threads=1, shutdown_grace_s=0.5, warmup=False)
     with serve({"toy": hash_encoder(delay=0.3)}, settings) as live:
         worker = live.server.config.app.state.engine.workers["toy"]
 

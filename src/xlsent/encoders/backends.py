@@ -62,6 +62,10 @@ OPENVINO_FLOAT_EDGE = 2
 """Transformer layers at each end that OpenVINO's static int8 keeps in float (part of its export folder's name)."""
 TABLE_ARCHITECTURES = frozenset({"xlm-roberta"})
 """The architectures (Hugging Face ``model_type``) whose accuracy the measured table's guard checked: me5-small's."""
+OPENVINO_SHAPE_CACHE = 500
+"""Input shapes whose compiled kernels OpenVINO keeps. Its default, 5000, let a process encoding requests of 1-16
+sentences (as ``xlsent serve`` does) grow by 760 MiB over 3000 calls, still growing at the end; with 500 it levelled
+off after about 900 calls, 280 MiB above the start, at the same speed (me5-small, openvino-bf16, AMX)."""
 SMOOTH_QUANT_ALPHA = 0.5  # static int8: 0.5 (NNCF: 0.95 for transformers) lifted the worst cosine to above 0.99
 
 Runner = Callable[[Iterable[tuple[np.ndarray, np.ndarray]]], Iterator[np.ndarray]]
@@ -319,7 +323,8 @@ def _openvino_runner(path: Path, threads: int, precision: str = "f32") -> Runner
 
     compiled = ov.Core().compile_model(str(path / "model.xml"), "CPU",
                                        {"PERFORMANCE_HINT": "THROUGHPUT", "NUM_STREAMS": threads,
-                                        "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": precision})
+                                        "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": precision,
+                                        "CPU_RUNTIME_CACHE_CAPACITY": OPENVINO_SHAPE_CACHE})
 
     def finish(request: Any) -> np.ndarray:
         request.wait()
@@ -399,25 +404,38 @@ def available(backend: str) -> bool:
     return True
 
 
-def backend_choice(table: dict[str, Any], klass: str | None = None) -> tuple[str, str]:
-    """``auto``'s choice on a CPU of ``klass`` (default: this one) and the reason, from the measured ``table``.
+def table_key(klass: str, family: str = "") -> str:
+    """The backend table's key for models of ``family`` on CPUs of ``klass``: the class alone for transformers
+    (``family`` ""), ``family:class`` for another family (``laser:amx``).
 
-    ``table[klass]`` lists backends fastest first with whether each held the accuracy guard; the first that held
-    and is installed wins. A CPU class that was never measured gets ``openvino`` (lossless) when installed.
+    >>> table_key("amx"), table_key("amx", "laser")
+    ('amx', 'laser:amx')
+    """
+    return f"{family}:{klass}" if family else klass
+
+
+def backend_choice(table: dict[str, Any], klass: str | None = None, family: str = "") -> tuple[str, str]:
+    """``auto``'s choice for models of ``family`` ("" for transformers, ``laser``) on a CPU of ``klass`` (default:
+    this one) and the reason, from the measured ``table``.
+
+    ``table[table_key(klass, family)]`` lists backends fastest first with whether each held the accuracy guard; the
+    first that held and is installed wins. A CPU class that was never measured gets the lossless default: OpenVINO
+    fp32 for transformers when installed, else PyTorch fp32.
 
     >>> t = {"avx2": [{"backend": "onnx-int8", "guard": False}, {"backend": "openvino", "guard": True}]}
-    >>> backend_choice(t, "avx2")[0]
-    'openvino'
+    >>> backend_choice(t, "avx2")[0], backend_choice(t, "avx2", "laser")[0]
+    ('openvino', 'torch')
     """
     klass = klass or cpu_class()
-    for row in table.get(klass, []):
+    key = table_key(klass, family)
+    for row in table.get(key, []):
         if row.get("guard") and available(row["backend"]):
-            return row["backend"], (f"fastest backend that held the accuracy guard on {klass} CPUs "
-                                    f"(measured table: docs/results.md)")
-    if available("openvino"):
+            return row["backend"], (f"fastest backend that held the accuracy guard on {klass} CPUs"
+                                    f"{f' for {family} models' if family else ''} (measured table: docs/results.md)")
+    if not family and available("openvino"):
         return "openvino", (f"no measured table for {klass} CPUs; openvino (fp32) agrees with torch at min "
                             "cosine 0.9999")
-    return "torch", f"no measured table for {klass} CPUs and openvino is not installed"
+    return "torch", f"no measured table for {key} and no lossless alternative installed; torch (fp32)"
 
 
 def table_path() -> Path:
@@ -459,8 +477,9 @@ def _table_problem(table: Any) -> str:
     return ""
 
 
-def auto_backend() -> str:
-    """``auto``'s backend on this CPU, from the measured table; the choice and the reason are logged."""
+def auto_backend(family: str = "") -> str:
+    """``auto``'s backend on this CPU for models of ``family`` ("" for transformers, ``laser``), from the measured
+    table; the choice and the reason are logged."""
     path = table_path()
     if not path.is_file():
         raise BackendError(f"{path}: no such backend table (${TABLE_ENV}); measure one with "
@@ -471,7 +490,7 @@ def auto_backend() -> str:
         raise BackendError(f"{path}: not a backend table ({exc}); write it again with "
                            "benchmarks/backend_bench.py") from exc
     check_table(path, table)
-    backend, reason = backend_choice(table)
+    backend, reason = backend_choice(table, family=family)
     log.info("backend auto -> %s: %s", backend, reason)
     return backend
 

@@ -149,13 +149,13 @@ class LaserEncoder:
         self.backend = "torch"
 
     def auto_backend(self) -> str:
-        """``auto``'s choice for this encoder: ``torch-bf16`` where the CPU has bf16 matrix instructions (AMX,
-        AVX512-BF16; on AMX, laser-small encoded Tatoeba text 1.6x faster, at a minimum cosine of 0.99999 to fp32),
-        ``torch`` (fp32) elsewhere and on GPUs."""
-        from xlsent.encoders.backends import cpu_flags
+        """``auto``'s choice for this encoder: on a CPU, the fastest backend that held the accuracy guard for LASER
+        models on this kind of CPU in the measured backend table (``benchmarks/backend_bench.py --model
+        models/laser-small``; :func:`xlsent.encoders.backends.backend_choice`), ``torch`` (fp32) where it was not
+        measured and on GPUs."""
+        from xlsent.encoders.backends import auto_backend
 
-        bf16 = self.device.type == "cpu" and bool({"amx_bf16", "avx512_bf16"} & cpu_flags())
-        return "torch-bf16" if bf16 else "torch"
+        return auto_backend(MODEL_TYPE) if self.device.type == "cpu" else "torch"
 
     def use_backend(self, backend: str) -> None:
         """Run on ``backend``: ``torch`` (fp32) or ``torch-bf16`` (bf16 autocast; lossy, so part of the id)."""

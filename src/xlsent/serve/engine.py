@@ -1,4 +1,5 @@
-"""The serving engine: one worker thread per model owns it and encodes queued requests together.
+"""The serving engine: one worker per model owns it and encodes queued requests together, ``inference_threads``
+micro-batches at a time.
 
 A request's texts are checked and counted before they are queued (:mod:`xlsent.serve.inputs`). The worker takes
 queued requests together, up to ``batch_collect_tokens`` tokens or until the oldest has waited ``max_wait_ms``
@@ -66,7 +67,8 @@ def _fail(job: Job, error: BaseException) -> None:
 
 
 class ModelWorker:
-    """The thread that owns one model: loads and warms it up, then encodes queued jobs in micro-batches."""
+    """The threads that own one model: the first loads and warms it up, then each of ``inference_threads`` encodes
+    queued jobs in micro-batches (the encoders' runners take overlapping calls)."""
 
     def __init__(self, name: str, source: ModelSource, settings: ServeSettings, metrics: Metrics) -> None:
         self.name = name
@@ -83,6 +85,8 @@ class ModelWorker:
         self.failure: str | None = None
         self.rate: float | None = None  # tokens per second, smoothed over batches
         self._thread = threading.Thread(target=self._main, name=f"xlsent-serve-{name}", daemon=True)
+        self._helpers = [threading.Thread(target=self._serve, args=(i,), name=f"xlsent-serve-{name}-{i}", daemon=True)
+                         for i in range(1, settings.inference_threads)]
 
     # --- state, for the request handlers -------------------------------------------------------------------------
 
@@ -177,8 +181,10 @@ class ModelWorker:
             self._closing = self._stopping = True
             self._cond.notify_all()
         self._fail_queued()
-        if self._thread.is_alive():
-            self._thread.join(timeout_s)
+        deadline = time.monotonic() + timeout_s
+        for thread in (self._thread, *self._helpers):
+            if thread.is_alive():
+                thread.join(max(deadline - time.monotonic(), 0))
 
     def _fail_queued(self) -> None:
         with self._cond:
@@ -210,8 +216,15 @@ class ModelWorker:
             self.failure = f"{type(exc).__name__}: {exc}"
             return
         self._ready.set()
+        for helper in self._helpers:
+            helper.start()
+        self._serve(0)
+
+    def _serve(self, _: int) -> None:
+        """Encode micro-batches until stopped (one of ``inference_threads`` such loops)."""
+        assert self._encoder is not None
         while (jobs := self._collect()) is not None:
-            self._run(encoder, jobs)
+            self._run(self._encoder, jobs)
 
     def _collect(self) -> list[Job] | None:
         """The next micro-batch: wait for a job, then for more until ``batch_collect_tokens`` are queued or

@@ -37,8 +37,10 @@ class ServeSettings:
 
     Batching: a model's worker takes queued requests together until they hold ``batch_collect_tokens`` tokens or
     the oldest of them has waited ``max_wait_ms``, and encodes them in token-budget batches of
-    ``batch_tokens`` padded tokens (as ``xlsent embed``). The queue holds at most ``max_queue_requests`` requests
-    and ``max_queue_tokens`` tokens per model; beyond that, 429 with ``Retry-After``.
+    ``batch_tokens`` padded tokens (as ``xlsent embed``); ``inference_threads`` such micro-batches are encoded at
+    once (two: while one call finishes its last batches on one core, the next keeps the other busy). The queue
+    holds at most ``max_queue_requests`` requests and ``max_queue_tokens`` tokens per model; beyond that, 429 with
+    ``Retry-After``.
 
     Time: a request waits at most ``request_timeout_s`` for its vectors (then 503); a client has
     ``header_timeout_s`` to send the headers of a request (counted from the connection opening or the previous
@@ -58,6 +60,7 @@ class ServeSettings:
     max_matrix_cells: int = 1_048_576
     batch_tokens: int = DEFAULT_BATCH_TOKENS
     batch_collect_tokens: int = 16384
+    inference_threads: int = 2
     max_wait_ms: float = 5.0
     max_queue_requests: int = 1024
     max_queue_tokens: int = 524_288
@@ -70,7 +73,8 @@ class ServeSettings:
     def __post_init__(self) -> None:
         positive = ("max_body_bytes", "max_inputs", "max_input_chars", "max_request_chars",
                     "max_input_tokens", "max_request_tokens", "max_matrix_cells", "batch_tokens",
-                    "batch_collect_tokens", "max_queue_requests", "max_queue_tokens", "request_timeout_s",
+                    "batch_collect_tokens", "inference_threads", "max_queue_requests", "max_queue_tokens",
+                    "request_timeout_s",
                     "body_timeout_s", "header_timeout_s")
         problems = [f"{name} must be > 0 (got {getattr(self, name)})" for name in positive
                     if not getattr(self, name) > 0]
