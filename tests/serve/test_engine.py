@@ -79,6 +79,8 @@ def test_inference_threads_encode_that_many_micro_batches_at_once(worker_of, has
     np.testing.assert_array_equal(second.result(5), encoder.vector("two")[None])
     np.testing.assert_array_equal(first.result(5), encoder.vector("one")[None])
     assert most[0] == 2 and sorted(map(len, encoder.calls)) == [1, 1]
+    wait_until(lambda: worker.rate is not None)
+    assert worker.rate is not None and 10 < worker.rate <= 20  # 3 tokens in >= 0.3 s, two such batches at a time
     worker.stop(5)
     assert not any(t.is_alive() for t in threading.enumerate() if t.name.startswith("xlsent-serve-toy"))
 

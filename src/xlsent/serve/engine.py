@@ -85,7 +85,7 @@ class ModelWorker:
         self.failure: str | None = None
         self.rate: float | None = None  # tokens per second, smoothed over batches
         self._thread = threading.Thread(target=self._main, name=f"xlsent-serve-{name}", daemon=True)
-        self._helpers = [threading.Thread(target=self._serve, args=(i,), name=f"xlsent-serve-{name}-{i}", daemon=True)
+        self._helpers = [threading.Thread(target=self._serve, name=f"xlsent-serve-{name}-{i}", daemon=True)
                          for i in range(1, settings.inference_threads)]
 
     # --- state, for the request handlers -------------------------------------------------------------------------
@@ -218,9 +218,9 @@ class ModelWorker:
         self._ready.set()
         for helper in self._helpers:
             helper.start()
-        self._serve(0)
+        self._serve()
 
-    def _serve(self, _: int) -> None:
+    def _serve(self) -> None:
         """Encode micro-batches until stopped (one of ``inference_threads`` such loops)."""
         assert self._encoder is not None
         while (jobs := self._collect()) is not None:
@@ -278,8 +278,8 @@ class ModelWorker:
         m.batch_requests.labels(name).observe(len(live))
         m.batch_inputs.labels(name).observe(sum(len(job.texts) for job in live))
         m.batch_tokens.labels(name).observe(tokens)
-        if elapsed > 0:
-            rate = tokens / elapsed
+        if elapsed > 0:  # the model's rate when its inference threads are all busy, as they are under load
+            rate = tokens / elapsed * self.settings.inference_threads
             self.rate = rate if self.rate is None else (1 - RATE_SMOOTHING) * self.rate + RATE_SMOOTHING * rate
 
 
