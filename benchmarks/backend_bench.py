@@ -100,12 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def family_of(model: str) -> tuple[str, tuple[str, ...]]:
-    """The backend-table family of ``model`` ("" for transformers, ``laser``) and the backends it runs on."""
-    from xlsent.encoders.bilstm import MODEL_TYPE, OWN_BACKENDS, LaserEncoder
-    from xlsent.encoders.registry import load_encoder
+    """The backend-table family of ``model`` ("" for transformers, ``laser``) and the backends it runs on, from its
+    manifest (the model itself loads in the workers that time it)."""
+    from xlsent.encoders.bilstm import MODEL_TYPE, OWN_BACKENDS
+    from xlsent.encoders.model_dir import MANIFEST, read_manifest
     from xlsent.inference import BACKENDS
 
-    return (MODEL_TYPE, OWN_BACKENDS) if isinstance(load_encoder(model), LaserEncoder) else ("", BACKENDS)
+    laser = (Path(model) / MANIFEST).is_file() and read_manifest(model, verify="none").get("type") == MODEL_TYPE
+    return (MODEL_TYPE, OWN_BACKENDS) if laser else ("", BACKENDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 import torch
@@ -31,6 +33,22 @@ def unmeasured_backend_table(tmp_path_factory: pytest.TempPathFactory) -> Iterat
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XLSENT_BACKEND_TABLE", str(table))
         yield
+
+
+@pytest.fixture()
+def shipped_backend_table(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The backend table as it ships, read by ``auto`` for one test (instead of the suite's empty one); its rows."""
+    from xlsent.encoders import backends
+
+    monkeypatch.setenv(backends.TABLE_ENV, str(backends.TABLE))
+    table: dict[str, Any] = json.loads(backends.TABLE.read_text(encoding="utf-8"))
+    return table
+
+
+@pytest.fixture(scope="session")
+def multiscript() -> list[str]:
+    """The lines of tests/fixtures/multiscript.txt (sentences in many scripts)."""
+    return (FIXTURES / "multiscript.txt").read_text(encoding="utf-8").splitlines()
 
 
 @pytest.fixture(scope="session")

@@ -39,14 +39,13 @@ def test_batch_independence_on_real_model(default_encoder: TransformerEncoder) -
     assert batch_difference(default_encoder, sentences, 7) <= FP32_TOLERANCE
 
 
-def test_the_shipped_auto_backend_holds_its_batch_bound(default_encoder: TransformerEncoder,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("shipped_backend_table")
+def test_the_shipped_auto_backend_holds_its_batch_bound(default_encoder: TransformerEncoder) -> None:
     """``auto`` as it ships (the measured table's choice for this CPU, which the rest of the suite replaces) holds the
     batch-invariance bound README states for the backend it picks."""
     from xlsent.encoders import backends
     from xlsent.encoders.registry import load_encoder
 
-    monkeypatch.setenv(backends.TABLE_ENV, str(backends.TABLE))
     encoder = load_encoder(default_encoder.model_dir, "auto")
     assert encoder.backend == backends.auto_backend()
     sentences = multiscript()[:60]

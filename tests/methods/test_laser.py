@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -181,21 +182,19 @@ def test_laser_backends_are_pytorch_fp32_and_bf16(tmp_path: Path) -> None:
         load_encoder(out, "openvino")
 
 
-def test_laser_small_runs_the_shipped_table_s_auto_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_laser_small_runs_the_shipped_table_s_auto_choice(shipped_backend_table: dict[str, Any],
+                                                          multiscript: list[str]) -> None:
     """``auto`` as it ships (the measured table's LASER row for this CPU, which the rest of the suite replaces) for
     models/laser-small: the table's choice, close to fp32, and a measured row on the CPU class this project runs."""
     from xlsent.encoders import backends
 
-    monkeypatch.setenv(backends.TABLE_ENV, str(backends.TABLE))
-    table = json.loads(backends.TABLE.read_text(encoding="utf-8"))
+    table = shipped_backend_table
     if backends.cpu_class() == "amx":
         assert backends.table_key("amx", "laser") in table
     model = Path(__file__).resolve().parents[2] / "models" / "laser-small"
     auto, fp32 = load_encoder(model, "auto"), load_encoder(model, "torch")
     assert auto.backend == backends.backend_choice(table, family="laser")[0]
-    sentences = (Path(__file__).resolve().parents[1] / "fixtures" / "multiscript.txt").read_text(
-        encoding="utf-8").splitlines()
-    assert np.sum(auto.encode(sentences) * fp32.encode(sentences), axis=1).min() >= 0.999
+    assert np.sum(auto.encode(multiscript) * fp32.encode(multiscript), axis=1).min() >= 0.999
 
 
 def test_corrupt_model_directories_are_refused(tmp_path: Path) -> None:
