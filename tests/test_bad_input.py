@@ -38,7 +38,7 @@ from xlsent.mining.config import MineConfig
 from xlsent.mining.engine import LocalEngine
 from xlsent.mining.job import mine_files
 from xlsent.store import load_embeddings
-from xlsent.testing import LookupEncoder, smallest_models
+from xlsent.testing import LookupEncoder, smallest_models, toy_training_record
 from xlsent.training.method import get_method, model_manifest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "bad-input.md"
@@ -49,6 +49,7 @@ import zlib
 import numpy as np
 
 from xlsent.testing import LookupEncoder
+from xlsent.testing import toy_training_record
 
 LANGS = ("deu", "fra", "kat")
 
@@ -186,7 +187,8 @@ def with_training_log_deleted(w: Path, model: Path) -> None:
 def finished_dual_pivot(w: Path, model: Path) -> None:
     """``{w}/done``: a finished dual-pivot model's manifest (trained for 200 steps)."""
     (w / "done").mkdir()
-    write_manifest(w / "done", model_manifest("dual-pivot", get_method("dual-pivot").config(sets=["steps=200"])))
+    config = get_method("dual-pivot").config(sets=["steps=200"])
+    write_manifest(w / "done", model_manifest("dual-pivot", config, toy_training_record()))
 
 
 def with_config_unlisted(w: Path, model: Path) -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from xlsent.encoders.model_card import CARD
 from xlsent.encoders.model_dir import MANIFEST, ModelDirError, is_log, read_manifest
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.testing import registered_model_types, smallest_models
+from xlsent.training.model_card import CARD
 
 
 def model_files(directory: Path) -> list[str]:

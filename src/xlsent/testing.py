@@ -15,6 +15,7 @@ from xlsent.encoders.model_dir import write_manifest
 from xlsent.encoders.tokenizer_build import build_unigram_tokenizer
 from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel, init_random
 from xlsent.inference import DEFAULT_BATCH_TOKENS
+from xlsent.training.record import DataRecord, TrainingRecord
 
 if TYPE_CHECKING:
     from xlsent.data.text_input import InputSpec
@@ -67,6 +68,11 @@ class LookupEncoder:
             if v is not None and np.linalg.norm(v) > 0:
                 out[i] = v / np.linalg.norm(v)
         return out
+
+
+def toy_training_record(steps: int | None = None) -> TrainingRecord:
+    """A training record for a model directory a test writes by hand (one second on toy data)."""
+    return TrainingRecord(DataRecord("toy", "toy data"), 1.0, steps_done=steps)
 
 
 def dataset_or_skip(folder: str) -> Path:

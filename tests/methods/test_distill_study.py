@@ -55,7 +55,7 @@ class _FakeLab:
     """Records which student each row of the losses study asks for."""
 
     def __init__(self) -> None:
-        self.asked: list[tuple[str, tuple[str, ...]]] = []
+        self.asked: list[tuple[str, dict[str, object]]] = []
 
     def config(self) -> DistillConfig:
         return DistillConfig()
@@ -63,8 +63,8 @@ class _FakeLab:
     def default(self) -> str:
         return "default"
 
-    def student(self, out: Path, *extra: str) -> str:
-        self.asked.append((out.name, extra))
+    def student(self, out: Path, **overrides: object) -> str:
+        self.asked.append((out.name, overrides))
         return out.name
 
     def score(self, encoder: str, *, full: bool) -> tuple[list[TaskResult], dict[str, float]]:
@@ -75,10 +75,10 @@ def test_the_losses_study_reuses_the_shipped_model_at_the_shipped_steps(tmp_path
     lab = _FakeLab()
     study_losses(lab, StudyRun("losses", Settings(), tmp_path))  # type: ignore[arg-type]
     steps = DistillConfig().steps
-    assert lab.asked == [(f"distill-{steps}steps", ("loss=distill",)), (f"ranking-{steps}steps", ("loss=ranking",)),
-                         ("me5-distill", ())]
+    assert lab.asked == [(f"distill-{steps}steps", {"loss": "distill"}), (f"ranking-{steps}steps", {"loss": "ranking"}),
+                         ("me5-distill", {})]
     lab = _FakeLab()
     study_losses(lab, StudyRun("losses", Settings(study_steps=50), tmp_path))  # type: ignore[arg-type]
-    schedule = ("steps=50", f"eval_every={min(50, DistillConfig().eval_every)}",
-                f"warmup_steps={50 * DistillConfig().warmup_steps // steps}")
-    assert lab.asked == [(f"{loss}-50steps", (f"loss={loss}", *schedule)) for loss in ("distill", "ranking", "both")]
+    schedule = {"steps": 50, "eval_every": min(50, DistillConfig().eval_every),
+                "warmup_steps": 50 * DistillConfig().warmup_steps // steps}
+    assert lab.asked == [(f"{loss}-50steps", {"loss": loss, **schedule}) for loss in ("distill", "ranking", "both")]

@@ -40,7 +40,7 @@ from xlsent.methods.dueam.model import (
     train_on,
 )
 from xlsent.studies.command import rescore, run_studies
-from xlsent.testing import make_tiny_model_dir
+from xlsent.testing import make_tiny_model_dir, toy_training_record
 from xlsent.training.config import ConfigError, build_config, to_toml
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -191,7 +191,7 @@ def test_saved_model_reloads_with_the_learners_vectors(finetune: str, tiny_encod
                                                        tmp_path: Path) -> None:
     cfg = _config("steps=4", f"finetune={finetune}", "lr=0.01")
     result = fit(cfg, make_learner(tiny_encoder, cfg), _data(), DIST, tmp_path / "m", progress=False)
-    out = save_model(tmp_path / "m", result.model, cfg, tiny_encoder, {"seconds": 1.0})
+    out = save_model(tmp_path / "m", result.model, cfg, tiny_encoder, toy_training_record())
     enc = xlsent.load(out)
     assert isinstance(enc, LoraEncoder) == (finetune == "lora") and isinstance(enc, TransformerEncoder)
     expected = result.model.vectors(SRC)
@@ -218,7 +218,7 @@ def test_train_on_writes_a_model_with_its_validation(tiny_encoder: TransformerEn
     assert [x["step"] for x in log if "validation" in x] == [3, 6]
     assert {"L_A", "L_B"} <= set(log[0]["losses"])
     training = read_manifest(out)["training"]
-    assert training["pairs"] == 8 and training["steps"] == 6 and training["pairs_seen"] == 24
+    assert training["pairs"] == 8 and training["steps_done"] == 6 and training["pairs_seen"] == 24
     assert training["validation"]["best"]["criterion"] == "retrieval" and training["validation"]["pairs"] == 4
     assert training["anchor"]["settings"]["layer"] == tiny_encoder.num_layers and training["seconds"] > 0
     assert any((tmp_path / "wmd").rglob("*.npz"))

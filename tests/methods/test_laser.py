@@ -36,6 +36,7 @@ from xlsent.methods.laser.model import (
 )
 from xlsent.methods.laser.vocab import covering_chars, train_vocab
 from xlsent.training.config import ConfigError
+from xlsent.training.record import TrainingRecord
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "xlsent_home")
 
@@ -146,7 +147,7 @@ def test_training_learns_saves_and_reloads(tmp_path: Path) -> None:
     assert vecs[0] @ vecs[2] > vecs[0] @ vecs[4]  # a translation is closer than an unrelated sentence
     manifest = json.loads((out / "xlsent.json").read_text())
     assert manifest["training"]["data"]["per_pair"]["de-es"]["pairs"] == 60
-    assert json.loads((out / "data.json").read_text()) == manifest["training"]["data"]
+    assert json.loads((out / "data.json").read_text()) == TrainingRecord.from_json(manifest["training"]).data.details
     assert "60 pairs" in (out / "README.md").read_text() or "180 pairs" in (out / "README.md").read_text()
 
 
@@ -293,6 +294,20 @@ def test_depth_verdicts_and_paper_rows() -> None:
     assert paper["xnli en"] == 73.9 and paper["bucc de-en"] == 96.19
 
 
+def test_depth_verdicts_are_inconclusive_while_a_row_is_still_learning() -> None:
+    from xlsent.methods.laser.study import DEV_GAIN, STILL_LEARNING, claims_depth
+
+    row = {"tatoeba trained": 50.0, "bucc mean": 60.0, "xnli xx": 40.0, "xnli en": 55.0}
+    settled = {**row, DEV_GAIN: STILL_LEARNING / 2}
+    learning = {**row, "tatoeba trained": 2.0, DEV_GAIN: STILL_LEARNING + 5.0}
+    verdicts = claims_depth({"3 layers": learning, "1 layer": settled}, "", "")
+    assert [v.held for v in verdicts] == [None] * 4
+    assert "inconclusive: 3 layers gained 6.0 dev F1 points" in verdicts[0].evidence
+    assert verdicts[0].evidence.startswith("2.0 vs 50.0")
+    decided = claims_depth({"3 layers": {**learning, DEV_GAIN: 0.2}, "1 layer": settled}, "", "")
+    assert [v.held for v in decided] == [False, False, False, False]
+
+
 def test_objective_verdicts_are_xlsent_checks_of_each_column() -> None:
     from xlsent.methods.laser.study import claims_objective
 
@@ -317,7 +332,7 @@ def test_objective_study_rows_drop_the_terms_they_name(monkeypatch: pytest.Monke
 
     layer = Path(xlsent.__file__).parent / "configs" / "laser-small.toml"
     lab = study.Lab(study.Settings(configs=(str(layer),), models_dir=tmp_path), tmp_path)
-    monkeypatch.setattr(study.Lab, "model", lambda self, out, *extra: (out.name, self.config(*extra)))
+    monkeypatch.setattr(study.Lab, "model", lambda self, out, **overrides: (out.name, self.config(**overrides)))
     rows = {drop: lab.timed("distill", 1, drop=drop) for drop in ("", "teacher ranking", "ranking")}
     translate = lab.timed("translate", 1)
     weights = {name: (cfg.ranking_weight, cfg.teacher_ranking_weight, cfg.minutes)
@@ -326,6 +341,8 @@ def test_objective_study_rows_drop_the_terms_they_name(monkeypatch: pytest.Monke
                        "distill-1layer-no-teacher-ranking-5min": (1.0, 0.0, 5.0),
                        "distill-1layer-no-ranking-5min": (0.0, 0.0, 5.0),
                        "translate-1layer-5min": (0.0, 0.0, 5.0)}
+    name, cfg = lab.stepped("distill", 3, 400)  # the depth study: equal steps, no time budget
+    assert (name, cfg.layers, cfg.steps, cfg.minutes, cfg.eval_every) == ("distill-3layer-400steps", 3, 400, 0.0, 100)
 
 
 def test_a_rare_script_of_the_users_keeps_its_characters_in_the_vocabulary(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import pytest
 
 from xlsent.encoders.base import Encoder
 from xlsent.studies.trained import StaleModelError, ensure_trained
+from xlsent.testing import toy_training_record
 from xlsent.training.config import TrainConfig
 from xlsent.training.method import Method, model_manifest
 
@@ -26,7 +27,7 @@ trained_dirs: list[Path] = []
 def _train(config: Any, out: Path, *, resume: bool = False, data: str | Path | None = None,
            progress: bool = True) -> Path:
     out.mkdir(parents=True, exist_ok=True)
-    (out / "xlsent.json").write_text(json.dumps(model_manifest("toy", config)), encoding="utf-8")
+    (out / "xlsent.json").write_text(json.dumps(model_manifest("toy", config, toy_training_record())), encoding="utf-8")
     trained_dirs.append(out)
     return out
 

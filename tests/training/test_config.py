@@ -75,6 +75,22 @@ def test_every_float_setting_is_finite(sets: list[str], layer: str) -> None:
         build_config(Toy, [DEFAULTS, layer], sets=sets, mode="b")
 
 
+def test_typed_overrides_win_over_sets_and_are_checked() -> None:
+    cfg = build_config(Toy, [DEFAULTS], sets=["width=3", "scale=5"], overrides={"width": 7, "pairs": ["fr-en"]})
+    assert (cfg.width, cfg.scale, cfg.pairs) == (7, 5.0, ["fr-en"])
+    assert build_config(Toy, [DEFAULTS], sets=["width=3"], overrides={"width": 3}) == build_config(
+        Toy, [DEFAULTS], sets=["width=3"])
+    with pytest.raises(ConfigError, match=r"unknown Toy key\(s\) \['wdth'\]"):
+        build_config(Toy, [DEFAULTS], overrides={"wdth": 7})
+    with pytest.raises(ConfigError, match="width expects int"):
+        build_config(Toy, [DEFAULTS], overrides={"width": "wide"})
+    with pytest.raises(ConfigError, match="width must be > 0"):
+        build_config(Toy, [DEFAULTS], overrides={"width": 0})
+    dual_pivot = get_method("dual-pivot")
+    typed = dual_pivot.config(mode="unsupervised", steps=10, pairs=["de-en", "fr-en"], train_mix=False)
+    assert typed == dual_pivot.config(mode="unsupervised", sets=["steps=10", "pairs=de-en,fr-en", "train_mix=false"])
+
+
 def test_steps_must_be_at_least_one_unless_the_method_needs_none() -> None:
     with pytest.raises(ConfigError, match="steps must be >= 1, not 0"):
         build_config(Toy, [DEFAULTS], sets=["steps=0"])

@@ -13,6 +13,7 @@ from xlsent.encoders.lora import LoraEncoder
 from xlsent.encoders.model_dir import ModelDirError, read_manifest, write_manifest
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
+from xlsent.testing import toy_training_record
 from xlsent.training.config import TrainConfig, build_config
 from xlsent.training.finetuned import TrainedPart, load_finetuned, save_finetuned, transformer_backbone
 from xlsent.training.run_folder import CHECKPOINT_DIR
@@ -55,10 +56,10 @@ def test_saved_model_reloads_as_the_method_type(lora: bool, tiny_encoder: Transf
     (out / CHECKPOINT_DIR).mkdir(parents=True)
     (out / "train.jsonl").write_text("{}\n")
     config = TrainConfig(steps=3, seed=7)
-    assert save_finetuned(out, model, "toy", config, training={"steps": 3}, metrics={}) == out
+    assert save_finetuned(out, model, "toy", config, training=toy_training_record(3)) == out
     manifest = read_manifest(out, verify="sha256")
     assert manifest["type"] == "toy" and manifest["weights"] == ("transformer-lora" if lora else "transformer")
-    assert manifest["name"] == "m" and manifest["training"] == {"steps": 3} and manifest["metrics"] == {}
+    assert manifest["name"] == "m" and manifest["training"]["steps_done"] == 3 and manifest["metrics"] == {}
     assert manifest["fingerprint"] == config.fingerprint() and manifest["backbone"]["id"] == tiny_encoder.id
     assert build_config(TrainConfig, [(out / "config.toml").read_text()]) == config
     assert not (out / CHECKPOINT_DIR).exists() and (out / "train.jsonl").is_file() and (out / "README.md").is_file()

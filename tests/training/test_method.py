@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from xlsent.encoders.model_dir import write_manifest
+from xlsent.testing import toy_training_record
 from xlsent.training.config import ConfigError, TrainConfig
 from xlsent.training.method import checked_train, model_manifest
 from xlsent.training.run_folder import CHECKPOINT_DIR
@@ -33,7 +34,7 @@ def test_checked_train_checks_before_the_body_runs(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         train(TrainConfig(steps=-1), tmp_path / "x")
     (tmp_path / "done").mkdir()
-    write_manifest(tmp_path / "done", model_manifest("toy", TrainConfig()))
+    write_manifest(tmp_path / "done", model_manifest("toy", TrainConfig(), toy_training_record()))
     with pytest.raises(FileExistsError, match="already holds a model"):
         train(TrainConfig(), tmp_path / "done")
     assert train(TrainConfig(), tmp_path / "done", resume=True) == tmp_path / "done" and len(calls) == 1
@@ -42,7 +43,7 @@ def test_checked_train_checks_before_the_body_runs(tmp_path: Path) -> None:
 def test_resuming_a_finished_model_with_other_steps_is_refused_with_the_keys(tmp_path: Path) -> None:
     train = checked_train(TrainConfig, lambda config, out, **kw: out)
     (tmp_path / "done").mkdir()
-    write_manifest(tmp_path / "done", model_manifest("toy", TrainConfig(steps=200)))
+    write_manifest(tmp_path / "done", model_manifest("toy", TrainConfig(steps=200), toy_training_record()))
     with pytest.raises(ConfigError, match=r"trained with another configuration \(lr 0.001 -> 0.5, steps 200 -> 300\)"):
         train(TrainConfig(steps=300, lr=0.5), tmp_path / "done", resume=True)
     assert train(TrainConfig(steps=200, log_every=7), tmp_path / "done", resume=True) == tmp_path / "done"
@@ -70,7 +71,7 @@ def test_resuming_into_another_methods_model_names_its_type(tmp_path: Path) -> N
 
     dual_pivot, linear_map = get_method("dual-pivot"), get_method("linear-map")
     (tmp_path / "done").mkdir()
-    write_manifest(tmp_path / "done", model_manifest("dual-pivot", dual_pivot.config()))
+    write_manifest(tmp_path / "done", model_manifest("dual-pivot", dual_pivot.config(), toy_training_record()))
     with pytest.raises(ConfigError, match=r"done holds a dual-pivot model, not one of the method trained now; --resume "
                                           r"continues a run of the same method only: train into a new --out, or "
                                           r"resume with `xlsent train dual-pivot`$"):

@@ -76,7 +76,7 @@ def _eval(args: argparse.Namespace) -> int:
         if args.record:
             from dataclasses import asdict
 
-            from xlsent.encoders.model_card import record_metrics
+            from xlsent.training.model_card import record_metrics
 
             if not Path(args.model).is_dir():
                 raise ValueError(f"--record needs a model directory as --model, not {args.model!r}")

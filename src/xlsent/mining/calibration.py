@@ -36,12 +36,12 @@ from xlsent.atomic import write_json
 from xlsent.data.bucc import newstest_bucc_dev
 from xlsent.encoders.base import Encoder, FromModelDir
 from xlsent.encoders.cache import cached_encode, encoder_id
-from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import MANIFEST
 from xlsent.inference import fp32_id
 from xlsent.mining.shipped import read_table, write_table
 from xlsent.mining.threshold_search import score_set
 from xlsent.paths import data_root, xlsent_home
+from xlsent.training.model_card import write_card
 from xlsent.version import __version__
 
 SHIPPED = Path(__file__).with_name("thresholds.json")

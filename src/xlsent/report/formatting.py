@@ -53,7 +53,7 @@ def fmt_number(value: float) -> str:
     return f"{value:.2f}" if abs(value) >= 1 else f"{value:.3g}"
 
 
-OUTCOMES = {True: "HELD", False: "DID NOT HOLD", None: "UNDECIDED"}
+OUTCOMES = {True: "HELD", False: "DID NOT HOLD", None: "INCONCLUSIVE"}
 
 
 def verdict_text(verdict: Mapping[str, Any]) -> str:

@@ -30,7 +30,7 @@ import math
 import tomllib
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -204,8 +204,9 @@ def _layer(table: dict[str, Any], mode: str | None, modes: Sequence[str]) -> dic
 
 
 def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: Sequence[str] = (),
-                 mode: str | None = None) -> C:
-    """A checked ``cls`` from TOML ``layers`` (texts or parsed tables, later ones win) and ``key=value`` sets.
+                 mode: str | None = None, overrides: Mapping[str, Any] | None = None) -> C:
+    """A checked ``cls`` from TOML ``layers`` (texts or parsed tables, later ones win), ``key=value`` sets, then
+    ``overrides`` (typed values, which win over both: what a study fixes for one of its rows).
 
     ``mode`` picks the per-mode tables; without it the last ``mode`` key of the layers (or of ``sets``) is used.
     Tables named after any mode are never read as keys.
@@ -232,6 +233,7 @@ def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: 
     if mode is not None and "mode" in types_:
         values["mode"] = mode
     values.update(assignments)
+    values.update(overrides or {})
     every_key = {k for t in tables for k, v in t.items() if k not in modes} | {
         k for t in tables for v in t.values() if isinstance(v, dict) for k in v} | set(values)
     unknown = sorted(every_key - set(types_))

@@ -23,12 +23,13 @@ from torch import nn
 
 from xlsent.atomic import atomic_open
 from xlsent.encoders.lora import LORA_TYPE, LoraEncoder
-from xlsent.encoders.model_card import write_card
 from xlsent.encoders.model_dir import ModelDirError, read_manifest, write_manifest
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.training.config import TrainConfig, to_toml
 from xlsent.training.method import model_manifest
+from xlsent.training.model_card import write_card
+from xlsent.training.record import TrainingRecord
 from xlsent.training.run_folder import CHECKPOINT_DIR
 
 log = logging.getLogger(__name__)
@@ -88,15 +89,15 @@ def transformer_backbone(name: str, role: str = "backbone") -> TransformerEncode
 
 
 def save_finetuned(directory: str | Path, model: TrainableTransformer, method: str, config: TrainConfig, *,
-                   name: str | None = None, **fields: Any) -> Path:
+                   training: TrainingRecord, name: str | None = None, **fields: Any) -> Path:
     """Write ``model`` (full weights or LoRA adapters), ``config.toml`` and an ``xlsent.json`` of type ``method``
-    whose ``weights`` names the model's own directory type, with ``fields`` (e.g. ``training``); checkpoints are
-    removed, ``train.jsonl`` stays."""
+    whose ``weights`` names the model's own directory type, with the ``training`` record and ``fields``; checkpoints
+    are removed, ``train.jsonl`` stays."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / CONFIG_FILE) as fh:
         fh.write(to_toml(config))
-    common = model_manifest(method, config, **fields)
+    common = model_manifest(method, config, training, **fields)
     model.save(out, name=name or out.name, extra={k: v for k, v in common.items() if k != "type"})
     saved = read_manifest(out, verify="none")
     kept = {k: v for k, v in saved.items() if k not in ("files", "format_version", "type")}

@@ -112,6 +112,11 @@ class TrainResult:
         """The last logged means (empty when no step was logged)."""
         return self.history[-1] if self.history else {}
 
+    @property
+    def scores(self) -> list[tuple[int, float]]:
+        """``(step, criterion score)`` of every validation, in order."""
+        return [(v["step"], float(v["validation"][v["criterion"]])) for v in self.validations]
+
 
 @dataclass
 class FitResult(Generic[M]):

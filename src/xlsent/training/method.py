@@ -20,17 +20,22 @@ See ``docs/adding-a-method.md``.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import torch
+
 from xlsent.data.user_bitext import parse_bitext_option
 from xlsent.encoders.base import Encoder
-from xlsent.encoders.model_dir import MANIFEST, read_manifest
+from xlsent.encoders.model_dir import MANIFEST, read_manifest, write_manifest
 from xlsent.training.bitext_config import UserBitextConfig
 from xlsent.training.config import ConfigError, TrainConfig, build_config, read_layers
+from xlsent.training.model_card import write_card
+from xlsent.training.record import TrainingRecord
 from xlsent.training.run_folder import is_training_run
 
 if TYPE_CHECKING:
@@ -76,13 +81,14 @@ class Method:
         """The packaged TOML defaults (documented key by key)."""
         return (resources.files("xlsent") / "configs" / self.defaults).read_text(encoding="utf-8")
 
-    def config(self, files: Sequence[str | Path] = (), sets: Sequence[str] = (), mode: str | None = None
-               ) -> TrainConfig:
-        """The effective configuration: packaged defaults, then ``files``, then ``key=value`` ``sets``."""
+    def config(self, files: Sequence[str | Path] = (), sets: Sequence[str] = (), mode: str | None = None,
+               **overrides: Any) -> TrainConfig:
+        """The effective configuration: packaged defaults, then ``files``, then ``key=value`` ``sets`` (the
+        command line's), then typed ``overrides`` (``steps=200``: what a study fixes)."""
         if mode is not None and self.modes and mode not in self.modes:
             raise ValueError(f"{self.name}: unknown mode {mode!r}; modes: {', '.join(self.modes)}")
         layers = read_layers(self.defaults_text(), files, self.modes)
-        return build_config(self.config_class, layers, sets=sets, mode=mode)
+        return build_config(self.config_class, layers, sets=sets, mode=mode, overrides=overrides)
 
 
 def available_methods() -> dict[str, Method]:
@@ -186,6 +192,40 @@ def checked_train(config_class: type[C], body: Callable[..., Path]) -> TrainFn:
     return train
 
 
-def model_manifest(method: str, config: TrainConfig, **fields: Any) -> dict[str, Any]:
-    """The common part of a trained model's ``xlsent.json``: type, config and its fingerprint, then ``fields``."""
-    return {"type": method, "config": config.to_dict(), "fingerprint": config.fingerprint(), **fields}
+def model_manifest(method: str, config: TrainConfig, training: TrainingRecord, **fields: Any) -> dict[str, Any]:
+    """The common part of a trained model's ``xlsent.json``: type, config and its fingerprint, ``fields``, the
+    training record and no metrics yet."""
+    return {"type": method, "config": config.to_dict(), "fingerprint": config.fingerprint(), **fields,
+            "training": training.to_json(), "metrics": {}}
+
+
+def write_trained_manifest(out: Path, method: str, config: TrainConfig, training: TrainingRecord,
+                           **fields: Any) -> Path:
+    """Write the ``xlsent.json`` of a model ``out`` whose weights are written (:func:`model_manifest`, the files
+    checksummed) and its card."""
+    write_manifest(out, model_manifest(method, config, training, **fields))
+    write_card(out)
+    return out
+
+
+@dataclass(frozen=True)
+class TrainingStart:
+    """A training command under way: its output folder and the clock's reading when it started."""
+
+    out: Path
+    started: float
+
+    def seconds(self) -> float:
+        """Seconds since the start."""
+        return time.perf_counter() - self.started
+
+
+def begin_training(out_dir: str | Path, resume: bool, config: TrainConfig) -> TrainingStart | None:
+    """The opening every method's ``train_on`` shares: check the config and the output folder
+    (:func:`prepare_output`), seed torch with ``config.seed`` and start the clock. None when ``out_dir`` already
+    holds the finished model (``resume``): the caller returns it as it is."""
+    out = Path(out_dir)
+    if prepare_output(out, resume, config):
+        return None
+    torch.manual_seed(config.seed)
+    return TrainingStart(out, time.perf_counter())

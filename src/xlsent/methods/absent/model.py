@@ -79,6 +79,7 @@ from xlsent.training.checkpoint import TrainState
 from xlsent.training.loop import FitResult, Trainer, held_out_validation
 from xlsent.training.losses import CosineDistanceLoss, PairDiscriminator, PairDiscriminatorLoss
 from xlsent.training.method import Method
+from xlsent.training.record import ValidationRecord
 
 log = logging.getLogger(__name__)
 
@@ -327,9 +328,9 @@ def train_on(config: ABSentConfig, data: Sequence[PairData], backbone: Encoder, 
         return FittedMapping(dict(fitted.model.state_dict()), GEN_FILE,
                              {"dim_x": vectors[0].x.shape[1], "dim_y": vectors[0].y.shape[1],
                               "formula": "normalize(tanh(MLP_GX(x))) for source languages"},
-                             {"validation": {"pairs": sum(len(d.valid) for d in data), "selection": config.selection,
-                                             "best": fitted.best},
-                              "final": fitted.run.final})
+                             ValidationRecord.of_run(config.selection, sum(len(d.valid) for d in data),
+                                                     config.selection, fitted.run, restored=fitted.best),
+                             fitted.run.final)
 
     return train_mapping_on(NAME, config, data, backbone, out_dir, fit_generators, resume=resume, progress=progress)
 

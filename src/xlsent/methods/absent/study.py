@@ -27,9 +27,10 @@ generators trained on L_d alone),
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -126,14 +127,15 @@ class Lab:
 
     # --- models --------------------------------------------------------------------------------------------------
 
-    def _train(self, method: str, name: str, sets: Sequence[str], mode: str | None = None) -> MappedEncoder:
+    def _train(self, method: str, name: str, overrides: Mapping[str, Any], mode: str | None = None
+               ) -> MappedEncoder:
         s = self.settings
         m = absent.METHOD if method == "absent" else linear_maps.METHOD
-        every = [f"backbone={s.backbone}", "device=auto", *s.sets, *sets]
+        every = {"backbone": s.backbone, "device": "auto", **overrides}
         if s.max_pairs is not None:
-            every.append(f"max_pairs={s.max_pairs}")
+            every["max_pairs"] = s.max_pairs
             name += f"-m{s.max_pairs}"
-        config = m.config(sets=every, mode=mode)
+        config = m.config(sets=s.sets, mode=mode, **every)
         assert isinstance(config, MappingConfig)
         out = s.models_dir / name
 
@@ -154,8 +156,8 @@ class Lab:
     def linear(self, inputs: str, corpus: str, pairs: Sequence[str], method: str, ratio: float = 1.0
                ) -> linear_maps.LinearMapEncoder:
         name = f"{inputs}-{corpus}-{'+'.join(pairs)}-{method}-{round(ratio * 100)}"
-        enc = self._train("linear", name, [f"inputs={inputs}", f"corpus={corpus}", "pairs=" + ",".join(pairs),
-                                           f"method={method}", f"parallel_ratio={ratio}"])
+        enc = self._train("linear", name, {"inputs": inputs, "corpus": corpus, "pairs": list(pairs), "method": method,
+                                           "parallel_ratio": float(ratio)})
         assert isinstance(enc, linear_maps.LinearMapEncoder)
         return enc
 
@@ -164,11 +166,12 @@ class Lab:
         variant = mode + ("" if mismatch else "-nomis") + ("" if adversarial else "-noadv")
         name = (f"{inputs}-{corpus}-{'+'.join(pairs)}-{variant}-{round(ratio * 100)}-s{self.settings.steps}"
                 f"-v{self.settings.valid_pairs}")
-        sets = [f"inputs={inputs}", f"corpus={corpus}", "pairs=" + ",".join(pairs), f"parallel_ratio={ratio}",
-                f"steps={self.settings.steps}", f"valid_pairs={self.settings.valid_pairs}"]
+        overrides: dict[str, Any] = {"inputs": inputs, "corpus": corpus, "pairs": list(pairs),
+                                     "parallel_ratio": float(ratio), "steps": self.settings.steps,
+                                     "valid_pairs": self.settings.valid_pairs}
         if mode != "conditional-gan":
-            sets += [f"mismatch={str(mismatch).lower()}", f"adversarial={str(adversarial).lower()}"]
-        return self._train("absent", name, sets, mode=mode)
+            overrides.update(mismatch=mismatch, adversarial=adversarial)
+        return self._train("absent", name, overrides, mode=mode)
 
     # --- scores --------------------------------------------------------------------------------------------------
 

@@ -22,7 +22,6 @@ English, by multilingual knowledge distillation, translation ranking, or both.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -61,7 +60,8 @@ from xlsent.training.finetuned import (
 )
 from xlsent.training.loop import Trainer, held_out_validation
 from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherStudentLoss
-from xlsent.training.method import Method, checked_train, prepare_output
+from xlsent.training.method import Method, begin_training, checked_train
+from xlsent.training.record import DataRecord, ObjectiveRecord, TeacherRecord, TrainingRecord, ValidationRecord
 from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
@@ -177,15 +177,14 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     """Train the student on ``bitext`` (and the ``user``'s, which takes ``config.bitext_share`` of the batches) and
     write its model directory (adapters, config, card); with ``stsb_dev`` (English STS-B dev) and
     ``config.stsb_dev_tolerance >= 0``, validation keeps only checkpoints that hold it."""
-    out = Path(out_dir)
-    if prepare_output(out, resume, config):
-        return out
+    run = begin_training(out_dir, resume, config)
+    if run is None:
+        return Path(out_dir)
+    out = run.out
     user = user or UserBitext([], [])
     check_unchanged(out, user.records, resume)
     bitext = [*bitext, *user.bitext]
     mine = frozenset(user.languages)
-    start = time.perf_counter()
-    torch.manual_seed(config.seed)
     learner = TrainableTransformer(backbone)
     learner.set_dropout(config.dropout, config.dropout)
     learner.eval()
@@ -233,29 +232,28 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     best = trainer.restore_best(["learner"]) if valid else None
     learner.eval()
     counts = bitext_counts(usable)
-    training = {
-        "loss": config.loss, "teacher": {"ref": config.teacher, "id": encoder_id(teacher)},
-        "data": {"kind": "X-en bitext of every corpus", "summary": {
-            "pairs": counts["pairs"], "langs": [b.lang for b in usable]}, "per_lang": counts["per_lang"]},
-        "over_long_pairs_left_out": dropped, "temperature": config.temperature,
-        "sampling": {d.lang: round(float(w), 5) for d, w in zip(data, sampler.weights, strict=True)},
-        "steps_done": result.steps, "pairs_seen": result.steps * config.batch_size,
-        "user_bitext": user.records,
-        "validation": {"criterion": ("pooled retrieval accuracy % of the held-out pairs of every shipped language"
-                                     + (", averaged with the mean retrieval of the user's languages" if mine else "")
-                                     if len(mine) < len(usable) else
-                                     "mean retrieval accuracy % of the held-out pairs of the user's languages")
-                                    + (f", less 100 a point of English STS-B dev lost beyond "
-                                       f"{config.stsb_dev_tolerance:g}" if dev else ""),
-                       "pairs": sum(len(b.valid_xx) for b in valid), "selection": "selection" if valid else "none",
-                       "stsb_dev_backbone": dev.baseline if dev else None,
-                       "best": result.best, "restored": best,
-                       "last": result.validations[-1]["validation"] if result.validations else None},
-        "train_seconds": round(result.seconds, 1), "seconds": round(time.perf_counter() - start, 1),
-        "time_budget_minutes": config.minutes,
-    }
+    weights = {"distill": config.distill_weight, "ranking": config.ranking_weight}
+    terms = " + ".join(f"{weights[k]:g} x {k}" for k in ("distill", "ranking")
+                       if (k == "distill" and config.distills) or (k == "ranking" and config.ranks))
+    training = TrainingRecord(
+        DataRecord.multilingual("X-en bitext of every corpus", counts["pairs"], [b.lang for b in usable],
+                                per_lang=counts["per_lang"]),
+        run.seconds(), steps_done=result.steps, train_seconds=round(result.seconds, 1),
+        time_budget_minutes=config.minutes, user_bitext=user.records,
+        objective=ObjectiveRecord(config.loss, terms, TeacherRecord(config.teacher, encoder_id(teacher),
+                                                                    config.distill_loss) if config.distills else None),
+        validation=ValidationRecord.of_run(
+            ("pooled retrieval accuracy % of the held-out pairs of every shipped language"
+             + (", averaged with the mean retrieval of the user's languages" if mine else "")
+             if len(mine) < len(usable) else "mean retrieval accuracy % of the held-out pairs of the user's languages")
+            + (f", less 100 a point of English STS-B dev lost beyond {config.stsb_dev_tolerance:g}" if dev else ""),
+            sum(len(b.valid_xx) for b in valid), "selection" if valid else "none", result, restored=best,
+            stsb_dev_backbone=dev.baseline if dev else None),
+        details={"over_long_pairs_left_out": dropped, "temperature": config.temperature,
+                 "sampling": {d.lang: round(float(w), 5) for d, w in zip(data, sampler.weights, strict=True)},
+                 "pairs_seen": result.steps * config.batch_size})
     write_json(out / COUNTS_FILE, {**counts, **({"user_bitext": user.records} if user.records else {})})
-    path = save_finetuned(out, learner, NAME, config, training=training, metrics={})
+    path = save_finetuned(out, learner, NAME, config, training=training)
     trainer.finish()
     return path
 

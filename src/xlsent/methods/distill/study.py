@@ -28,20 +28,20 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from math import nan
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from xlsent.data.multilingual import english_languages
 from xlsent.data.sts import STS17_TRACKS
+from xlsent.data.user_bitext import BitextFile
 from xlsent.encoders.base import Encoder, Manifested
 from xlsent.encoders.cache import encoder_id
-from xlsent.encoders.model_card import record_metrics
-from xlsent.encoders.model_dir import read_manifest
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation import bucc, intent, sts, tatoeba
@@ -58,6 +58,8 @@ from xlsent.studies.settings import StudySettings, option
 from xlsent.studies.study import Rows, Study, StudyRun
 from xlsent.studies.trained import ensure_trained
 from xlsent.studies.verdict import Verdict
+from xlsent.training.model_card import record_metrics
+from xlsent.training.record import TrainingRecord, read_training
 from xlsent.training.run_folder import LOG_FILE
 
 log = logging.getLogger(__name__)
@@ -132,14 +134,15 @@ class Lab:
         """The languages the students train on (the shipped configuration's; every row splits Tatoeba by them)."""
         return self.config().languages or english_languages(self.settings.data)
 
-    def config(self, *extra: str) -> DistillConfig:
-        cfg = METHOD.config([], [*self.settings.sets, *extra])
+    def config(self, **overrides: Any) -> DistillConfig:
+        """The shipped configuration with the settings' sets and a row's typed ``overrides``."""
+        cfg = METHOD.config([], self.settings.sets, **overrides)
         assert isinstance(cfg, DistillConfig)
         return cfg
 
-    def student(self, out: Path, *extra: str) -> Encoder:
-        """The student in ``out`` of the shipped configuration with ``extra`` overrides (trained unless there)."""
-        ensure_trained(METHOD, self.config(*extra), out, data=self.settings.data, retrain=self.settings.retrain)
+    def student(self, out: Path, **overrides: Any) -> Encoder:
+        """The student in ``out`` of the shipped configuration with ``overrides`` (trained unless there)."""
+        ensure_trained(METHOD, self.config(**overrides), out, data=self.settings.data, retrain=self.settings.retrain)
         return load_encoder(out, backend=self.settings.backend)
 
     def default(self) -> Encoder:
@@ -214,14 +217,14 @@ def setup(settings: Settings, out_dir: Path) -> Lab:
 
 def _training_notes(encoder: Encoder, config: DistillConfig) -> list[str]:
     assert isinstance(encoder, Manifested), "a trained student is loaded from its model directory"
-    training = encoder.manifest["training"]
-    langs = training["data"]["summary"]["langs"]
+    training = TrainingRecord.from_json(encoder.manifest["training"])
+    langs, valid = training.data.details["langs"], training.validation
     return [f"{encoder.name}: LoRA r={config.lora_r} student of {config.backbone}, loss {config.loss}, "
-            f"{training['steps_done']} steps of {config.batch_size} pairs ({training['pairs_seen']:,} pairs seen) "
-            f"in {training['train_seconds'] / 60:.0f} min on this machine; {training['data']['summary']['pairs']:,} "
-            f"training pairs in {len(langs)} languages with English (at most {config.max_pairs} per language, "
-            f"languages drawn with temperature {config.temperature:g}); checkpoint chosen on dev data, never on a "
-            f"test set: {training['validation']['criterion']}",
+            f"{training.steps_done} steps of {config.batch_size} pairs ({training.details['pairs_seen']:,} pairs "
+            f"seen) in {(training.train_seconds or 0) / 60:.0f} min on this machine; "
+            f"{training.data.details['pairs']:,} training pairs in {len(langs)} languages with English (at most "
+            f"{config.max_pairs} per language, languages drawn with temperature {config.temperature:g}); checkpoint "
+            f"chosen on dev data, never on a test set: {valid.criterion if valid else 'none'}",
             "SCALED DOWN for CPU: the published recipes (Reimers & Gurevych 2020; LaBSE) train for days on GPUs over "
             "millions of pairs; see src/xlsent/configs/distill.toml"]
 
@@ -252,15 +255,16 @@ def study_losses(lab: Lab, run: StudyRun[Settings]) -> None:
     shipped = lab.config()
     steps = shipped.steps if run.settings.study_steps is None else run.settings.study_steps
     run.rows[DEFAULT_ROW] = lab.score(lab.default(), full=False)[1]
-    schedule = () if steps == shipped.steps else (f"steps={steps}", f"eval_every={min(shipped.eval_every, steps)}",
-                                                  f"warmup_steps={steps * shipped.warmup_steps // shipped.steps}")
+    schedule = {} if steps == shipped.steps else {"steps": steps, "eval_every": min(shipped.eval_every, steps),
+                                                  "warmup_steps": steps * shipped.warmup_steps // shipped.steps}
     for loss in LOSSES:
         if loss == shipped.loss and not schedule:
             student = lab.student(run.settings.main_dir)
         else:
-            student = lab.student(run.settings.models_dir / f"{loss}-{steps}steps", f"loss={loss}", *schedule)
+            student = lab.student(run.settings.models_dir / f"{loss}-{steps}steps", loss=loss, **schedule)
         run.rows[loss] = lab.score(student, full=False)[1]
-    run.notes += [f"each student trained for {steps} steps ({', '.join(schedule) or 'the shipped schedule'}), the "
+    shown = ", ".join(f"{k}={v}" for k, v in schedule.items())
+    run.notes += [f"each student trained for {steps} steps ({shown or 'the shipped schedule'}), the "
                   f"shipped configuration otherwise; the '{shipped.loss}' row is the shipped model when the steps are "
                   f"the shipped ones; one run each (seed {shipped.seed})"]
 
@@ -290,10 +294,15 @@ def bitext_run(spec: str) -> tuple[Simulated, int, bool]:
     return SIMULATED[lang], int(pairs), variant == "share0"
 
 
+def _restored(model_dir: Path) -> Mapping[str, Any]:
+    """The validation whose step's weights the model kept (empty where none was restored)."""
+    valid = read_training(model_dir).validation
+    return (valid.restored if valid else None) or {}
+
+
 def _restored_validation(model_dir: Path) -> dict[str, float]:
     """The validation scores of the step whose weights the model kept (from its training log)."""
-    manifest = read_manifest(model_dir, verify="none")
-    restored = manifest["training"]["validation"].get("restored") or {}
+    restored = _restored(model_dir)
     scores = {}
     for line in (model_dir / LOG_FILE).read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
@@ -318,17 +327,16 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
     for spec in settings.bitext_runs:
         lang, n, share0 = bitext_run(spec)
         path = write_user_file(lang, n, files, root, seed=lab.config().seed)
-        extra = [f"languages={json.dumps(languages)}", f"bitext={json.dumps([f'{lang.code}={path}'])}",
-                 *(["bitext_share=0.0"] if share0 else [])]
+        extra: dict[str, Any] = {"languages": languages, "bitext": [BitextFile(lang.code, str(path))],
+                                 **({"bitext_share": 0.0} if share0 else {})}
         out = settings.models_dir / (f"bitext-{lang.code}-{n}" + ("-share0" if share0 else ""))
-        student = lab.student(out, *extra)
+        student = lab.student(out, **extra)
         valid = _restored_validation(out)
         row = scores(student)
         row.update({"pairs given": float(n), "pooled retrieval, shipped held-out": valid.get("pooled retrieval", nan),
                     f"retrieval {lang.code} held-out": valid.get(f"retrieval/{lang.code}", nan),
                     "stsb-en dev change": valid.get("stsb-en dev change", nan),
-                    "weights of step": float(read_manifest(out, verify="none")["training"]["validation"]["restored"]
-                                             ["step"])})
+                    "weights of step": float(_restored(out).get("step", nan))})
         run.rows[f"{lang.code} {n} pairs" + (" share 0" if share0 else "")] = row
     run.notes += [
         "simulated languages (xlsent.studies.new_language), all held back from the shipped bitext in every student: "

@@ -34,7 +34,6 @@ from __future__ import annotations
 import copy
 import logging
 import shutil
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -52,8 +51,7 @@ from xlsent.data.bitext import Bitext, Unpaired, build_training_data
 from xlsent.encoders.base import HiddenStateEncoder, l2_normalize
 from xlsent.encoders.cache import encoder_id, sentences_key
 from xlsent.encoders.layer_cache import CHUNK_SENTENCES, LayerStates, cached_layer_means
-from xlsent.encoders.model_card import write_card
-from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, write_manifest
+from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
 from xlsent.encoders.registry import encoder_reference, load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import csls_mean_cosine, retrieval_criterion
@@ -65,8 +63,9 @@ from xlsent.training.checkpoint import TrainState
 from xlsent.training.config import build_config, to_toml
 from xlsent.training.loop import FitResult, Trainer, held_out_validation
 from xlsent.training.losses import TripletRankingLoss, WassersteinCritic
-from xlsent.training.method import Method, checked_train, model_manifest, prepare_output
+from xlsent.training.method import Method, begin_training, checked_train, write_trained_manifest
 from xlsent.training.networks import mlp
+from xlsent.training.record import DataRecord, TrainingRecord, ValidationRecord
 from xlsent.training.run_folder import CHECKPOINT_DIR
 from xlsent.training.toy import TOY_DE, TOY_EN
 
@@ -280,10 +279,10 @@ def train_on(config: DualPivotConfig, data: Bitext | Unpaired, backbone: HiddenS
     expected = Bitext if config.mode == "supervised" else Unpaired
     if not isinstance(data, expected):
         raise TypeError(f"{config.mode} training needs {expected.__name__} data, got {type(data).__name__}")
-    out = Path(out_dir)
-    if prepare_output(out, resume):
-        return out
-    start = time.perf_counter()
+    run = begin_training(out_dir, resume, config)
+    if run is None:
+        return Path(out_dir)
+    out = run.out
     valid = data.valid
     if config.selection != "none" and valid is None:
         raise ValueError(f"selection {config.selection!r} needs held-out pairs: build the data with valid_pairs > 0")
@@ -295,13 +294,12 @@ def train_on(config: DualPivotConfig, data: Bitext | Unpaired, backbone: HiddenS
     if valid is not None:
         meta["valid"] = sentences_key(valid.src + valid.tgt, None)
     fitted = fit(config, src, tgt, out, valid=valid_states, resume=resume, progress=progress, meta=meta)
-    training = {"data": {"kind": type(data).__name__, "src_lang": data.src_lang, "tgt_lang": data.tgt_lang,
-                         "src_sentences": len(data.src), "tgt_sentences": len(data.tgt), **meta["data"],
-                         "summary": data.summary},
-                "validation": {"pairs": len(valid.src) if valid else 0, "selection": config.selection,
-                               "best": fitted.best},
-                "final": fitted.run.final,
-                "seconds": round(time.perf_counter() - start, 1)}
+    training = TrainingRecord(
+        DataRecord.two_sides(type(data).__name__, data.src_lang, data.tgt_lang, len(data.src), len(data.tgt),
+                             **meta["data"], summary=data.summary),
+        run.seconds(), steps_done=config.steps, train_seconds=round(fitted.run.seconds, 1), final=fitted.run.final,
+        validation=ValidationRecord.of_run(config.selection, len(valid.src) if valid else 0, config.selection,
+                                           fitted.run, restored=fitted.best))
     save_model(out, fitted, config, backbone, training)
     log.info("dual-pivot model written to %s", out)
     return out
@@ -326,7 +324,7 @@ train = checked_train(DualPivotConfig, _train)
 
 
 def save_model(directory: str | Path, fitted: DualPivotFit, config: DualPivotConfig, backbone: HiddenStateEncoder,
-               training: dict[str, Any], *, name: str | None = None) -> Path:
+               training: TrainingRecord, *, name: str | None = None) -> Path:
     """Write ``module.safetensors`` (+ the last-step weights when selection chose another step), ``config.toml``
     and the ``xlsent.json`` manifest (type dual-pivot); the training log ``train.jsonl`` is already there."""
     out = Path(directory)
@@ -339,13 +337,11 @@ def save_model(directory: str | Path, fitted: DualPivotFit, config: DualPivotCon
     with atomic_open(out / CONFIG_FILE) as fh:
         fh.write(to_toml(config))
     weights = fitted.model.mix_weights().detach().tolist()
-    write_manifest(out, model_manifest(
-        NAME, config, name=name or out.name,
+    write_trained_manifest(
+        out, NAME, config, training, name=name or out.name,
         backbone={"name": backbone.name, "id": encoder_id(backbone), "ref": encoder_reference(backbone)},
         module={"layers": len(weights), "dim": fitted.model.map.shape[0], "mix_weights": weights,
-                "formula": "normalize(map @ sum_l softmax(mix_logits)_l * sum_tokens h_l)"},
-        training=training, metrics={}))
-    write_card(out)
+                "formula": "normalize(map @ sum_l softmax(mix_logits)_l * sum_tokens h_l)"})
     shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
     return out
 

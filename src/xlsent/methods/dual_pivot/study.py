@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,6 @@ from xlsent.data.tatoeba import XTREME36, tatoeba_languages
 from xlsent.encoders.base import HiddenStateEncoder, l2_normalize
 from xlsent.encoders.cache import encoder_id, sentences_key
 from xlsent.encoders.layer_cache import LayerStates, cached_layer_means
-from xlsent.encoders.model_card import record_metrics
 from xlsent.evaluation import bucc, tatoeba
 from xlsent.evaluation.task import EmbedFn
 from xlsent.languages import language
@@ -47,6 +47,7 @@ from xlsent.studies.settings import StudySettings, option
 from xlsent.studies.study import Claims, Rows, Study, StudyRun
 from xlsent.studies.trained import ensure_trained
 from xlsent.studies.verdict import Verdict
+from xlsent.training.model_card import record_metrics
 
 log = logging.getLogger(__name__)
 
@@ -166,9 +167,10 @@ class Lab:
         self.scorer = _scorer(self.backbone, settings)
         self.encoder = encoder_id(self.backbone)
 
-    def config(self, mode: str, steps: int, *sets: str) -> DualPivotConfig:
+    def config(self, mode: str, steps: int, **overrides: Any) -> DualPivotConfig:
+        """The ``mode``'s configuration with the settings' sets, ``steps`` and a row's typed ``overrides``."""
         s = self.settings
-        cfg = METHOD.config(mode=mode, sets=[f"max_pairs={s.max_pairs}", f"steps={steps}", *s.sets, *sets])
+        cfg = METHOD.config(mode=mode, sets=s.sets, max_pairs=s.max_pairs, steps=steps, **overrides)
         assert isinstance(cfg, DualPivotConfig)
         return cfg
 
@@ -214,10 +216,10 @@ def study_main(lab: Lab, run: StudyRun[Settings]) -> None:
     run.rows[f"layer {best} boe (best single layer)"] = layer_rows[best]
     for pair in PIVOT_PAIRS:
         for mode in ("unsupervised", "supervised"):
-            enc = lab.module(f"{mode[:5]}-{pair}", lab.config(mode, steps, f"pairs={pair}"))
+            enc = lab.module(f"{mode[:5]}-{pair}", lab.config(mode, steps, pairs=[pair]))
             run.rows.update(ev.model_rows(enc, f"{mode} {pair}", tatoeba_of_pair(pair)))
     for mode in ("unsupervised", "supervised"):
-        enc = lab.module(f"{mode[:5]}-de-en-last", lab.config(mode, steps, "mix_init=last"))
+        enc = lab.module(f"{mode[:5]}-de-en-last", lab.config(mode, steps, mix_init="last"))
         run.rows.update(ev.model_rows(enc, f"{mode} de-en, mix starts at last layer (extension)", "deu"))
 
 
@@ -225,9 +227,8 @@ def study_losses(lab: Lab, run: StudyRun[Settings]) -> None:
     """Table 4: adversarial only / cycle only / both, each training the mix only / the map only / both."""
     for losses, adv, cyc in (("adv", True, False), ("cycle", False, True), ("adv+cycle", True, True)):
         for parts, mix, lin in (("mix", True, False), ("map", False, True), ("mix+map", True, True)):
-            cfg = lab.config("unsupervised", run.settings.ablation_steps, f"adversarial={str(adv).lower()}",
-                             f"cycle={str(cyc).lower()}", f"train_mix={str(mix).lower()}",
-                             f"train_map={str(lin).lower()}")
+            cfg = lab.config("unsupervised", run.settings.ablation_steps, adversarial=adv, cycle=cyc, train_mix=mix,
+                             train_map=lin)
             run.rows.update(lab.scorer.model_rows(lab.module(f"abl-{losses}-{parts}", cfg), f"{losses}, {parts}",
                                                   "deu"))
 
@@ -236,11 +237,11 @@ def study_layers(lab: Lab, run: StudyRun[Settings]) -> None:
     """Figure 2: a supervised de-en module fixed on one layer (map trained), per layer, next to that layer's boe,
     and the same module on the learned mix of all layers (all without model selection, as single runs)."""
     steps = run.settings.ablation_steps
-    enc = lab.module("layer-mix", lab.config("supervised", steps, "selection=none"))
+    enc = lab.module("layer-mix", lab.config("supervised", steps, selection="none"))
     run.rows["mix of all layers module"] = lab.scorer.scores(enc.project, "deu")
     for layer in range(lab.backbone.num_layers + 1):
-        enc = lab.module(f"layer-{layer}", lab.config("supervised", steps, f"layer={layer}", "train_mix=false",
-                                                      "selection=none"))
+        enc = lab.module(f"layer-{layer}", lab.config("supervised", steps, layer=layer, train_mix=False,
+                                                      selection="none"))
         run.rows[f"layer {layer} module"] = lab.scorer.scores(enc.project, "deu")
         run.rows[f"layer {layer} boe"] = lab.scorer.scores(layer_projector(layer), None)
 
@@ -249,8 +250,7 @@ def study_pairs(lab: Lab, run: StudyRun[Settings]) -> None:
     """Table 5: unsupervised modules on 1, 2, 4, 8 X-en pairs with the total number of sentences fixed."""
     for n in (1, 2, 4, 8):
         pairs = ["de-en", *[p for p in PAPER_MULTI_PAIRS if p != "de-en"]][:n]
-        enc = lab.module(f"pairs-{n}", lab.config("unsupervised", run.settings.ablation_steps,
-                                                  "pairs=" + ",".join(pairs)))
+        enc = lab.module(f"pairs-{n}", lab.config("unsupervised", run.settings.ablation_steps, pairs=pairs))
         run.rows.update(lab.scorer.model_rows(enc, f"{n} pair(s): {' '.join(pairs)}", None))
 
 

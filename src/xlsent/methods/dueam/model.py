@@ -57,7 +57,8 @@ from xlsent.training.finetuned import (
     transformer_backbone,
 )
 from xlsent.training.loop import FitResult, Trainer, held_out_validation
-from xlsent.training.method import Method, checked_train, prepare_output
+from xlsent.training.method import Method, begin_training, checked_train
+from xlsent.training.record import DataRecord, TrainingRecord, ValidationRecord
 from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
@@ -222,11 +223,10 @@ def train_on(config: DueamConfig, data: SentencePairs, anchor: TransformerEncode
     Checkpoints go to ``out_dir/checkpoints`` and are removed once the model is written; ``resume`` continues a
     killed run (or returns a finished one as it is).
     """
-    out = Path(out_dir)
-    if prepare_output(out, resume, config):
-        return out
-    start = time.perf_counter()
-    torch.manual_seed(config.seed)
+    run = begin_training(out_dir, resume, config)
+    if run is None:
+        return Path(out_dir)
+    out = run.out
     learner = make_learner(backbone, config)
     data = usable_pairs(data, anchor, learner)
     valid = usable_heldout(valid, anchor, learner) if valid is not None and config.eval_every > 0 else None
@@ -242,22 +242,21 @@ def train_on(config: DueamConfig, data: SentencePairs, anchor: TransformerEncode
         meta["valid"] = sentences_key([*valid.src, *valid.tgt], None)
     fitted = fit(config, learner, data, distances, out, valid=valid, resume=resume, progress=progress, meta=meta)
     langs = list(data.summary.get("langs", config.langs))
-    training = {
-        "data": {"kind": f"{config.mode} XNLI-dev pairs", "src_lang": "/".join(langs), "tgt_lang": "/".join(langs),
-                 "src_sentences": len(data), "tgt_sentences": len(data),
-                 "pairs_key": meta["data"], "summary": data.summary},
-        "anchor": {"settings": asdict(settings), "key": settings.key(), "mean_d_wmd": float(np.mean(distances)),
-                   "seconds": round(wmd_seconds, 1)},
-        "steps": config.steps, "pairs": len(data), "pairs_seen": config.steps * config.batch_size,
-        "epochs": round(config.steps * config.batch_size / len(data), 3),
-        "validation": {"pairs": len(valid.src) if valid else 0, "langs": sorted(set(valid.langs)) if valid else [],
-                       "selection": "retrieval" if valid else "none", "best": fitted.best,
-                       "last": fitted.run.validations[-1]["validation"] if fitted.run.validations else {}},
-        "final": fitted.run.final,
-        "fit_seconds": round(fitted.run.seconds, 1),
-        "seconds": round(time.perf_counter() - start, 1),
-        "device": str(fitted.model.device),
-    }
+    summary = data.summary
+    parts = {k.replace("_", "-"): summary[k] for k in ("monolingual", "cross_lingual") if k in summary}
+    training = TrainingRecord(
+        DataRecord.multilingual(f"{config.mode} XNLI-dev pairs", summary.get("pairs", len(data)), langs, parts=parts,
+                                sampled_from=summary.get("sampled_from"), src_sentences=len(data),
+                                pairs_key=meta["data"], summary=summary),
+        run.seconds(), steps_done=config.steps, train_seconds=round(fitted.run.seconds, 1), final=fitted.run.final,
+        validation=ValidationRecord.of_run(
+            "retrieval", len(valid.src) if valid else 0, "retrieval" if valid else "none", fitted.run,
+            restored=fitted.best, langs=sorted(set(valid.langs)) if valid else []),
+        details={"anchor": {"settings": asdict(settings), "key": settings.key(),
+                            "mean_d_wmd": float(np.mean(distances)), "seconds": round(wmd_seconds, 1)},
+                 "pairs": len(data), "pairs_seen": config.steps * config.batch_size,
+                 "epochs": round(config.steps * config.batch_size / len(data), 3),
+                 "device": str(fitted.model.device)})
     return save_model(out, fitted.model, config, anchor, training)
 
 
@@ -281,12 +280,12 @@ train = checked_train(DueamConfig, _train)
 
 
 def save_model(directory: str | Path, learner: TrainableTransformer, config: DueamConfig, anchor: TokenAnchor,
-               training: dict[str, Any], *, name: str | None = None) -> Path:
+               training: TrainingRecord, *, name: str | None = None) -> Path:
     """Write the learner, ``config.toml`` and an ``xlsent.json`` of type ``dueam`` naming the anchor
     (:func:`~xlsent.training.finetuned.save_finetuned`); ``train.jsonl`` is already there."""
     return save_finetuned(directory, learner, NAME, config, name=name,
                           anchor={"name": anchor.name, "id": str(getattr(anchor, "id", anchor.name))},
-                          training=training, metrics={})
+                          training=training)
 
 
 def load_model(model_dir: str | Path) -> TransformerEncoder:

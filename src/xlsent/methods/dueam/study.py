@@ -34,8 +34,6 @@ from scipy.stats import spearmanr
 from xlsent.data.parallel import load_ntrex
 from xlsent.data.sts import load_sts17
 from xlsent.encoders.cache import encoder_id
-from xlsent.encoders.model_card import record_metrics
-from xlsent.encoders.model_dir import read_manifest
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation import bucc, senteval, sts, tatoeba
 from xlsent.evaluation.results import TaskResult
@@ -49,6 +47,8 @@ from xlsent.studies.settings import StudySettings, option
 from xlsent.studies.study import Rows, Study, StudyRun
 from xlsent.studies.trained import ensure_trained
 from xlsent.studies.verdict import Verdict
+from xlsent.training.model_card import record_metrics
+from xlsent.training.record import read_training
 
 log = logging.getLogger(__name__)
 
@@ -164,10 +164,13 @@ class Lab:
             raise ValueError(f"{settings.backbone} is not a transformer model")
         self.settings, self.backbone, self.encoder = settings, backbone, encoder_id(backbone)
 
-    def config(self, mode: str, steps: int, *sets: str) -> DueamConfig:
+    def config(self, mode: str, steps: int, **overrides: Any) -> DueamConfig:
+        """The ``mode``'s configuration with the settings' sets, backbone (also the anchor), ``steps`` (a third of
+        them warm-up) and a row's typed ``overrides``."""
         s = self.settings
-        cfg = METHOD.config(mode=mode, sets=[f"backbone={s.backbone}", f"anchor={s.backbone}", f"steps={steps}",
-                                             f"warmup_steps={steps // 3}", f"max_pairs={s.max_pairs}", *s.sets, *sets])
+        cfg = METHOD.config(mode=mode, sets=s.sets, **{
+            "backbone": s.backbone, "anchor": s.backbone, "steps": steps, "warmup_steps": steps // 3,
+            "max_pairs": s.max_pairs, **overrides})
         assert isinstance(cfg, DueamConfig)
         return cfg
 
@@ -176,13 +179,14 @@ class Lab:
         cost goes into ``run.options["models"][row]``."""
         out = ensure_trained(METHOD, cfg, self.settings.models_dir / name, data=self.settings.data,
                              retrain=self.settings.retrain)
-        training = read_manifest(out, verify="none")["training"]
+        training = read_training(out)
+        best = (training.validation.best if training.validation else None) or {}
         run.options.setdefault("models", {})[row] = {
-            "mode": cfg.mode, "steps": training["steps"], "batch": cfg.batch_size, "pairs": training["pairs"],
-            "epochs": training["epochs"], "finetune": cfg.finetune, "lr": cfg.lr, "langs": cfg.langs,
-            "minutes": round(training["seconds"] / 60, 1),
-            "anchor_minutes": round(training["anchor"]["seconds"] / 60, 1),
-            "best_step": (training["validation"].get("best") or {}).get("step"), "device": training["device"]}
+            "mode": cfg.mode, "steps": training.steps_done, "batch": cfg.batch_size,
+            "pairs": training.details["pairs"], "epochs": training.details["epochs"], "finetune": cfg.finetune,
+            "lr": cfg.lr, "langs": cfg.langs, "minutes": round(training.seconds / 60, 1),
+            "anchor_minutes": round(training.details["anchor"]["seconds"] / 60, 1), "best_step": best.get("step"),
+            "device": training.details["device"]}
         return load_model(out)
 
     def notes(self, run: StudyRun[Settings]) -> list[str]:
@@ -243,7 +247,7 @@ def study_main(lab: Lab, run: StudyRun[Settings]) -> None:
                 (STUDIES["main"].method_row, "weak", lab.config("weakly-supervised", s.steps))]
     if s.full:
         variants.append(("DuEAM weakly-supervised, full fine-tune", "weak-full",
-                         lab.config("weakly-supervised", s.steps, "finetune=full", "lr=2e-5")))
+                         lab.config("weakly-supervised", s.steps, finetune="full", lr=2e-5)))
     for row, name, cfg in variants:
         model = lab.model(run, row, f"dueam-{name}", cfg)
         run.rows[row], results = main_scores(model, s)
@@ -258,8 +262,7 @@ def study_objectives(lab: Lab, run: StudyRun[Settings]) -> None:
     de, fr and hi (mean of both directions)."""
     for row, tag, objective in (("L_A only", "LA", "LA"), ("L_B only", "LB", "LB"),
                                 (STUDIES["objectives"].method_row, f"lambda-{PAPER_LAMBDA}", "both")):
-        cfg = lab.config("weakly-supervised", run.settings.ablation_steps, f"objective={objective}",
-                         f"lambda_b={PAPER_LAMBDA}")
+        cfg = lab.config("weakly-supervised", run.settings.ablation_steps, objective=objective, lambda_b=PAPER_LAMBDA)
         model = lab.model(run, row, f"ablation-{tag}", cfg)
         tat = tatoeba.evaluate(encoder_embed(model), encoder_id=encoder_id(model), langs=list(FIGURE2_LANGS),
                                root=run.settings.data)
@@ -270,7 +273,7 @@ def study_objectives(lab: Lab, run: StudyRun[Settings]) -> None:
 def study_lambda(lab: Lab, run: StudyRun[Settings]) -> None:
     """Figure 3: weakly supervised DuEAM per lambda, scored by the mean STS Spearman over Table 1's six pairs."""
     for lam in LAMBDAS:
-        cfg = lab.config("weakly-supervised", run.settings.ablation_steps, f"lambda_b={lam}")
+        cfg = lab.config("weakly-supervised", run.settings.ablation_steps, lambda_b=lam)
         model = lab.model(run, f"lambda = {lam}", f"ablation-lambda-{lam}", cfg)
         run.rows[f"lambda = {lam}"] = sts_subsets(encoder_embed(model), encoder_id(model), STS_TABLE1, "table-1",
                                                   run.settings.data)
@@ -282,9 +285,9 @@ def study_zero_shot(lab: Lab, run: StudyRun[Settings]) -> None:
     root = run.settings.data
     run.rows[f"{lab.backbone.name} (backbone)"] = sts_subsets(encoder_embed(lab.backbone), lab.encoder, STS_TABLE2,
                                                               "table-2", root)
-    for row, name, sets in ((STUDIES["zero-shot"].method_row, "dueam-weak-en-de", ["langs=en,de"]),
-                            ("weakly-supervised on 13 languages", "dueam-weak", [f"langs={','.join(PAPER_LANGS)}"])):
-        model = lab.model(run, row, name, lab.config("weakly-supervised", run.settings.steps, *sets))
+    for row, name, langs in ((STUDIES["zero-shot"].method_row, "dueam-weak-en-de", ["en", "de"]),
+                             ("weakly-supervised on 13 languages", "dueam-weak", list(PAPER_LANGS))):
+        model = lab.model(run, row, name, lab.config("weakly-supervised", run.settings.steps, langs=langs))
         run.rows[row] = sts_subsets(encoder_embed(model), encoder_id(model), STS_TABLE2, "table-2", root)
 
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -68,8 +67,9 @@ from xlsent.training.losses import (
     NPairLoss,
     WassersteinCritic,
 )
-from xlsent.training.method import Method, checked_train, prepare_output
+from xlsent.training.method import Method, begin_training, checked_train
 from xlsent.training.networks import mlp
+from xlsent.training.record import DataRecord, TrainingRecord, ValidationRecord
 from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
@@ -260,23 +260,23 @@ def train_on(config: EmuConfig, data: EmuData, backbone: TransformerEncoder, out
     Checkpoints go to ``out_dir/checkpoints`` and are removed once the model is written; ``resume`` continues a
     killed run (or returns a finished one as it is).
     """
-    out = Path(out_dir)
-    if prepare_output(out, resume, config):
-        return out
-    start = time.perf_counter()
+    run = begin_training(out_dir, resume, config)
+    if run is None:
+        return Path(out_dir)
+    out = run.out
     meta = {"backbone": backbone.id, "data": data.key()}
     fitted = fit(config, data, TrainableTransformer(backbone), out, resume=resume, progress=progress, meta=meta)
     held_out = sum(len(s) for s in data.valid.values())
-    training = {"data": {"kind": "labelled xSID valid / unlabelled", "src_lang": "+".join(data.train),
-                         "tgt_lang": "+".join(data.adversarial),
-                         "src_sentences": sum(len(s) for s in data.train.values()),
-                         "tgt_sentences": sum(len(s) for s in data.adversarial.values()), "summary": data.summary,
-                         "intents": data.intents},
-                "validation": {"pairs": held_out, "selection": fitted.config.selection, "best": fitted.best,
-                               "last": fitted.run.validations[-1]["validation"] if fitted.run.validations else None},
-                "final": fitted.run.final,
-                "seconds": round(time.perf_counter() - start, 1)}
-    return save_finetuned(out, fitted.model, NAME, fitted.config, training=training, metrics={})
+    training = TrainingRecord(
+        DataRecord.two_sides("labelled xSID valid / unlabelled", "+".join(data.train), "+".join(data.adversarial),
+                             sum(len(s) for s in data.train.values()),
+                             sum(len(s) for s in data.adversarial.values()), summary=data.summary,
+                             intents=data.intents),
+        run.seconds(), steps_done=fitted.config.steps, train_seconds=round(fitted.run.seconds, 1),
+        final=fitted.run.final,
+        validation=ValidationRecord.of_run("loo", held_out, fitted.config.selection, fitted.run,
+                                           restored=fitted.best))
+    return save_finetuned(out, fitted.model, NAME, fitted.config, training=training)
 
 
 def _train(config: EmuConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,

@@ -37,7 +37,6 @@ import numpy as np
 from xlsent.data.tatoeba import PAPER14
 from xlsent.data.xsid import load_xsid
 from xlsent.encoders.cache import encoder_id
-from xlsent.encoders.model_dir import read_manifest
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation import intent, tatoeba
 from xlsent.evaluation.intent import EncodedSet, pair_accuracy
@@ -53,6 +52,7 @@ from xlsent.studies.settings import StudySettings, option
 from xlsent.studies.study import Rows, Study, StudyRun
 from xlsent.studies.trained import ensure_trained
 from xlsent.studies.verdict import Verdict
+from xlsent.training.record import read_training
 
 log = logging.getLogger(__name__)
 
@@ -159,8 +159,9 @@ class Lab:
         self.tables: dict[str, dict[str, float]] = {}
 
     def config(self, mode: str, train_langs: Sequence[str] = ("en",)) -> EmuConfig:
-        sets = [f"backbone={self.settings.backbone}", f"train_langs={','.join(train_langs)}", *self.settings.sets]
-        cfg = METHOD.config(mode=mode, sets=sets)
+        """The ``mode``'s configuration with the settings' sets, backbone and ``train_langs``."""
+        cfg = METHOD.config(mode=mode, sets=self.settings.sets, backbone=self.settings.backbone,
+                            train_langs=list(train_langs))
         assert isinstance(cfg, EmuConfig)
         return cfg
 
@@ -248,7 +249,8 @@ def setup(settings: Settings, out_dir: Path) -> Lab:
 
 
 def _last_validation(enc: TransformerEncoder) -> dict[str, float]:
-    last = read_manifest(enc.model_dir, verify="none")["training"]["validation"].get("last") or {}
+    valid = read_training(enc.model_dir).validation
+    last = (valid.last if valid else None) or {}
     return {"held-out en loo": last["loo/en"]} if "loo/en" in last else {}
 
 

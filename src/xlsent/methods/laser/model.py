@@ -60,8 +60,6 @@ from xlsent.encoders.bilstm import (
     pad_batch,
 )
 from xlsent.encoders.cache import cached_encode, encoder_id
-from xlsent.encoders.model_card import write_card
-from xlsent.encoders.model_dir import write_manifest
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.methods.laser.config import DEFAULTS, DTYPES, NAME, LaserConfig, loss_terms
@@ -72,7 +70,8 @@ from xlsent.training.checkpoint import TrainState
 from xlsent.training.config import to_toml
 from xlsent.training.loop import Trainer, held_out_validation, resolve_device
 from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherRankingLoss, TeacherStudentLoss
-from xlsent.training.method import Method, checked_train, model_manifest, prepare_output
+from xlsent.training.method import Method, begin_training, checked_train, write_trained_manifest
+from xlsent.training.record import DataRecord, ObjectiveRecord, TeacherRecord, TrainingRecord, ValidationRecord
 from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
@@ -323,15 +322,14 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
 
     from xlsent.training.batching import TokenBudgetBatches
 
-    out = Path(out_dir)
-    if prepare_output(out, resume, config):
-        return out
+    run = begin_training(out_dir, resume, config)
+    if run is None:
+        return Path(out_dir)
+    out = run.out
     user = user or UserBitext([], [])
     check_unchanged(out, user.records, resume)
     shipped_langs = [] if config.bitext_only else [x for x in config.languages if x not in user.languages]
     corpus = [*corpus, *user_corpus(user)]
-    start = time.perf_counter()
-    torch.manual_seed(config.seed)
     vocab_path = out / SPM_FILE
     if not (resume and vocab_path.is_file()):
         required = covering_chars([s for b in user.bitext for s in b.xx], config.character_coverage,
@@ -424,45 +422,39 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
 
     result = trainer.run(step, resume=resume)
     best = trainer.restore_best(["encoder"]) if config.selection != "none" else None
-    training = {
-        "objective": config.objective, "loss": loss_terms(config.objective, asdict(config)),
-        **({"teacher": {"ref": config.teacher, "id": encoder_id(teacher),
-                        "loss": config.distill_loss}} if teacher is not None else {}),
-        "embed_init": config.embed_init,
-        "steps_done": result.steps, "seconds": round(time.perf_counter() - start, 1),
-        "train_seconds": round(result.seconds, 1), "time_budget_minutes": config.minutes,
-        "tokens_this_run": tokens_seen, "data": counts, "over_long_pairs_left_out": dropped,
-        "user_bitext": user.records, "user_unknown_pieces_percent": unknown_rates(sp, user),
-        "validation": {"criterion": CRITERIA[criterion], "best": result.best,
-                       "pairs": sum(len(s.gold) for s in held_out.mining) if criterion == "mining"
-                       else sum(len(s.src) for s in held_out.xsim), "selection": config.selection,
-                       "last": result.validations[-1]["validation"] if result.validations else None,
-                       "restored": best},
-    }
+    training = TrainingRecord(
+        DataRecord.language_pairs("bitext", {k: v["pairs"] for k, v in counts["per_pair"].items()}, **counts),
+        run.seconds(), steps_done=result.steps, train_seconds=round(result.seconds, 1),
+        time_budget_minutes=config.minutes, user_bitext=user.records,
+        objective=ObjectiveRecord(config.objective, loss_terms(config.objective, asdict(config)),
+                                  TeacherRecord(config.teacher, encoder_id(teacher), config.distill_loss)
+                                  if teacher is not None else None, config.embed_init),
+        validation=ValidationRecord.of_run(
+            CRITERIA[criterion], sum(len(s.gold) for s in held_out.mining) if criterion == "mining"
+            else sum(len(s.src) for s in held_out.xsim), config.selection, result, restored=best),
+        details={"tokens_this_run": tokens_seen, "over_long_pairs_left_out": dropped,
+                 "user_unknown_pieces_percent": unknown_rates(sp, user)})
     save_model(out, config, encoder, training)
     trainer.finish()
     log.info("laser model written to %s (%d steps, %.0f s)", out, result.steps, result.seconds)
     return out
 
 
-def save_model(out: Path, config: LaserConfig, encoder: BiLstmSentenceEncoder, training: dict[str, Any]) -> Path:
+def save_model(out: Path, config: LaserConfig, encoder: BiLstmSentenceEncoder, training: TrainingRecord) -> Path:
     """Write the encoder (``save_dtype``), ``config.toml``, the data counts, ``xlsent.json`` and the card."""
     dtype = DTYPES[config.save_dtype]
     with atomic_path(out / ENCODER_FILE) as tmp:
         save_file({k: v.detach().to("cpu", dtype).contiguous() for k, v in encoder.state_dict().items()}, str(tmp))
     with atomic_open(out / CONFIG_FILE) as fh:
         fh.write(to_toml(config))
-    user = training.get("user_bitext") or []
-    write_json(out / COUNTS_FILE, {**training["data"], **({"user_bitext": user} if user else {})})
+    user = list(training.user_bitext)
+    write_json(out / COUNTS_FILE, {**training.data.details, **({"user_bitext": user} if user else {})})
     arch = {"vocab_size": encoder.embed.num_embeddings, "embed_dim": config.embed_dim, "hidden": config.hidden,
             "layers": config.layers, **({"out_dim": encoder.dim} if encoder.project is not None else {})}
-    write_manifest(out, model_manifest(
-        NAME, config, name=out.name, architecture=arch, dim=encoder.dim,
-        languages={"trained": sorted({*training["data"]["languages"], *config.targets}),
-                   "targets": list(config.targets)},
-        training=training, metrics={}))
-    write_card(out)
-    return out
+    return write_trained_manifest(
+        out, NAME, config, training, name=out.name, architecture=arch, dim=encoder.dim,
+        languages={"trained": sorted({*training.data.details["languages"], *config.targets}),
+                   "targets": list(config.targets)})
 
 
 def _train(config: LaserConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,

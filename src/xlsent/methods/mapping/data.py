@@ -22,7 +22,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -33,6 +32,7 @@ from xlsent.encoders.cache import sentences_key
 from xlsent.languages import ntrex_code
 from xlsent.methods.mapping.config import MappingConfig
 from xlsent.paths import data_root
+from xlsent.training.record import DataRecord
 from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
@@ -133,15 +133,15 @@ def build_pair_data(config: MappingConfig, root: str | Path | None = None, *, ba
     return out
 
 
-def data_summary(data: Sequence[PairData]) -> dict[str, Any]:
+def data_summary(data: Sequence[PairData]) -> DataRecord:
     """The training data for the manifest and model card: languages, sentence counts and, per pair, the corpus
     summary and how many rows are labelled, unlabelled and held out."""
-    return {"kind": "bitext with a parallel share", "src_lang": "+".join(d.bitext.src_lang for d in data),
-            "tgt_lang": data[0].bitext.tgt_lang, "src_sentences": sum(len(d.bitext.src) for d in data),
-            "tgt_sentences": sum(len(d.bitext.tgt) for d in data),
-            "pairs": {f"{d.bitext.src_lang}-{d.bitext.tgt_lang}": {
-                **d.bitext.summary, "labelled": len(d.labelled), "unlabelled": len(d.unlabelled),
-                "valid": len(d.valid)} for d in data}}
+    return DataRecord.two_sides(
+        "bitext with a parallel share", "+".join(d.bitext.src_lang for d in data), data[0].bitext.tgt_lang,
+        sum(len(d.bitext.src) for d in data), sum(len(d.bitext.tgt) for d in data),
+        pairs={f"{d.bitext.src_lang}-{d.bitext.tgt_lang}": {
+            **d.bitext.summary, "labelled": len(d.labelled), "unlabelled": len(d.unlabelled), "valid": len(d.valid)}
+            for d in data})
 
 
 def data_meta(data: Sequence[PairData]) -> list[dict[str, str]]:

@@ -22,15 +22,15 @@ from safetensors.torch import load_file, save_file
 from xlsent.atomic import atomic_open, atomic_path
 from xlsent.encoders.base import Encoder, Switchable, l2_normalize
 from xlsent.encoders.cache import cached_encode, encoder_id
-from xlsent.encoders.model_card import write_card
-from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, write_manifest
+from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
 from xlsent.encoders.registry import encoder_reference, load_encoder
 from xlsent.inference import DEFAULT_BATCH_TOKENS, id_suffix
 from xlsent.languages import base_lang
 from xlsent.methods.mapping.config import MappingConfig
 from xlsent.methods.mapping.inputs import input_encoder
 from xlsent.training.config import build_config, to_toml
-from xlsent.training.method import model_manifest
+from xlsent.training.method import write_trained_manifest
+from xlsent.training.record import TrainingRecord
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ CONFIG_FILE = "config.toml"
 
 def write_mapped_model(out: Path, config: MappingConfig, backbone: Encoder, idf: np.ndarray | None,
                        weights: dict[str, torch.Tensor], weights_file: str, *, mapping: dict[str, Any],
-                       training: dict[str, Any], method: str) -> Path:
+                       training: TrainingRecord, method: str) -> Path:
     """Write a mapping model: ``weights_file``, the idf (tfidf inputs), ``config.toml``, ``xlsent.json``, card."""
     out.mkdir(parents=True, exist_ok=True)
     with atomic_path(out / weights_file) as tmp:
@@ -50,13 +50,10 @@ def write_mapped_model(out: Path, config: MappingConfig, backbone: Encoder, idf:
             save_file({"idf": torch.from_numpy(np.ascontiguousarray(idf))}, str(tmp))
     with atomic_open(out / CONFIG_FILE) as fh:
         fh.write(to_toml(config))
-    write_manifest(out, model_manifest(
-        method, config, name=out.name,
+    return write_trained_manifest(
+        out, method, config, training, name=out.name,
         backbone={"name": backbone.name, "id": encoder_id(backbone), "ref": encoder_reference(backbone)},
-        languages={"sources": config.sources, "target": config.target}, mapping=mapping, training=training,
-        metrics={}))
-    write_card(out)
-    return out
+        languages={"sources": config.sources, "target": config.target}, mapping=mapping)
 
 
 class MappedEncoder(abc.ABC):

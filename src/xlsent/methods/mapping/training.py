@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import logging
 import shutil
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,8 @@ from xlsent.methods.mapping.config import MappingConfig
 from xlsent.methods.mapping.data import PairData, build_pair_data, data_meta, data_summary
 from xlsent.methods.mapping.encoder import write_mapped_model
 from xlsent.methods.mapping.inputs import PairVectors, fit_input_encoder, pair_vectors
-from xlsent.training.method import TrainFn, checked_train, prepare_output
+from xlsent.training.method import TrainFn, begin_training, checked_train
+from xlsent.training.record import TrainingRecord, ValidationRecord
 from xlsent.training.run_folder import CHECKPOINT_DIR
 
 log = logging.getLogger(__name__)
@@ -30,12 +30,13 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class FittedMapping:
     """What a mapping method's fit leaves for its model directory: the weights (tensors and file name), the
-    manifest's ``mapping`` block, and ``training`` fields beyond the data, inputs and time that every one records."""
+    manifest's ``mapping`` block, and its validation and final losses where it trains step by step."""
 
     weights: dict[str, torch.Tensor]
     weights_file: str
     mapping: dict[str, Any]
-    training: dict[str, Any] = field(default_factory=dict)
+    validation: ValidationRecord | None = None
+    final: dict[str, Any] | None = None
 
 
 FitMapping = Callable[[Sequence[PairVectors], Path, dict[str, Any]], FittedMapping]
@@ -47,15 +48,15 @@ def train_mapping_on(method: str, config: MappingConfig, data: Sequence[PairData
                      out_dir: str | Path, fit: FitMapping, *, resume: bool = False, progress: bool = True) -> Path:
     """Embed the training data (cached), ``fit`` on it, write the model directory of type ``method`` (checkpoints
     removed once it is written); with ``resume``, a finished ``out_dir`` is returned as it is."""
-    out = Path(out_dir)
-    if prepare_output(out, resume, config):
-        return out
-    start = time.perf_counter()
+    run = begin_training(out_dir, resume, config)
+    if run is None:
+        return Path(out_dir)
+    out = run.out
     inputs, idf = fit_input_encoder(backbone, config.inputs, data)
     meta = {"backbone": encoder_id(backbone), "inputs": encoder_id(inputs), "data": data_meta(data)}
     fitted = fit(pair_vectors(inputs, data, progress), out, meta)
-    training = {"data": data_summary(data), "data_keys": meta["data"], "inputs": meta["inputs"], **fitted.training,
-                "seconds": round(time.perf_counter() - start, 1)}
+    training = TrainingRecord(data_summary(data), run.seconds(), validation=fitted.validation, final=fitted.final,
+                              details={"data_keys": meta["data"], "inputs": meta["inputs"]})
     write_mapped_model(out, config, backbone, idf, fitted.weights, fitted.weights_file, method=method,
                        mapping=fitted.mapping, training=training)
     shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)

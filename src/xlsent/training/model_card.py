@@ -25,6 +25,7 @@ from typing import Any
 
 from xlsent.atomic import atomic_open, write_json
 from xlsent.encoders.model_dir import MANIFEST, read_manifest
+from xlsent.training.record import TrainingRecord
 
 CARD = "README.md"
 
@@ -88,56 +89,42 @@ def record_metrics(model_dir: str | Path, results: Sequence[Mapping[str, Any]], 
     write_card(directory)
 
 
-def _training_lines(training: Mapping[str, Any], config: Mapping[str, Any]) -> list[str]:
-    lines = []
-    data = training.get("data", {})
-    if "per_pair" in data:
-        per = ", ".join(f"{k} {v['pairs']}" for k, v in data["per_pair"].items())
-        lines.append(f"- data: {data['pairs']} pairs in {len(data['per_pair'])} language pairs ({per})")
-    elif {"pairs", "langs"} <= set(data.get("summary", {})):
-        summary = data["summary"]
-        parts = ", ".join(f"{v} {k.replace('_', '-')}" for k, v in summary.items() if k in ("monolingual",
-                                                                                          "cross_lingual"))
-        lines.append(f"- data: {data.get('kind', '')}: {summary['pairs']} pairs" + (f" ({parts})" if parts else "")
-                     + (f" sampled from {summary['sampled_from']}" if "sampled_from" in summary else "")
-                     + f" in {len(summary['langs'])} languages ({' '.join(summary['langs'])})")
-    elif data:
-        lines.append(f"- data: {data.get('kind', '')} {data.get('src_lang', '')}-{data.get('tgt_lang', '')}, "
-                     f"{data.get('src_sentences', '?')} source / {data.get('tgt_sentences', '?')} target sentences")
-    for record in training.get("user_bitext", []):
-        sums = ", ".join(f"{Path(p).name} sha256 {h[:12]}" for p, h in record["sha256"].items())
-        lines.append(f"- user bitext {record['lang']}-en: {record['pairs']} training pairs, {record['held_out']} held "
+def _training_lines(record: TrainingRecord) -> list[str]:
+    lines = [f"- data: {record.data.description}"] if record.data.description else []
+    for user in record.user_bitext:
+        sums = ", ".join(f"{Path(p).name} sha256 {h[:12]}" for p, h in user["sha256"].items())
+        lines.append(f"- user bitext {user['lang']}-en: {user['pairs']} training pairs, {user['held_out']} held "
                      f"out ({sums})")
-    valid = training.get("validation", {})
-    if valid.get("best") and valid.get("selection") == "none":
-        last = valid.get("last") or {}
+    valid = record.validation
+    if valid is not None and valid.best and valid.selection == "none":
+        last = valid.last or {}
         lines.append(f"- validation (logged, not used to pick the model: the last step is kept): "
-                     f"{valid['best']['criterion']} on {valid.get('pairs', '?')} held-out pairs, last "
+                     f"{valid.criterion} on {valid.pairs} held-out pairs, last "
                      + ", ".join(f"{k} {v:.4g}" for k, v in last.items()))
-    elif valid.get("best"):
-        best = valid["best"]
-        lines.append(f"- model selection: {best['criterion']} on {valid.get('pairs', '?')} held-out pairs, best "
-                     f"{best['score']:.4g} at step {best['step']}")
-    if "objective" in training:
-        teacher = training.get("teacher")
-        lines.append(f"- objective: {training['objective']}"
-                     + (f" (teacher {teacher['id']}, {teacher['loss']} onto its vectors of the English side)"
+    elif valid is not None and valid.best:
+        lines.append(f"- model selection: {valid.criterion} on {valid.pairs} held-out pairs, best "
+                     f"{valid.best['score']:.4g} at step {valid.best['step']}")
+    objective = record.objective
+    if objective is not None:
+        teacher = objective.teacher
+        lines.append(f"- objective: {objective.name}"
+                     + (f" (teacher {teacher.id}, {teacher.loss} onto its vectors of the English side)"
                         if teacher else "")
-                     + (f"; loss {training['loss']}" if training.get("loss") else "")
+                     + (f"; loss {objective.loss}" if objective.loss else "")
                      + ("; subword embeddings initialised from the teacher's input embeddings"
-                        if training.get("embed_init") == "teacher" else ""))
-    if "steps_done" in training:
-        lines.append(f"- steps: {training['steps_done']}")
-    resumed = training.get("train_seconds", 0) > training.get("seconds", float("inf"))
-    if resumed:  # the steps and validations of earlier, interrupted runs count too
-        lines.append(f"- training time: {training['train_seconds'] / 60:.1f} min of training steps and validation "
-                     f"over resumed runs (the last command: {training['seconds'] / 60:.1f} min)")
-    elif "seconds" in training:
-        lines.append(f"- training time: {training['seconds'] / 60:.1f} min (the whole training command: data and "
+                        if objective.embed_init == "teacher" else ""))
+    if record.steps_done is not None:
+        lines.append(f"- steps: {record.steps_done}")
+    if record.train_seconds is not None and record.train_seconds > record.seconds:
+        # the steps and validations of earlier, interrupted runs count too
+        lines.append(f"- training time: {record.train_seconds / 60:.1f} min of training steps and validation "
+                     f"over resumed runs (the last command: {record.seconds / 60:.1f} min)")
+    else:
+        lines.append(f"- training time: {record.seconds / 60:.1f} min (the whole training command: data and "
                      "cached features prepared, training, validation)")
-    if training.get("time_budget_minutes"):
-        lines.append(f"- time budget: {training['time_budget_minutes']:g} min of training steps and validation "
-                     f"(`minutes`; {training.get('train_seconds', 0) / 60:.1f} min used)")
+    if record.time_budget_minutes:
+        lines.append(f"- time budget: {record.time_budget_minutes:g} min of training steps and validation "
+                     f"(`minutes`; {(record.train_seconds or 0) / 60:.1f} min used)")
     return lines
 
 
@@ -162,7 +149,8 @@ def write_card(model_dir: str | Path) -> Path:
         lines.append(f"- backbone: `{backbone.get('ref', backbone.get('name'))}` ({backbone.get('id', '')})")
     if m.get("fingerprint"):
         lines.append(f"- config fingerprint: `{m['fingerprint']}` (full configuration: `config.toml`)")
-    lines += _training_lines(m.get("training", {}), m.get("config", {}))
+    if "training" in m:
+        lines += _training_lines(TrainingRecord.from_json(m["training"]))
     if (directory / "config.toml").is_file():
         lines += ["", "Retrain with:", "", "```bash",
                   f"xlsent train {m['type']} --config {directory.name}/config.toml --out {directory.name}-again",
