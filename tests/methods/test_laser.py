@@ -342,7 +342,7 @@ def test_objective_study_rows_drop_the_terms_they_name(monkeypatch: pytest.Monke
                        "distill-1layer-no-ranking-5min": (0.0, 0.0, 5.0),
                        "translate-1layer-5min": (0.0, 0.0, 5.0)}
     name, cfg = lab.stepped("distill", 3, 400)  # the depth study: equal steps, no time budget
-    assert (name, cfg.layers, cfg.steps, cfg.minutes, cfg.eval_every) == ("distill-3layer-400steps", 3, 400, 0.0, 100)
+    assert (name, cfg.layers, cfg.steps, cfg.minutes, cfg.eval_every) == ("distill-3layer-400steps", 3, 400, 0.0, 200)
 
 
 def test_a_rare_script_of_the_users_keeps_its_characters_in_the_vocabulary(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ reservation, and a driver that fails mid-run resumes from the finished shards.""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,13 +19,6 @@ Lines = tuple[list[str], list[str]]
 NumberedLines = Callable[[int, int], Lines]
 WriteCorpus = Callable[[Path, list[str], list[str]], tuple[Path, Path]]
 SingleProcess = Callable[[Path, Path, Path, MineConfig], bytes]
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
 
 
 def test_ray_output_equals_single_process(local_ray: None, tmp_path: Path, tiny_model_dir: Path, distinct_lines: Lines,

@@ -243,8 +243,7 @@ def test_dev_evaluation_rows_and_baselines_on_an_oracle_encoder() -> None:
     assert len(result.dataset_files) > 4 and any("done-when" in note for note in result.notes)
 
 
-def test_ray_engine_filters_as_this_process_does(tmp_path: Path, tiny_model_dir: Path) -> None:
-    ray = pytest.importorskip("ray")
+def test_ray_engine_filters_as_this_process_does(local_ray: None, tmp_path: Path, tiny_model_dir: Path) -> None:
     from xlsent.api import filter as filter_pairs
     from xlsent.mining.distributed import RayConfig
 
@@ -254,13 +253,8 @@ def test_ray_engine_filters_as_this_process_does(tmp_path: Path, tiny_model_dir:
     cfg = FilterConfig(threshold=1.0)
     local = filter_pairs(*sides, tmp_path / "local.tsv", scores=tmp_path / "local-all.tsv", model=str(tiny_model_dir),
                          config=cfg, src_lang="de", tgt_lang="en", progress=False)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        on_ray = filter_pairs(*sides, tmp_path / "ray.tsv", scores=tmp_path / "ray-all.tsv", model=str(tiny_model_dir),
-                              config=cfg, src_lang="de", tgt_lang="en", engine="ray", ray=RayConfig(),
-                              progress=False)
-    finally:
-        ray.shutdown()
+    on_ray = filter_pairs(*sides, tmp_path / "ray.tsv", scores=tmp_path / "ray-all.tsv", model=str(tiny_model_dir),
+                          config=cfg, src_lang="de", tgt_lang="en", engine="ray", ray=RayConfig(), progress=False)
     assert on_ray.counts == local.counts
     assert (tmp_path / "ray-all.tsv").read_bytes() == (tmp_path / "local-all.tsv").read_bytes()
     assert (tmp_path / "ray.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()

@@ -19,7 +19,8 @@ def test_verdicts_round_trip_as_json_fields_and_render_as_before() -> None:
     assert Verdict.from_json(v.to_json()) == v
     assert verdict_text(v.to_json()) == "HELD here: A beats B (2.0 vs 1.0)"
     undecided = Verdict("C keeps D", None, "no rows", "xlsent")
-    assert verdict_text(undecided.to_json()) == "INCONCLUSIVE here (xlsent check, not a paper claim): C keeps D (no rows)"
+    assert verdict_text(undecided.to_json()) == ("INCONCLUSIVE here (xlsent check, not a paper claim): C keeps D "
+                                                 "(no rows)")
     with pytest.raises(ValueError, match="source"):
         Verdict("x", True, "y", "blog")
 
