@@ -135,8 +135,10 @@ def test_auto_reads_the_table_named_by_the_environment(tmp_path: Path, monkeypat
 
 def test_a_missing_table_is_a_clear_command_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from xlsent.api import load
     from xlsent.cli import main
 
+    load.cache_clear()  # an earlier test's tiny model on `auto` would be reused without reading the table
     (tmp_path / "in.txt").write_text("Hallo.\n", encoding="utf-8")
     monkeypatch.setenv("XLSENT_BACKEND_TABLE", str(tmp_path / "missing.json"))
     assert main(["embed", str(tmp_path / "in.txt"), "-o", str(tmp_path / "o.npy"), "--model",

@@ -4,8 +4,10 @@ A layer beneath ``methods/``: each method module holds only what its paper adds 
 :mod:`xlsent.training.losses` (one ``nn.Module`` per loss), :mod:`xlsent.training.loop` (device, schedules,
 checkpoints with every RNG state, validation with best-checkpoint selection, ``train.jsonl``),
 :mod:`xlsent.training.config` (TOML defaults, ``--set key=value``, fingerprints) and
-:mod:`xlsent.training.method` (the protocol ``xlsent train METHOD`` drives); :mod:`xlsent.training.finetuned` saves and
-loads fine-tuned transformers (full weights or LoRA adapters) for the methods that fine-tune one.
+:mod:`xlsent.training.method` (the protocol ``xlsent train METHOD`` drives, the opening every run shares and the
+manifest it writes); :mod:`xlsent.training.record` types what the manifest says of the training, which
+:mod:`xlsent.training.model_card` renders; :mod:`xlsent.training.finetuned` saves and loads fine-tuned transformers
+(full weights or LoRA adapters) for the methods that fine-tune one.
 
 ``train.jsonl`` (written by the loop into the output folder, one JSON object a line, plotted by ``xlsent report``)::
 
