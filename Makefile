@@ -10,11 +10,12 @@ BENCH_STAMP := $(BENCH_VENV)/.installed
 
 # $(call venv,FOLDER,EXTRA): a virtual environment with torch and xlsent with EXTRA. torch comes through pip, which
 # reads this machine's pip configuration (a local CPU wheel); everything else through uv (from PyPI, installed by pip
-# here), which downloads in parallel and keeps a cache: a fresh clone's set-up takes about 30 s instead of 2.5 min.
+# here), which downloads in parallel and keeps a cache. Both compile bytecode at install: without it, every Ray worker
+# process of the tests compiled torch's modules again (the Ray tests took 2-3x as long).
 define venv
 	test -x $(1)/bin/python || $(PY) -m venv $(1)
-	$(1)/bin/pip install -q --no-compile torch==2.13.0 uv
-	$(1)/bin/uv pip install -q --python $(1)/bin/python -e '.[$(2)]'
+	$(1)/bin/pip install -q torch==2.13.0 uv
+	$(1)/bin/uv pip install -q --compile-bytecode --python $(1)/bin/python -e '.[$(2)]'
 	touch $(1)/.installed
 endef
 
