@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from math import nan
@@ -294,21 +294,17 @@ def bitext_run(spec: str) -> tuple[Simulated, int, bool]:
     return SIMULATED[lang], int(pairs), variant == "share0"
 
 
-def _restored(model_dir: Path) -> Mapping[str, Any]:
-    """The validation whose step's weights the model kept (empty where none was restored)."""
+def _restored_validation(model_dir: Path) -> tuple[float, dict[str, float]]:
+    """The step whose weights the model kept (nan where none was restored) and its validation scores (from its
+    training log)."""
     valid = read_training(model_dir).validation
-    return (valid.restored if valid else None) or {}
-
-
-def _restored_validation(model_dir: Path) -> dict[str, float]:
-    """The validation scores of the step whose weights the model kept (from its training log)."""
-    restored = _restored(model_dir)
+    step = ((valid.restored if valid else None) or {}).get("step")
     scores = {}
     for line in (model_dir / LOG_FILE).read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
-        if "validation" in record and record["step"] == restored.get("step"):
+        if "validation" in record and record["step"] == step:
             scores = record["validation"]
-    return scores
+    return (nan if step is None else float(step)), scores
 
 
 def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
@@ -331,12 +327,12 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
                                  **({"bitext_share": 0.0} if share0 else {})}
         out = settings.models_dir / (f"bitext-{lang.code}-{n}" + ("-share0" if share0 else ""))
         student = lab.student(out, **extra)
-        valid = _restored_validation(out)
+        kept_step, valid = _restored_validation(out)
         row = scores(student)
         row.update({"pairs given": float(n), "pooled retrieval, shipped held-out": valid.get("pooled retrieval", nan),
                     f"retrieval {lang.code} held-out": valid.get(f"retrieval/{lang.code}", nan),
                     "stsb-en dev change": valid.get("stsb-en dev change", nan),
-                    "weights of step": float(_restored(out).get("step", nan))})
+                    "weights of step": kept_step})
         run.rows[f"{lang.code} {n} pairs" + (" share 0" if share0 else "")] = row
     run.notes += [
         "simulated languages (xlsent.studies.new_language), all held back from the shipped bitext in every student: "

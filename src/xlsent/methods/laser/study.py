@@ -167,9 +167,9 @@ class Lab:
 
     def timed(self, objective: str, layers: int, *, drop: str = "") -> tuple[LaserEncoder, LaserConfig]:
         """The settings' config with ``objective`` and ``layers``, trained for ``study_minutes`` (one folder per
-        variant). ``drop`` removes terms of the
-        configuration: ``"teacher ranking"`` its teacher ranking (``teacher_ranking_weight = 0``), ``"ranking"``
-        both ranking terms, as does the translation objective (they rank English pairs and teacher vectors)."""
+        variant). ``drop`` removes terms of the configuration: ``"teacher ranking"`` its teacher ranking
+        (``teacher_ranking_weight = 0``), ``"ranking"`` both ranking terms, as does the translation objective (they
+        rank English pairs and teacher vectors)."""
         unranked = {"ranking_weight": 0.0, "teacher_ranking_weight": 0.0}
         dropped, tag = {"": ({}, ""), "ranking": (unranked, "-no-ranking"),
                         "teacher ranking": ({"teacher_ranking_weight": 0.0}, "-no-teacher-ranking")}[drop]
