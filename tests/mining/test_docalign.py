@@ -144,6 +144,8 @@ def test_config_refuses_bad_values() -> None:
         AlignConfig(max_beads=1)
     with pytest.raises(ValueError, match="--null-cost must be 0 or more"):
         AlignConfig(null_cost=-0.1)
+    with pytest.raises(ValueError, match="--number-weight must be 0 or more"):
+        AlignConfig(number_weight=-0.02)
     with pytest.raises(ValueError, match="'cosine' is not a valid Cost"):
         AlignConfig(cost="cosine")
     assert AlignConfig(max_beads=4).bead_types() == [(1, 1), (1, 2), (2, 1), (1, 3), (2, 2), (3, 1)]
@@ -207,6 +209,55 @@ def test_margin_costs_match_a_direct_computation() -> None:
                 margin = s @ u - (float(np.mean(means)) if means else 0.0)
                 ls, lt = x_len[a - 1, i - a], y_len[b - 1, j - b]
                 assert got == pytest.approx(-margin * np.log2(1 + min(ls, lt) / max(ls, lt)) ** 0.5, abs=1e-5)
+
+
+def test_number_agreement_is_taken_off_the_cost_as_a_direct_computation() -> None:
+    from xlsent.mining.docalign.costs import margin_costs
+    from xlsent.mining.docalign.numbers import line_numbers
+
+    rng = np.random.default_rng(1)
+    src = [" ".join(str(k) for k in rng.integers(0, 6, size=rng.integers(0, 3))) for _ in range(6)]
+    tgt = [" ".join(str(k) for k in rng.integers(3, 9, size=rng.integers(0, 3))) for _ in range(5)]
+    n, m, levels, dim = len(src), len(tgt), 3, 8
+    x = rng.normal(size=(levels, n, dim)).astype(np.float32)
+    y = rng.normal(size=(levels, m, dim)).astype(np.float32)
+    x_ok, y_ok = np.ones((levels, n), dtype=np.bool_), np.ones((levels, m), dtype=np.bool_)
+    lengths = (np.full((levels, n), 10.0), np.full((levels, m), 10.0))
+    types = np.array(AlignConfig(max_beads=levels + 1).bead_types())
+    band = full_band(n, m)
+    plain = margin_costs(band, x, y, x_ok, y_ok, types, lengths)
+    anchored = margin_costs(band, x, y, x_ok, y_ok, types, lengths, numbers=line_numbers(src, tgt), number_weight=0.25)
+    shared = {w for line in src for w in line.split()} & {w for line in tgt for w in line.split()}
+    assert shared, "the random documents share numbers"
+    seen = set()
+    for t, (a, b) in enumerate(types):
+        for i in range(a, n + 1):
+            for j in range(b, m + 1):
+                sa = {w for k in range(i - a, i) for w in src[k].split()} & shared
+                tb = {w for k in range(j - b, j) for w in tgt[k].split()} & shared
+                union = sa | tb
+                agreement = (len(sa & tb) - len(sa ^ tb)) / len(union) if union else 0.0
+                seen.add(round(agreement, 3))
+                cell = i * (m + 1) + j
+                assert anchored[t, cell] == pytest.approx(plain[t, cell] - 0.25 * agreement, abs=1e-5)
+    assert {-1.0, 0.0, 1.0} <= seen, "disagreeing, silent and agreeing beads all checked"
+
+
+def test_shared_numbers_choose_between_lines_that_embed_alike() -> None:
+    """Two target lines differ in their numbers only (the embedding ignores digits): the bead takes the one citing
+    the source line's number, the other is left unaligned (a weight that outweighs the toy's margin of a 1-2 bead,
+    whose sides' cosine is higher than a 1-1 bead's beside its twin)."""
+    def embed(texts: Sequence[str], lang: str | None) -> np.ndarray:
+        return toy_embed([" ".join(w for w in t.split() if not w.isdigit()) for t in texts], lang)
+
+    src = ["alpha 1921", "beta 1953", "gamma"]
+    for twins in (["beta 1921", "beta 1953"], ["beta 1953", "beta 1921"]):
+        beads = align_texts(src, ["alpha 1921", *twins, "gamma"], embed, AlignConfig(number_weight=0.5), "a", "b")
+        right = 1 + twins.index("beta 1953")
+        assert pairs_of(beads) == [((0,), (0,)), *sorted([((1,), (right,)), ((), (3 - right,))], key=lambda p: p[1]),
+                                   ((2,), (3,))]
+        assert pairs_of(align_texts(src, ["alpha 1921", *twins, "gamma"], embed, AlignConfig(number_weight=0),
+                                    "a", "b"))[1] == ((1,), (1, 2)), "without numbers, both twins join one bead"
 
 
 def test_align_bench_embeds_and_records_the_model(align_bench: ModuleType, tiny_model_dir: Path,

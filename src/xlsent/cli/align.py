@@ -69,6 +69,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    help="how much a bead's two lengths in characters count: the exponent of margin's length penalty "
                    "log2(1 + short/long), the weight of the absolute log ratio in distance (0: lengths left out) "
                    f"(default {d.length_weight:g})")
+    p.add_argument("--number-weight", type=float, default=d.number_weight,
+                   help="what the agreement of a bead's two sides' numbers (those found in both documents: dates, "
+                   "heights, references), from -1 (none shared) to 1 (the same), takes off its cost (0: numbers left "
+                   f"out) (default {d.number_weight:g})")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_align, writes=())  # xlsent.api.align locks every output, --pairs' too
 
@@ -83,7 +87,7 @@ def _align(args: argparse.Namespace) -> int:
         raise ValueError("give SRC TGT -o OUTPUT (one document pair), or --pairs LIST.tsv")
     cfg = AlignConfig(max_beads=args.max_beads, cost=args.cost, norm=args.norm, null_cost=args.null_cost,
                       band=args.band, full_dp=args.full_dp, size_weight=args.size_weight,
-                      length_weight=args.length_weight)
+                      length_weight=args.length_weight, number_weight=args.number_weight)
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
                     progress=not args.quiet)

@@ -1,6 +1,6 @@
 """``xlsent eval align_ablation``: the dev sets of ``xlsent eval align`` aligned with each shipped setting of
-``xlsent align`` changed in turn (cost, overlaps, normalisation, band, bead sizes, null cost, length term); one row per
-setting, the mean strict F1 over the sets and each set's.
+``xlsent align`` changed in turn (cost, overlaps, normalisation, band, bead sizes, null cost, length term, number
+anchors); one row per setting, the mean strict F1 over the sets and each set's.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ METADATA = replace(
 SHIPPED = "shipped settings"
 ABLATIONS: dict[str, AlignConfig] = {
     SHIPPED: AlignConfig(),
-    **{f"max-beads {k} (overlaps {k - 1})": AlignConfig(max_beads=k) for k in (2, 3, 4)},
+    **{f"max-beads {k} (overlaps {k - 1})": AlignConfig(max_beads=k) for k in (2, 3, 4, 5)},
     **{f"cost distance, norm {n.value}" + (" (Vecalign)" if n is Norm.RANDOM else ""):
        AlignConfig(cost=Cost.DISTANCE, norm=n) for n in Norm},
     **{f"band {w}": AlignConfig(band=w) for w in (2, 4, 16)},
@@ -32,6 +32,8 @@ ABLATIONS: dict[str, AlignConfig] = {
     **{f"null-cost {c:g}" + (" (Bertalign's skip)" if c == 0.1 else ""): AlignConfig(null_cost=c)
        for c in (0.03, 0.1)},
     **{f"length-weight {w:g}": AlignConfig(length_weight=w) for w in (0.0, 0.5, 2.0)},
+    **{f"number-weight {w:g}" + (" (no number anchors)" if w == 0 else ""): AlignConfig(number_weight=w)
+       for w in (0.0, 0.05)},
 }
 """Row name -> the settings it runs; each changes one choice of :data:`SHIPPED`."""
 

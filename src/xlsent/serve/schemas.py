@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from xlsent.languages import CODE_PATTERN, check_lang
+from xlsent.mining.docalign.config import AlignConfig
 from xlsent.mining.margin import Margin, Mode
 from xlsent.serve.settings import OPENAI_MAX_INPUTS
 
@@ -117,7 +118,8 @@ class AlignRequest(PairedRequest):
     document: bool = Field(False, description="document mode: src and tgt are a document and its translation, one "
                            "sentence each, aligned in order as `xlsent align` does (beads in document order instead of "
                            "pairs); the mining options above are then unused")
-    max_beads: int = Field(5, ge=2, le=8, description="document mode: most lines (both sides) in one bead")
+    max_beads: int = Field(AlignConfig().max_beads, ge=2, le=8,
+                           description="document mode: most lines (both sides) in one bead")
 
     _integral_ints = field_validator("k", "max_beads", mode="before")(integral)
 

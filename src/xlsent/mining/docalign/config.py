@@ -42,15 +42,17 @@ class AlignConfig:
 
     ``cost``: see :class:`Cost`; ``norm``, ``size_weight``, ``neighbours``, ``window`` and ``samples`` shape the
     ``distance`` cost only. ``max_beads``: the most lines (both sides together) in one bead, as Vecalign's
-    ``alignment_max_size``: 4 allows 1-1, 1-2, 2-1, 1-3, 3-1 and 2-2 beads besides the null beads 1-0 and 0-1 (the
-    default, 5, also 1-4, 4-1, 2-3 and 3-2, as Bertalign). ``length_weight``: how much a bead's two lengths in
-    characters (each document's scaled to the other's) count: the exponent of the ``margin`` cost's length penalty,
-    the weight of the absolute log ratio in the ``distance`` cost; 0 leaves lengths out. ``null_cost``: the cost of
-    a null bead (default: :data:`NULL_COSTS` of the cost). ``band``: lines on either side of the coarse path that
-    the fine search looks at. ``full_dp``: documents of at most this many lines on both sides are searched whole
-    (no coarse path). ``size_weight``: see :data:`SIZE_WEIGHTS`. ``neighbours``/``window``: the ``k`` nearest lines
-    of the ``neighbours`` normalisation, among ``window`` lines either side of the path. ``samples``: random lines
-    of the ``random`` normalisation.
+    ``alignment_max_size``: 4 allows 1-1, 1-2, 2-1, 1-3, 3-1 and 2-2 beads besides the null beads 1-0 and 0-1, 5
+    also 1-4, 4-1, 2-3 and 3-2 (as Bertalign), the default, 6, also 1-5, 5-1, 2-4, 4-2 and 3-3 (measured: ``xlsent
+    eval align_ablation``). ``length_weight``: how much a bead's two lengths in characters (each document's scaled
+    to the other's) count: the exponent of the ``margin`` cost's length penalty, the weight of the absolute log
+    ratio in the ``distance`` cost; 0 leaves lengths out. ``number_weight``: what the agreement of a bead's two
+    sides' numbers (:mod:`.numbers`, from -1 to 1) takes off its cost; 0 leaves numbers out. ``null_cost``: the cost
+    of a null bead (default: :data:`NULL_COSTS` of the cost). ``band``: lines on either side of the coarse path that
+    the fine search looks at. ``full_dp``: documents of at most this many lines on both sides are searched whole (no
+    coarse path). ``size_weight``: see :data:`SIZE_WEIGHTS`. ``neighbours``/``window``: the ``k`` nearest lines of
+    the ``neighbours`` normalisation, among ``window`` lines either side of the path. ``samples``: random lines of
+    the ``random`` normalisation.
 
     >>> AlignConfig(max_beads=3).bead_types()
     [(1, 1), (1, 2), (2, 1)]
@@ -60,7 +62,7 @@ class AlignConfig:
     (0.0, 0.8)
     """
 
-    max_beads: int = 5
+    max_beads: int = 6
     cost: Cost = Cost.MARGIN
     norm: Norm = Norm.NEIGHBOURS
     null_cost: float | None = None
@@ -72,6 +74,7 @@ class AlignConfig:
     seed: int = 0
     size_weight: str = "product"
     length_weight: float = 1.0
+    number_weight: float = 0.02
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cost", Cost(self.cost))
@@ -86,6 +89,8 @@ class AlignConfig:
             raise ValueError(f"--size-weight must be one of {', '.join(SIZE_WEIGHTS)}, not {self.size_weight!r}")
         if not self.length_weight >= 0:
             raise ValueError(f"--length-weight must be 0 or more, not {self.length_weight}")
+        if not self.number_weight >= 0:
+            raise ValueError(f"--number-weight must be 0 or more, not {self.number_weight}")
         if self.null_cost is not None and not self.null_cost >= 0:
             raise ValueError(f"--null-cost must be 0 or more, not {self.null_cost}")
 

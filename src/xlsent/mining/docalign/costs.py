@@ -16,6 +16,10 @@ target span ``j-b..j-1``; ``cos`` is the cosine of their embeddings (:mod:`.over
   (:mod:`.normalise`) and ``size`` the bead's size weight, plus ``length_weight`` times the absolute log ratio of
   the two lengths (Gale & Church's idea).
 
+Both costs then take off ``number_weight`` times the bead's number agreement (:mod:`.numbers`): ``(shared -
+unshared) / all`` over the distinct numbers of its two sides that occur in both documents, from -1 (none shared) to 1
+(the same numbers), 0 where neither side has one.
+
 >>> from xlsent.mining.docalign.band import full_band
 >>> x = np.eye(2, dtype=np.float32)[None]; y = x.copy()
 >>> valid = np.ones((1, 2), dtype=np.bool_)
@@ -31,6 +35,10 @@ import numba
 import numpy as np
 
 from xlsent.mining.docalign.band import Band
+from xlsent.mining.docalign.numbers import LineNumbers
+
+Numbers = tuple[LineNumbers, LineNumbers]
+"""The shared numbers of both sides (:func:`~.numbers.line_numbers`)."""
 
 LENGTH_SMOOTHING = 10.0
 """Characters added to both lengths of a bead before the ``distance`` cost's log ratio, so short lines do not
@@ -74,9 +82,36 @@ def _neighbours(src, tgt, x0, y0, src_before, src_after, tgt_before, tgt_after):
     return np.float32(0.0)
 
 
+@numba.njit(cache=True)
+def _first(ids, start, p):  # pragma: no cover - compiled
+    """Whether ``ids[p]`` is the first of its value from ``start`` on."""
+    for q in range(start, p):  # noqa: SIM110 - a loop numba compiles
+        if ids[q] == ids[p]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _agreement(x_ids, x0, x1, y_ids, y0, y1):  # pragma: no cover - compiled
+    """``(shared - unshared) / all`` distinct ids of ``x_ids[x0:x1]`` and ``y_ids[y0:y1]``; 0 where there is none."""
+    nx, ny, shared = 0, 0, 0
+    for p in range(x0, x1):
+        if _first(x_ids, x0, p):
+            nx += 1
+            for q in range(y0, y1):
+                if y_ids[q] == x_ids[p]:
+                    shared += 1
+                    break
+    for q in range(y0, y1):
+        if _first(y_ids, y0, q):
+            ny += 1
+    union = nx + ny - shared
+    return np.float32(0.0) if union == 0 else np.float32((2 * shared - union) / union)
+
+
 @numba.njit(parallel=True, cache=True, fastmath=True)
 def _bead_costs(lo, hi, offsets, x, y, dx, dy, x_ok, y_ok, types, weights, x_len, y_len, length_weight, margin,
-                out):  # pragma: no cover - compiled
+                x_ids, x_starts, y_ids, y_starts, number_weight, out):  # pragma: no cover - compiled
     for i in numba.prange(lo.shape[0]):
         for j in range(lo[i], hi[i]):
             cell = offsets[i] + j - lo[i]
@@ -94,6 +129,9 @@ def _bead_costs(lo, hi, offsets, x, y, dx, dy, x_ok, y_ok, types, weights, x_len
                     skew = abs(np.log((ls + LENGTH_SMOOTHING) / (lt + LENGTH_SMOOTHING)))
                     out[t, cell] = ((1.0 - _cos(src, tgt)) * 2.0 / (dx[a - 1, i - a] + dy[b - 1, j - b]) * weights[t]
                                     + length_weight * skew)
+                if number_weight > 0:
+                    out[t, cell] -= number_weight * _agreement(x_ids, x_starts[i - a], x_starts[i], y_ids,
+                                                               y_starts[j - b], y_starts[j])
 
 
 def _c(a: np.ndarray, dtype: type = np.float32) -> np.ndarray:
@@ -102,29 +140,36 @@ def _c(a: np.ndarray, dtype: type = np.float32) -> np.ndarray:
 
 def _costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
            y_ok: np.ndarray, types: np.ndarray, weights: np.ndarray, lengths: tuple[np.ndarray, np.ndarray],
-           length_weight: float, margin: bool) -> np.ndarray:
+           length_weight: float, margin: bool, numbers: Numbers | None, number_weight: float) -> np.ndarray:
     out = np.empty((len(types), band.cells), dtype=np.float32)
+    xn, yn = numbers or (LineNumbers.none(x.shape[1]), LineNumbers.none(y.shape[1]))
     _bead_costs(band.lo, band.hi, band.offsets, _c(x), _c(y), _c(dx), _c(dy), _c(x_ok, np.bool_), _c(y_ok, np.bool_),
-                _c(types, np.int64), _c(weights), _c(lengths[0]), _c(lengths[1]), float(length_weight), margin, out)
+                _c(types, np.int64), _c(weights), _c(lengths[0]), _c(lengths[1]), float(length_weight), margin,
+                _c(xn.ids, np.int64), _c(xn.starts, np.int64), _c(yn.ids, np.int64), _c(yn.starts, np.int64),
+                float(number_weight if numbers else 0.0), out)
     return out
 
 
 def margin_costs(band: Band, x: np.ndarray, y: np.ndarray, x_ok: np.ndarray, y_ok: np.ndarray, types: np.ndarray,
-                 lengths: tuple[np.ndarray, np.ndarray], length_weight: float = 1.0) -> np.ndarray:
+                 lengths: tuple[np.ndarray, np.ndarray], length_weight: float = 1.0, numbers: Numbers | None = None,
+                 number_weight: float = 0.0) -> np.ndarray:
     """``(len(types), band.cells)`` float32: the ``margin`` cost of each bead type ending in each cell (inf where the
     bead does not fit or a span is not ``ok``). ``x``: ``(overlaps, n, dim)`` unit span embeddings (row ``s`` of
     level ``a - 1``: lines ``s..s+a-1``), ``x_ok`` which spans exist; ``y``, ``y_ok`` the same for the target side;
-    ``lengths``: both sides' span lengths in characters, each side's scaled to the other's total."""
+    ``lengths``: both sides' span lengths in characters, each side's scaled to the other's total; ``numbers``: both
+    sides' shared numbers (:func:`~.numbers.line_numbers`), whose agreement counts ``number_weight``."""
     unused = np.ones(x_ok.shape, dtype=np.float32), np.ones(y_ok.shape, dtype=np.float32)
-    return _costs(band, x, y, *unused, x_ok, y_ok, types, np.ones(len(types)), lengths, length_weight, True)
+    return _costs(band, x, y, *unused, x_ok, y_ok, types, np.ones(len(types)), lengths, length_weight, True, numbers,
+                  number_weight)
 
 
 def distance_costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
                    y_ok: np.ndarray, types: np.ndarray, weights: np.ndarray,
-                   lengths: tuple[np.ndarray, np.ndarray] | None = None, length_weight: float = 0.0) -> np.ndarray:
+                   lengths: tuple[np.ndarray, np.ndarray] | None = None, length_weight: float = 0.0,
+                   numbers: Numbers | None = None, number_weight: float = 0.0) -> np.ndarray:
     """``(len(types), band.cells)`` float32: the ``distance`` cost of each bead type ending in each cell, arrays as
     :func:`margin_costs`; ``dx``, ``dy`` the spans' normalisers, ``weights`` what each type's normalised distance is
     multiplied by, ``length_weight`` the weight of the absolute log ratio of a bead's two lengths."""
     return _costs(band, x, y, dx, dy, x_ok, y_ok, types, weights,
                   lengths if lengths is not None else (np.zeros(x.shape[:2]), np.zeros(y.shape[:2])), length_weight,
-                  False)
+                  False, numbers, number_weight)
