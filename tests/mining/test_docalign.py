@@ -243,6 +243,14 @@ def test_number_agreement_is_taken_off_the_cost_as_a_direct_computation() -> Non
     assert {-1.0, 0.0, 1.0} <= seen, "disagreeing, silent and agreeing beads all checked"
 
 
+def test_numbers_are_shared_across_scripts_and_leading_zeros() -> None:
+    from xlsent.mining.docalign.numbers import line_numbers
+
+    src, tgt = line_numbers(["في ٢٠٢٠ و ٠٨", "بلا رقم", "٣"], ["in 2020 and 8", "page 17"])
+    assert src.starts.tolist() == [0, 2, 2, 2] and tgt.starts.tolist() == [0, 2, 2]  # 3 and 17: one side only
+    assert src.ids.tolist() == tgt.ids.tolist() and len(set(src.ids.tolist())) == 2
+
+
 def test_shared_numbers_choose_between_lines_that_embed_alike() -> None:
     """Two target lines differ in their numbers only (the embedding ignores digits): the bead takes the one citing
     the source line's number, the other is left unaligned (a weight that outweighs the toy's margin of a 1-2 bead,

@@ -9,11 +9,14 @@ left out.
 ([0], [0, 1, 1])
 >>> tgt.ids.tolist(), tgt.starts.tolist()
 ([0], [0, 1, 1])
+>>> numbers("am ٢٠٢٠-05-08, 8.5.2020")  # any script's digits, leading zeros dropped
+['2020', '5', '8', '8', '5', '2020']
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +24,11 @@ import numpy as np
 
 NUMBER = re.compile(r"\d+")
 """A number: a run of decimal digits (any script's); ``8839,8`` holds two."""
+
+
+def numbers(line: str) -> list[str]:
+    """The numbers of ``line`` in ASCII digits without leading zeros, in order."""
+    return ["".join(str(unicodedata.decimal(c)) for c in n).lstrip("0") or "0" for n in NUMBER.findall(line)]
 
 
 @dataclass(frozen=True)
@@ -39,8 +47,8 @@ class LineNumbers:
 
 def line_numbers(src: Sequence[str], tgt: Sequence[str]) -> tuple[LineNumbers, LineNumbers]:
     """The numbers of each line of ``src`` and of ``tgt`` that occur in both documents, each number one id."""
-    found_src = [NUMBER.findall(line) for line in src]
-    found_tgt = [NUMBER.findall(line) for line in tgt]
+    found_src = [numbers(line) for line in src]
+    found_tgt = [numbers(line) for line in tgt]
     shared = {n for line in found_src for n in line} & {n for line in found_tgt for n in line}
     vocab = {n: k for k, n in enumerate(sorted(shared))}
     return _indexed(found_src, vocab), _indexed(found_tgt, vocab)
