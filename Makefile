@@ -37,8 +37,8 @@ run: setup
 serve: setup
 	$(BIN)/xlsent serve
 
-# two test processes on a 2-core machine: the suite waits on processes (Ray, the CLI, OpenVINO compiles) more than it
-# computes; measured 407 s of pytest against 440-560 s in one process
+# two test processes on a 2-core machine: the suite waits on processes (Ray workers, CLI runs, OpenVINO compiles) more
+# than it computes
 test: setup
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q -x -n auto --maxprocesses 4 --durations=15

@@ -213,7 +213,7 @@ def test_margin_costs_match_a_direct_computation() -> None:
 
 def test_number_agreement_is_taken_off_the_cost_as_a_direct_computation() -> None:
     from xlsent.mining.docalign.costs import margin_costs
-    from xlsent.mining.docalign.numbers import line_numbers
+    from xlsent.mining.docalign.numbers import NumberAnchors
 
     rng = np.random.default_rng(1)
     src = [" ".join(str(k) for k in rng.integers(0, 6, size=rng.integers(0, 3))) for _ in range(6)]
@@ -226,7 +226,7 @@ def test_number_agreement_is_taken_off_the_cost_as_a_direct_computation() -> Non
     types = np.array(AlignConfig(max_beads=levels + 1).bead_types())
     band = full_band(n, m)
     plain = margin_costs(band, x, y, x_ok, y_ok, types, lengths)
-    anchored = margin_costs(band, x, y, x_ok, y_ok, types, lengths, numbers=line_numbers(src, tgt), number_weight=0.25)
+    anchored = margin_costs(band, x, y, x_ok, y_ok, types, lengths, anchors=NumberAnchors.of(src, tgt, 0.25))
     shared = {w for line in src for w in line.split()} & {w for line in tgt for w in line.split()}
     assert shared, "the random documents share numbers"
     seen = set()

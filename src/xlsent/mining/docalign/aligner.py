@@ -24,7 +24,7 @@ from xlsent.mining.docalign.config import NULL_COSTS, AlignConfig, Cost, Norm
 from xlsent.mining.docalign.costs import distance_costs, margin_costs
 from xlsent.mining.docalign.dp import best_beads
 from xlsent.mining.docalign.normalise import normalisers, random_distance
-from xlsent.mining.docalign.numbers import line_numbers
+from xlsent.mining.docalign.numbers import NumberAnchors
 from xlsent.mining.docalign.overlaps import Embed, embed_spans, span_ok
 
 log = logging.getLogger(__name__)
@@ -104,15 +104,15 @@ def bead_costs(band: Band, src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, typ
                ) -> np.ndarray:
     """The cost under ``cfg.cost`` of each of ``types`` ending in each cell of ``band``."""
     lengths = span_lengths(src, tgt)
-    numbers = line_numbers(src.texts, tgt.texts) if cfg.number_weight else None
+    anchors = NumberAnchors.of(src.texts, tgt.texts, cfg.number_weight) if cfg.number_weight else None
     if cfg.cost is Cost.MARGIN:
-        return margin_costs(band, x, y, src.ok, tgt.ok, types, lengths, cfg.length_weight, numbers, cfg.number_weight)
+        return margin_costs(band, x, y, src.ok, tgt.ok, types, lengths, cfg.length_weight, anchors)
     n, m = len(src.ids), len(tgt.ids)
     if band.cells == (n + 1) * (m + 1):  # the whole grid: the neighbours are searched among all lines
         cfg = replace(cfg, window=max(n, m))
     dx, dy = normalisers(x, src.ok, y, tgt.ok, band.centres(), cfg, cfg.norm if n and m else Norm.NONE)
     return distance_costs(band, x, y, dx, dy, src.ok, tgt.ok, types, cfg.size_weights(), lengths, cfg.length_weight,
-                          numbers, cfg.number_weight)
+                          anchors)
 
 
 def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:

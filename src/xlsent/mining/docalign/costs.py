@@ -16,9 +16,9 @@ target span ``j-b..j-1``; ``cos`` is the cosine of their embeddings (:mod:`.over
   (:mod:`.normalise`) and ``size`` the bead's size weight, plus ``length_weight`` times the absolute log ratio of
   the two lengths (Gale & Church's idea).
 
-Both costs then take off ``number_weight`` times the bead's number agreement (:mod:`.numbers`): ``(shared -
-unshared) / all`` over the distinct numbers of its two sides that occur in both documents, from -1 (none shared) to 1
-(the same numbers), 0 where neither side has one.
+Both costs then take off the anchors' weight (``number_weight``) times the bead's number agreement
+(:mod:`.numbers`): ``(shared - unshared) / all`` over the distinct numbers of its two sides that occur in both
+documents, from -1 (none shared) to 1 (the same numbers), 0 where neither side has one.
 
 >>> from xlsent.mining.docalign.band import full_band
 >>> x = np.eye(2, dtype=np.float32)[None]; y = x.copy()
@@ -35,10 +35,7 @@ import numba
 import numpy as np
 
 from xlsent.mining.docalign.band import Band
-from xlsent.mining.docalign.numbers import LineNumbers
-
-Numbers = tuple[LineNumbers, LineNumbers]
-"""The shared numbers of both sides (:func:`~.numbers.line_numbers`)."""
+from xlsent.mining.docalign.numbers import NumberAnchors
 
 LENGTH_SMOOTHING = 10.0
 """Characters added to both lengths of a bead before the ``distance`` cost's log ratio, so short lines do not
@@ -140,36 +137,36 @@ def _c(a: np.ndarray, dtype: type = np.float32) -> np.ndarray:
 
 def _costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
            y_ok: np.ndarray, types: np.ndarray, weights: np.ndarray, lengths: tuple[np.ndarray, np.ndarray],
-           length_weight: float, margin: bool, numbers: Numbers | None, number_weight: float) -> np.ndarray:
+           length_weight: float, margin: bool, anchors: NumberAnchors | None) -> np.ndarray:
     out = np.empty((len(types), band.cells), dtype=np.float32)
-    xn, yn = numbers or (LineNumbers.none(x.shape[1]), LineNumbers.none(y.shape[1]))
+    anchors = anchors or NumberAnchors.none(x.shape[1], y.shape[1])
+    xn, yn = anchors.src, anchors.tgt
     _bead_costs(band.lo, band.hi, band.offsets, _c(x), _c(y), _c(dx), _c(dy), _c(x_ok, np.bool_), _c(y_ok, np.bool_),
                 _c(types, np.int64), _c(weights), _c(lengths[0]), _c(lengths[1]), float(length_weight), margin,
                 _c(xn.ids, np.int64), _c(xn.starts, np.int64), _c(yn.ids, np.int64), _c(yn.starts, np.int64),
-                float(number_weight if numbers else 0.0), out)
+                float(anchors.weight), out)
     return out
 
 
 def margin_costs(band: Band, x: np.ndarray, y: np.ndarray, x_ok: np.ndarray, y_ok: np.ndarray, types: np.ndarray,
-                 lengths: tuple[np.ndarray, np.ndarray], length_weight: float = 1.0, numbers: Numbers | None = None,
-                 number_weight: float = 0.0) -> np.ndarray:
+                 lengths: tuple[np.ndarray, np.ndarray], length_weight: float = 1.0,
+                 anchors: NumberAnchors | None = None) -> np.ndarray:
     """``(len(types), band.cells)`` float32: the ``margin`` cost of each bead type ending in each cell (inf where the
     bead does not fit or a span is not ``ok``). ``x``: ``(overlaps, n, dim)`` unit span embeddings (row ``s`` of
     level ``a - 1``: lines ``s..s+a-1``), ``x_ok`` which spans exist; ``y``, ``y_ok`` the same for the target side;
-    ``lengths``: both sides' span lengths in characters, each side's scaled to the other's total; ``numbers``: both
-    sides' shared numbers (:func:`~.numbers.line_numbers`), whose agreement counts ``number_weight``."""
+    ``lengths``: both sides' span lengths in characters, each side's scaled to the other's total; ``anchors``: both
+    sides' shared numbers and the weight of a bead's agreement on them (none: numbers left out)."""
     unused = np.ones(x_ok.shape, dtype=np.float32), np.ones(y_ok.shape, dtype=np.float32)
-    return _costs(band, x, y, *unused, x_ok, y_ok, types, np.ones(len(types)), lengths, length_weight, True, numbers,
-                  number_weight)
+    return _costs(band, x, y, *unused, x_ok, y_ok, types, np.ones(len(types)), lengths, length_weight, True, anchors)
 
 
 def distance_costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
                    y_ok: np.ndarray, types: np.ndarray, weights: np.ndarray,
                    lengths: tuple[np.ndarray, np.ndarray] | None = None, length_weight: float = 0.0,
-                   numbers: Numbers | None = None, number_weight: float = 0.0) -> np.ndarray:
+                   anchors: NumberAnchors | None = None) -> np.ndarray:
     """``(len(types), band.cells)`` float32: the ``distance`` cost of each bead type ending in each cell, arrays as
     :func:`margin_costs`; ``dx``, ``dy`` the spans' normalisers, ``weights`` what each type's normalised distance is
     multiplied by, ``length_weight`` the weight of the absolute log ratio of a bead's two lengths."""
     return _costs(band, x, y, dx, dy, x_ok, y_ok, types, weights,
                   lengths if lengths is not None else (np.zeros(x.shape[:2]), np.zeros(y.shape[:2])), length_weight,
-                  False, numbers, number_weight)
+                  False, anchors)

@@ -54,6 +54,25 @@ def line_numbers(src: Sequence[str], tgt: Sequence[str]) -> tuple[LineNumbers, L
     return _indexed(found_src, vocab), _indexed(found_tgt, vocab)
 
 
+@dataclass(frozen=True)
+class NumberAnchors:
+    """Both documents' shared numbers and the ``weight`` of a bead's agreement on them in its cost (:mod:`.costs`)."""
+
+    src: LineNumbers
+    tgt: LineNumbers
+    weight: float
+
+    @classmethod
+    def of(cls, src: Sequence[str], tgt: Sequence[str], weight: float) -> NumberAnchors:
+        """The anchors of documents ``src`` and ``tgt`` (:func:`line_numbers`)."""
+        return cls(*line_numbers(src, tgt), weight)
+
+    @classmethod
+    def none(cls, src_lines: int, tgt_lines: int) -> NumberAnchors:
+        """No anchors: numbers left out of the cost."""
+        return cls(LineNumbers.none(src_lines), LineNumbers.none(tgt_lines), 0.0)
+
+
 def _indexed(found: list[list[str]], vocab: dict[str, int]) -> LineNumbers:
     per_line = [[vocab[n] for n in line if n in vocab] for line in found]
     starts = np.zeros(len(found) + 1, dtype=np.int64)
