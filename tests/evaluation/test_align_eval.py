@@ -12,7 +12,7 @@ import pytest
 from xlsent.data.align_sets import load_textberg
 from xlsent.data.doc_perturb import Perturbation, gold_beads, perturb, perturb_side, split_point
 from xlsent.evaluation.align import Align
-from xlsent.evaluation.bead_scores import bead_scores
+from xlsent.evaluation.bead_scores import bead_scores, strict_f1_interval
 from xlsent.mining.docalign.config import AlignConfig
 from xlsent.testing import dataset_or_skip
 
@@ -94,3 +94,20 @@ def test_task_scores_a_toy_textberg_folder(tmp_path: Path) -> None:
     result = Align.evaluate(_embed, encoder_id="toy", root=tmp_path, config=AlignConfig(max_beads=2))
     assert result.main_score == 100.0 and list(result.scores) == ["de-fr textberg"]
     assert result.scores["de-fr textberg"]["lax_f1"] == 100.0
+    assert (result.scores["de-fr textberg"]["strict_f1_low"], result.scores["de-fr textberg"]["strict_f1_high"]) \
+        == (100.0, 100.0)
+
+
+def test_strict_f1_interval_holds_the_score_and_widens_with_uneven_runs() -> None:
+    gold = [((i,), (i,)) for i in range(200)]
+    even = [((i,), (i,) if i % 4 else (i + 1,)) for i in range(200)]  # a quarter wrong in every run of 20
+    uneven = gold[:150] + [((i,), (i + 1,)) for i in range(150, 200)]  # the same quarter, all at the end
+    score = bead_scores([gold], [uneven])["strict_f1"]
+    assert score == bead_scores([gold], [even])["strict_f1"] == 0.75
+    assert strict_f1_interval(gold, even) == (0.75, 0.75)
+    low, high = strict_f1_interval(gold, uneven)
+    assert low < score < high and high - low > 0.2
+    assert strict_f1_interval(gold, uneven, seed=1) != (low, high)
+    assert strict_f1_interval(gold, []) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="block"):
+        strict_f1_interval(gold, even, block=0)

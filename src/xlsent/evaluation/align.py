@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.align_sets import TEXTBERG, AlignSet, align_set_names, load_align_set
-from xlsent.evaluation.bead_scores import bead_scores
+from xlsent.evaluation.bead_scores import BOOTSTRAP_SAMPLES, bead_scores, strict_f1_interval
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 from xlsent.mining.docalign.config import AlignConfig
 
@@ -28,6 +28,8 @@ METADATA = TaskMetadata(
     main_score="strict F1 (percent) on the Text+Berg de-fr dev document; without it, the mean over the sets run",
     papers=(), reference=_REFERENCE,
 )
+INTERVAL_BLOCK = 20
+"""Gold beads per run of :func:`~xlsent.evaluation.bead_scores.strict_f1_interval`'s block bootstrap."""
 OVERLAPS = 5
 """Span embeddings are made of at least this many lines (more where ``max_beads`` asks), whatever the settings run,
 so that every setting up to ``max_beads`` 6 reuses the same (cached) embeddings."""
@@ -62,14 +64,26 @@ class Embedded:
             self.sets[name] = (data, x, y)
         return self.sets[name]
 
-    def scores(self, name: str, cfg: AlignConfig) -> dict[str, float]:
-        """Bead scores (percent) of ``cfg``'s alignment of the set ``name``."""
+    def scores(self, name: str, cfg: AlignConfig, interval: bool = False) -> dict[str, float]:
+        """Bead scores (percent) of ``cfg``'s alignment of the set ``name``; with ``interval``, also the 95%
+        interval of its strict F1 (``strict_f1_low``, ``strict_f1_high``: :func:`strict_f1_interval`)."""
         from xlsent.mining.docalign.aligner import Doc, align_spans  # numba: imported when a task runs
 
         data, x, y = self.get(name)
         beads = align_spans(Doc.of(data.src, cfg.overlaps), Doc.of(data.tgt, cfg.overlaps), x[:cfg.overlaps],
                             y[:cfg.overlaps], cfg)
-        return percent(bead_scores([data.gold], [[(b.src, b.tgt) for b in beads]]))
+        test = [(b.src, b.tgt) for b in beads]
+        out = bead_scores([data.gold], [test])
+        if interval:
+            out["strict_f1_low"], out["strict_f1_high"] = strict_f1_interval(data.gold, test, block=INTERVAL_BLOCK)
+        return percent(out)
+
+
+def _interval_note(scores: dict[str, dict[str, float]]) -> str:
+    spans = ", ".join(f"{name} {s['strict_f1_low']:.1f}-{s['strict_f1_high']:.1f}" for name, s in scores.items())
+    return (f"strict F1, 95% intervals (2.5th and 97.5th percentiles over {BOOTSTRAP_SAMPLES} redraws, with "
+            f"replacement, of a document's runs of {INTERVAL_BLOCK} consecutive gold beads: how far the score could "
+            f"move on another document of the kind): {spans}")
 
 
 def options(cfg: AlignConfig) -> dict[str, object]:
@@ -94,7 +108,8 @@ class Align(Task):
         return available(self.base)
 
     def score(self, subset: str) -> SubsetScore:
-        return SubsetScore(self.embedded.scores(subset, self.config), self.embedded.get(subset)[0].description)
+        return SubsetScore(self.embedded.scores(subset, self.config, interval=True),
+                           self.embedded.get(subset)[0].description)
 
     def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
         strict = {name: s["strict_f1"] for name, s in scores.items()}
@@ -112,6 +127,7 @@ class Align(Task):
                    "bead of the other alignment",
                    "published on the Text+Berg *test* half (not run here): Vecalign + LASER strict F1 90.2 (lax "
                    "98.6), Bertalign + LaBSE 93.6 (98.9)",
-                   "NTREX-128 was among the training data of laser-small and me5-distill (X-en pairs)"],
+                   "NTREX-128 was among the training data of laser-small and me5-distill (X-en pairs)",
+                   _interval_note(scores)],
             files=[f for name in scores for f in self.embedded.get(name)[0].files],
         )

@@ -10,11 +10,16 @@ alignment shares a source line and a target line with it. Counts are summed over
 >>> s = bead_scores([gold], [test])
 >>> round(s["strict_precision"], 4), round(s["strict_recall"], 4), round(s["lax_precision"], 4), s["lax_recall"]
 (0.3333, 0.5, 0.6667, 1.0)
+
+:func:`strict_f1_interval` says how much the strict F1 of one document would move on another of its kind: a block
+bootstrap over runs of consecutive gold beads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+
+import numpy as np
 
 Beads = Sequence[tuple[Sequence[int], Sequence[int]]]
 """An alignment: ``(source ids, target ids)`` per bead."""
@@ -58,3 +63,43 @@ def bead_scores(gold: Iterable[Beads], test: Iterable[Beads]) -> dict[str, float
         p, r = tp_p / predicted if predicted else 0.0, tp_r / expected if expected else 0.0
         out |= {f"{kind}_precision": p, f"{kind}_recall": r, f"{kind}_f1": _f1(p, r)}
     return out
+
+
+BOOTSTRAP_SAMPLES = 2000
+"""How many times :func:`strict_f1_interval` redraws a document's runs by default."""
+
+
+def strict_f1_interval(gold: Beads, test: Beads, *, block: int = 20, samples: int = BOOTSTRAP_SAMPLES,
+                       level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """The ``level`` percentile interval of the strict F1 of ``test`` against ``gold`` (one document) when the
+    document is cut into runs of ``block`` consecutive gold beads (a predicted bead goes with the run its first
+    source line falls in) and the runs are drawn again with replacement ``samples`` times (seeded).
+
+    >>> gold = [((i,), (i,)) for i in range(100)]
+    >>> strict_f1_interval(gold, gold)
+    (1.0, 1.0)
+    >>> every_other = [((i,), (i,) if i % 2 else (i + 1,)) for i in range(100)]  # half right in every run
+    >>> strict_f1_interval(gold, every_other)
+    (0.5, 0.5)
+    >>> low, high = strict_f1_interval(gold, gold[:50] + every_other[50:], block=10)  # runs differ: a spread
+    >>> 0.55 < low < 0.75 < high < 0.95
+    True
+    """
+    if block < 1 or samples < 1 or not 0 < level < 1:
+        raise ValueError(f"block and samples must be at least 1 and level in (0, 1), not {block}, {samples}, {level}")
+    ref, beads = _linked(gold), _linked(test)
+    if not ref or not beads:
+        return 0.0, 0.0
+    starts = sorted(min(s) for s, _ in ref)[::block][1:]
+    counts = np.zeros((len(starts) + 1, 4))  # per run: predicted, strictly right of them, gold, found of them
+    for column, (these, others) in enumerate(((beads, set(ref)), (ref, set(beads)))):
+        for bead in these:
+            run = np.searchsorted(starts, min(bead[0]), side="right")
+            counts[run, 2 * column] += 1
+            counts[run, 2 * column + 1] += bead in others
+    drawn = counts[np.random.default_rng(seed).integers(0, len(counts), (samples, len(counts)))].sum(axis=1)
+    p = np.divide(drawn[:, 1], drawn[:, 0], out=np.zeros(samples), where=drawn[:, 0] > 0)
+    r = np.divide(drawn[:, 3], drawn[:, 2], out=np.zeros(samples), where=drawn[:, 2] > 0)
+    f1 = np.divide(2 * p * r, p + r, out=np.zeros(samples), where=p + r > 0)
+    low, high = np.quantile(f1, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
