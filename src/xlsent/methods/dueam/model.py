@@ -154,9 +154,14 @@ def usable_heldout(valid: HeldOut, anchor: TokenAnchor, learner: TrainableTransf
                    valid.tgt_lang)
 
 
+def anchor_id(anchor: TokenAnchor) -> str:
+    """What identifies the anchor's vectors: its encoder id, or its name where it has none."""
+    return str(getattr(anchor, "id", anchor.name))
+
+
 def wmd_settings(config: DueamConfig, anchor: TokenAnchor, idf: Idf | None) -> WmdSettings:
     """The anchor distance settings of ``config`` (layer resolved, idf checksum when idf-weighted)."""
-    return WmdSettings(anchor=str(getattr(anchor, "id", anchor.name)), layer=resolve_layer(anchor, config.anchor_layer),
+    return WmdSettings(anchor=anchor_id(anchor), layer=resolve_layer(anchor, config.anchor_layer),
                        weighting=config.weighting, solver=config.solver, reg=config.sinkhorn_reg,
                        idf=idf.checksum() if idf is not None else "")
 
@@ -284,7 +289,7 @@ def save_model(directory: str | Path, learner: TrainableTransformer, config: Due
     """Write the learner, ``config.toml`` and an ``xlsent.json`` of type ``dueam`` naming the anchor
     (:func:`~xlsent.training.finetuned.save_finetuned`); ``train.jsonl`` is already there."""
     return save_finetuned(directory, learner, NAME, config, name=name,
-                          anchor={"name": anchor.name, "id": str(getattr(anchor, "id", anchor.name))},
+                          anchor={"name": anchor.name, "id": anchor_id(anchor)},
                           training=training)
 
 
