@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.align_sets import TEXTBERG, AlignSet, align_set_names, load_align_set
-from xlsent.evaluation.bead_scores import BOOTSTRAP_SAMPLES, bead_scores, strict_f1_interval
+from xlsent.evaluation.bead_scores import BOOTSTRAP_BLOCK, BOOTSTRAP_SAMPLES, bead_scores, strict_f1_interval
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 from xlsent.mining.docalign.config import AlignConfig
 
@@ -28,8 +28,6 @@ METADATA = TaskMetadata(
     main_score="strict F1 (percent) on the Text+Berg de-fr dev document; without it, the mean over the sets run",
     papers=(), reference=_REFERENCE,
 )
-INTERVAL_BLOCK = 20
-"""Gold beads per run of :func:`~xlsent.evaluation.bead_scores.strict_f1_interval`'s block bootstrap."""
 OVERLAPS = 5
 """Span embeddings are made of at least this many lines (more where ``max_beads`` asks), whatever the settings run,
 so that every setting up to ``max_beads`` 6 reuses the same (cached) embeddings."""
@@ -75,14 +73,14 @@ class Embedded:
         test = [(b.src, b.tgt) for b in beads]
         out = bead_scores([data.gold], [test])
         if interval:
-            out["strict_f1_low"], out["strict_f1_high"] = strict_f1_interval(data.gold, test, block=INTERVAL_BLOCK)
+            out["strict_f1_low"], out["strict_f1_high"] = strict_f1_interval(data.gold, test)
         return percent(out)
 
 
 def _interval_note(scores: dict[str, dict[str, float]]) -> str:
     spans = ", ".join(f"{name} {s['strict_f1_low']:.1f}-{s['strict_f1_high']:.1f}" for name, s in scores.items())
     return (f"strict F1, 95% intervals (2.5th and 97.5th percentiles over {BOOTSTRAP_SAMPLES} redraws, with "
-            f"replacement, of a document's runs of {INTERVAL_BLOCK} consecutive gold beads: how far the score could "
+            f"replacement, of a document's runs of {BOOTSTRAP_BLOCK} consecutive gold beads: how far the score could "
             f"move on another document of the kind): {spans}")
 
 

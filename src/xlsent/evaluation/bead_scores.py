@@ -65,11 +65,13 @@ def bead_scores(gold: Iterable[Beads], test: Iterable[Beads]) -> dict[str, float
     return out
 
 
+BOOTSTRAP_BLOCK = 20
+"""Gold beads per run of :func:`strict_f1_interval` by default."""
 BOOTSTRAP_SAMPLES = 2000
 """How many times :func:`strict_f1_interval` redraws a document's runs by default."""
 
 
-def strict_f1_interval(gold: Beads, test: Beads, *, block: int = 20, samples: int = BOOTSTRAP_SAMPLES,
+def strict_f1_interval(gold: Beads, test: Beads, *, block: int = BOOTSTRAP_BLOCK, samples: int = BOOTSTRAP_SAMPLES,
                        level: float = 0.95, seed: int = 0) -> tuple[float, float]:
     """The ``level`` percentile interval of the strict F1 of ``test`` against ``gold`` (one document) when the
     document is cut into runs of ``block`` consecutive gold beads (a predicted bead goes with the run its first
