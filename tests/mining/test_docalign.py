@@ -13,9 +13,9 @@ import pytest
 from xlsent.data.beads import Bead, format_bead, parse_bead
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
-from xlsent.mining.docalign.aligner import Doc, align_spans, align_texts, search_band
+from xlsent.mining.docalign.aligner import Doc, align_spans, align_texts, paired_ratio, search_band, span_lengths
 from xlsent.mining.docalign.band import full_band
-from xlsent.mining.docalign.config import AlignConfig
+from xlsent.mining.docalign.config import AlignConfig, LengthRatio
 from xlsent.mining.docalign.job import bead_lines
 
 
@@ -287,3 +287,40 @@ def test_readme_example_aligns_with_the_default_model(default_encoder: Transform
     en = ["The dog barks.", "The cat sleeps.", "It is tired.", "The end."]
     beads = align_texts(de, en, encoder_embed(default_encoder))
     assert pairs_of(beads) == [((0,), (0,)), ((1,), ()), ((2,), (1, 2)), ((3,), (3,))]
+
+
+def test_paired_ratio_counts_the_characters_of_paired_lines_only() -> None:
+    src, tgt = Doc.of(["aaaa", "", "bb", "junk junk"], 5), Doc.of(["AA", "B", "C" * 30], 5)
+    found = [((0, 1), (0, 1), -0.1), ((1, 2), (1, 2), -0.1), ((2, 3), (2, 2), 0.0), ((3, 3), (2, 3), 0.0)]
+    assert paired_ratio(found, src, tgt) == (4 + 2) / (2 + 1)
+    assert paired_ratio(found[2:], src, tgt) is None
+    ls, lt = span_lengths(src, tgt, 2.0)
+    assert lt[0].tolist() == [4.0, 2.0, 60.0] and ls[1].tolist() == [6.0, 11.0, 0.0]
+    assert span_lengths(src, tgt)[1][0].tolist() == pytest.approx([2 * 15 / 33, 15 / 33, 30 * 15 / 33])
+
+
+def test_paired_length_ratio_aligns_again_with_the_first_alignments_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long foreign line in the target skews its documents' total; the second alignment scales lengths by the
+    ratio of the lines the first one pairs (the foreign line left out), and a ``documents`` ratio aligns once."""
+    import xlsent.mining.docalign.aligner as aligner
+
+    ratios: list[float | None] = []
+    real = aligner.bead_costs
+
+    def spy(*args: object, **kwargs: object) -> np.ndarray:
+        ratios.append(args[7] if len(args) > 7 else kwargs.get("ratio"))  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    def embed(texts: Sequence[str], lang: str | None) -> np.ndarray:  # "~" words give length, not meaning
+        return toy_embed([" ".join(w for w in t.split() if not w.startswith("~")) for t in texts], lang)
+
+    monkeypatch.setattr(aligner, "bead_costs", spy)
+    src = [f"s{i} {'~' * 20}" for i in range(4)]
+    tgt = [*src[:2], f"x9 {'~' * 200}", *src[2:]]
+    beads = align_texts(src, tgt, embed, AlignConfig(), "a", "b")
+    assert pairs_of(beads) == [((0,), (0,)), ((1,), (1,)), ((), (2,)), ((2,), (3,)), ((3,), (4,))]
+    assert ratios == [None, 1.0], "aligned twice, the second time with the paired lines' ratio (equal lengths)"
+    ratios.clear()
+    once = align_texts(src, tgt, embed, AlignConfig(length_ratio=LengthRatio.DOCUMENTS), "a", "b")
+    assert pairs_of(once) == pairs_of(beads)
+    assert ratios == [None]

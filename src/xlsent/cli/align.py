@@ -26,7 +26,7 @@ def add_commands(sub: Commands) -> None:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    from xlsent.mining.docalign.config import NULL_COSTS, SIZE_WEIGHTS, AlignConfig, Cost, Norm
+    from xlsent.mining.docalign.config import NULL_COSTS, SIZE_WEIGHTS, AlignConfig, Cost, LengthRatio, Norm
     from xlsent.mining.docalign.job import FORMATS
 
     d = AlignConfig()
@@ -69,6 +69,11 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    help="how much a bead's two lengths in characters count: the exponent of margin's length penalty "
                    "log2(1 + short/long), the weight of the absolute log ratio in distance (0: lengths left out) "
                    f"(default {d.length_weight:g})")
+    p.add_argument("--length-ratio", default=d.length_ratio.value, choices=[r.value for r in LengthRatio],
+                   help="what one document's lengths are scaled by to compare with the other's: the ratio of the "
+                   "characters of the lines a first alignment pairs, then aligned again (paired: unpaired lines such "
+                   "as page headers do not skew it), or of the two documents' totals (documents: one alignment) "
+                   f"(default {d.length_ratio.value})")
     p.add_argument("--number-weight", type=float, default=d.number_weight,
                    help="what the agreement of a bead's two sides' numbers (those found in both documents: dates, "
                    "heights, references), from -1 (none shared) to 1 (the same), takes off its cost (0: numbers left "
@@ -87,7 +92,8 @@ def _align(args: argparse.Namespace) -> int:
         raise ValueError("give SRC TGT -o OUTPUT (one document pair), or --pairs LIST.tsv")
     cfg = AlignConfig(max_beads=args.max_beads, cost=args.cost, norm=args.norm, null_cost=args.null_cost,
                       band=args.band, full_dp=args.full_dp, size_weight=args.size_weight,
-                      length_weight=args.length_weight, number_weight=args.number_weight)
+                      length_weight=args.length_weight, length_ratio=args.length_ratio,
+                      number_weight=args.number_weight)
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
                     progress=not args.quiet)

@@ -13,7 +13,7 @@ import numpy as np
 from xlsent.evaluation.align import METADATA as ALIGN_METADATA
 from xlsent.evaluation.align import Embedded, available, options
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task
-from xlsent.mining.docalign.config import AlignConfig, Cost, Norm
+from xlsent.mining.docalign.config import AlignConfig, Cost, LengthRatio, Norm
 
 METADATA = replace(
     ALIGN_METADATA, name="align_ablation",
@@ -32,6 +32,7 @@ ABLATIONS: dict[str, AlignConfig] = {
     **{f"null-cost {c:g}" + (" (Bertalign's skip)" if c == 0.1 else ""): AlignConfig(null_cost=c)
        for c in (0.03, 0.1)},
     **{f"length-weight {w:g}": AlignConfig(length_weight=w) for w in (0.0, 0.5, 2.0)},
+    "length-ratio documents (one alignment)": AlignConfig(length_ratio=LengthRatio.DOCUMENTS),
     **{f"number-weight {w:g}" + (" (no number anchors)" if w == 0 else ""): AlignConfig(number_weight=w)
        for w in (0.0, 0.05)},
 }

@@ -20,7 +20,7 @@ import numpy as np
 
 from xlsent.data.beads import Bead
 from xlsent.mining.docalign.band import Band, band_around, full_band, path_extent, project
-from xlsent.mining.docalign.config import NULL_COSTS, AlignConfig, Cost, Norm
+from xlsent.mining.docalign.config import NULL_COSTS, AlignConfig, Cost, LengthRatio, Norm
 from xlsent.mining.docalign.costs import distance_costs, margin_costs
 from xlsent.mining.docalign.dp import best_beads
 from xlsent.mining.docalign.normalise import normalisers, random_distance
@@ -61,12 +61,30 @@ class Doc:
         return [self.lines[i] for i in self.ids]
 
 
-def span_lengths(src: Doc, tgt: Doc) -> tuple[np.ndarray, np.ndarray]:
-    """The length in characters of every span of both sides, the target's scaled so that both documents have the
-    same total length (a translation's length ratio is a property of the language pair, not of a bead)."""
+def span_lengths(src: Doc, tgt: Doc, ratio: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The length in characters of every span of both sides, the target's times ``ratio`` (default: the ratio of
+    the two documents' totals; a translation's length ratio is a property of the language pair, not of a bead)."""
     ls, lt = src.lengths(), tgt.lengths()
-    total_s, total_t = ls[0].sum(), lt[0].sum()
-    return ls, lt * (total_s / total_t if total_s and total_t else 1.0)
+    if ratio is None:
+        total_s, total_t = ls[0].sum(), lt[0].sum()
+        ratio = total_s / total_t if total_s and total_t else 1.0
+    return ls, lt * ratio
+
+
+Found = list[tuple[tuple[int, int], tuple[int, int], float]]
+"""Beads as :func:`~.dp.best_beads` gives them: ``((src start, src stop), (tgt start, tgt stop), cost)`` over the
+lines with text."""
+
+
+def paired_ratio(found: Found, src: Doc, tgt: Doc) -> float | None:
+    """The characters of the source lines that ``found`` pairs over those of the target lines it pairs (None when
+    it pairs none)."""
+    src_paired, tgt_paired = np.zeros(len(src.ids), dtype=bool), np.zeros(len(tgt.ids), dtype=bool)
+    for (s0, s1), (t0, t1), _ in found:
+        if s1 > s0 and t1 > t0:
+            src_paired[s0:s1] = tgt_paired[t0:t1] = True
+    total_s, total_t = float(src.lengths()[0][src_paired].sum()), float(tgt.lengths()[0][tgt_paired].sum())
+    return total_s / total_t if total_s and total_t else None
 
 
 def halve(v: np.ndarray) -> np.ndarray:
@@ -76,8 +94,7 @@ def halve(v: np.ndarray) -> np.ndarray:
     return pairs / np.maximum(np.linalg.norm(pairs, axis=1, keepdims=True), 1e-12)
 
 
-def _one_to_one(x: np.ndarray, y: np.ndarray, band: Band, cfg: AlignConfig
-                ) -> list[tuple[tuple[int, int], tuple[int, int], float]]:
+def _one_to_one(x: np.ndarray, y: np.ndarray, band: Band, cfg: AlignConfig) -> Found:
     """The cheapest 1-1 / null path over ``band`` for single-row embeddings, costs normalised by random lines."""
     types = np.array([[1, 1]], dtype=np.int64)
     x_ok, y_ok = np.ones((1, len(x)), dtype=np.bool_), np.ones((1, len(y)), dtype=np.bool_)
@@ -100,10 +117,11 @@ def search_band(x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> Band:
     return band_around(*project(*path_extent(rows, cols, len(xc)), n, m), m, cfg.band)
 
 
-def bead_costs(band: Band, src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, types: np.ndarray, cfg: AlignConfig
-               ) -> np.ndarray:
-    """The cost under ``cfg.cost`` of each of ``types`` ending in each cell of ``band``."""
-    lengths = span_lengths(src, tgt)
+def bead_costs(band: Band, src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, types: np.ndarray, cfg: AlignConfig,
+               ratio: float | None = None) -> np.ndarray:
+    """The cost under ``cfg.cost`` of each of ``types`` ending in each cell of ``band``, the target's lengths times
+    ``ratio`` (:func:`span_lengths`)."""
+    lengths = span_lengths(src, tgt, ratio)
     anchors = NumberAnchors.of(src.texts, tgt.texts, cfg.number_weight) if cfg.number_weight else None
     if cfg.cost is Cost.MARGIN:
         return margin_costs(band, x, y, src.ok, tgt.ok, types, lengths, cfg.length_weight, anchors)
@@ -117,15 +135,20 @@ def bead_costs(band: Band, src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, typ
 
 def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:
     """The beads of ``src`` and ``tgt`` with span embeddings ``x`` and ``y`` (:func:`~.overlaps.span_array`), in
-    document order, every line in exactly one bead (an empty line: a null bead of cost
-    :data:`EMPTY_LINE_COST`)."""
+    document order, every line in exactly one bead (an empty line: a null bead of cost :data:`EMPTY_LINE_COST`).
+    With ``cfg.length_ratio`` ``paired`` (and lengths counting), the documents are aligned twice: the second time
+    with the length ratio of the lines the first pairs."""
     n, m = len(src.ids), len(tgt.ids)
     band = search_band(x[0], y[0], cfg)
     log.debug("aligning %d x %d lines over %d cells", n, m, band.cells)
     types = np.array(cfg.bead_types(), dtype=np.int64)
-    costs = bead_costs(band, src, tgt, x, y, types, cfg)
+    found = best_beads(band, types, bead_costs(band, src, tgt, x, y, types, cfg), cfg.null)
+    ratio = paired_ratio(found, src, tgt) if cfg.length_ratio is LengthRatio.PAIRED and cfg.length_weight else None
+    if ratio is not None:
+        log.debug("aligning again with the paired lines' length ratio %.3f", ratio)
+        found = best_beads(band, types, bead_costs(band, src, tgt, x, y, types, cfg, ratio), cfg.null)
     kept = [Bead(tuple(int(i) for i in src.ids[s0:s1]), tuple(int(j) for j in tgt.ids[t0:t1]), cost)
-            for (s0, s1), (t0, t1), cost in best_beads(band, types, costs, cfg.null)]
+            for (s0, s1), (t0, t1), cost in found]
     return with_empty_lines(kept, src, tgt)
 
 

@@ -26,6 +26,15 @@ NULL_COSTS = {Cost.MARGIN: 0.0, Cost.DISTANCE: 0.8}
 """The default cost of a null bead under each :class:`Cost` (measured: ``xlsent eval align_ablation``)."""
 
 
+class LengthRatio(StrEnum):
+    """What a document's lengths are scaled by to compare with the other's: the ratio of the characters of the lines
+    a first alignment pairs, then aligned again (``paired``: unpaired lines such as page headers do not skew it), or
+    of the two documents' totals (``documents``: one alignment)."""
+
+    PAIRED = "paired"
+    DOCUMENTS = "documents"
+
+
 class Norm(StrEnum):
     """What a bead's distance ``1 - cos`` is divided by: the mean distance of its spans to their ``k`` nearest
     lines of the other document near the path (``neighbours``, the mining margin's idea), to random lines of the
@@ -45,14 +54,14 @@ class AlignConfig:
     ``alignment_max_size``: 4 allows 1-1, 1-2, 2-1, 1-3, 3-1 and 2-2 beads besides the null beads 1-0 and 0-1, 5
     also 1-4, 4-1, 2-3 and 3-2 (as Bertalign), the default, 6, also 1-5, 5-1, 2-4, 4-2 and 3-3 (measured: ``xlsent
     eval align_ablation``). ``length_weight``: how much a bead's two lengths in characters (each document's scaled
-    to the other's) count: the exponent of the ``margin`` cost's length penalty, the weight of the absolute log
-    ratio in the ``distance`` cost; 0 leaves lengths out. ``number_weight``: what the agreement of a bead's two
-    sides' numbers (:mod:`.numbers`, from -1 to 1) takes off its cost; 0 leaves numbers out. ``null_cost``: the cost
-    of a null bead (default: :data:`NULL_COSTS` of the cost). ``band``: lines on either side of the coarse path that
-    the fine search looks at. ``full_dp``: documents of at most this many lines on both sides are searched whole (no
-    coarse path). ``size_weight``: see :data:`SIZE_WEIGHTS`. ``neighbours``/``window``: the ``k`` nearest lines of
-    the ``neighbours`` normalisation, among ``window`` lines either side of the path. ``samples``: random lines of
-    the ``random`` normalisation.
+    to the other's as ``length_ratio`` says, :class:`LengthRatio`) count: the exponent of the ``margin`` cost's
+    length penalty, the weight of the absolute log ratio in the ``distance`` cost; 0 leaves lengths out.
+    ``number_weight``: what the agreement of a bead's two sides' numbers (:mod:`.numbers`, from -1 to 1) takes off
+    its cost; 0 leaves numbers out. ``null_cost``: the cost of a null bead (default: :data:`NULL_COSTS` of the
+    cost). ``band``: lines on either side of the coarse path that the fine search looks at. ``full_dp``: documents
+    of at most this many lines on both sides are searched whole (no coarse path). ``size_weight``: see
+    :data:`SIZE_WEIGHTS`. ``neighbours``/``window``: the ``k`` nearest lines of the ``neighbours`` normalisation,
+    among ``window`` lines either side of the path. ``samples``: random lines of the ``random`` normalisation.
 
     >>> AlignConfig(max_beads=3).bead_types()
     [(1, 1), (1, 2), (2, 1)]
@@ -74,11 +83,13 @@ class AlignConfig:
     seed: int = 0
     size_weight: str = "product"
     length_weight: float = 1.0
+    length_ratio: LengthRatio = LengthRatio.PAIRED
     number_weight: float = 0.02
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cost", Cost(self.cost))
         object.__setattr__(self, "norm", Norm(self.norm))
+        object.__setattr__(self, "length_ratio", LengthRatio(self.length_ratio))
         if self.max_beads < 2:
             raise ValueError(f"--max-beads must be at least 2 (a 1-1 bead), not {self.max_beads}")
         for flag, value in (("--band", self.band), ("--full-dp", self.full_dp), ("--neighbours", self.neighbours),
