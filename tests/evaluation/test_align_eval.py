@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from xlsent.data.align_sets import load_textberg
 from xlsent.data.doc_perturb import Perturbation, gold_beads, perturb, perturb_side, split_point
-from xlsent.evaluation.align import Align
+from xlsent.evaluation.align import Align, cut_points
 from xlsent.evaluation.bead_scores import bead_scores, strict_f1_interval
 from xlsent.mining.docalign.config import AlignConfig
 from xlsent.testing import dataset_or_skip
@@ -92,10 +93,22 @@ def test_task_scores_a_toy_textberg_folder(tmp_path: Path) -> None:
     (folder / "dev.defr").write_text("".join(f"[{i}]:[{i - (i > 7)}]\n" for i in range(30) if i != 7),
                                      encoding="utf-8")
     result = Align.evaluate(_embed, encoder_id="toy", root=tmp_path, config=AlignConfig(max_beads=2))
-    assert result.main_score == 100.0 and list(result.scores) == ["de-fr textberg"]
+    assert result.main_score == 100.0 and list(result.scores) == ["de-fr textberg", "de-fr textberg in 7 documents"]
+    assert result.scores["de-fr textberg in 7 documents"]["strict_f1"] == 100.0, "each piece aligned alone"
     assert result.scores["de-fr textberg"]["lax_f1"] == 100.0
     assert (result.scores["de-fr textberg"]["strict_f1_low"], result.scores["de-fr textberg"]["strict_f1_high"]) \
         == (100.0, 100.0)
+
+
+def test_cut_points_keep_every_gold_bead_in_one_piece() -> None:
+    gold = [((0,), (0,)), ((1, 2), (1,)), ((), (2,)), ((3,), (3, 4)), ((4,), ()), ((5,), (5,)), ((6, 7), (6, 7))]
+    cuts = cut_points(gold, 3)
+    assert cuts == [(1, 1), (5, 5)]  # five beads with both sides: pieces start at the second and the fourth
+    bounds = [(0, 0), *cuts, (8, 8)]
+    for bead in gold:
+        homes = [k for k, ((s0, t0), (s1, t1)) in enumerate(itertools.pairwise(bounds))
+                 if all(s0 <= i < s1 for i in bead[0]) and all(t0 <= j < t1 for j in bead[1])]
+        assert len(homes) == 1, bead
 
 
 def test_strict_f1_interval_holds_the_score_and_widens_with_uneven_runs() -> None:
