@@ -305,16 +305,16 @@ def test_paired_length_ratio_aligns_again_with_the_first_alignments_ratio(monkey
     import xlsent.mining.docalign.aligner as aligner
 
     ratios: list[float | None] = []
-    real = aligner.bead_costs
+    real = aligner.BeadCosts.at
 
-    def spy(*args: object, **kwargs: object) -> np.ndarray:
-        ratios.append(args[7] if len(args) > 7 else kwargs.get("ratio"))  # type: ignore[arg-type]
-        return real(*args, **kwargs)  # type: ignore[arg-type]
+    def spy(self: aligner.BeadCosts, ratio: float | None = None) -> np.ndarray:
+        ratios.append(ratio)
+        return real(self, ratio)
 
     def embed(texts: Sequence[str], lang: str | None) -> np.ndarray:  # "~" words give length, not meaning
         return toy_embed([" ".join(w for w in t.split() if not w.startswith("~")) for t in texts], lang)
 
-    monkeypatch.setattr(aligner, "bead_costs", spy)
+    monkeypatch.setattr(aligner.BeadCosts, "at", spy)
     src = [f"s{i} {'~' * 20}" for i in range(4)]
     tgt = [*src[:2], f"x9 {'~' * 200}", *src[2:]]
     beads = align_texts(src, tgt, embed, AlignConfig(), "a", "b")

@@ -117,20 +117,42 @@ def search_band(x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> Band:
     return band_around(*project(*path_extent(rows, cols, len(xc)), n, m), m, cfg.band)
 
 
-def bead_costs(band: Band, src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, types: np.ndarray, cfg: AlignConfig,
-               ratio: float | None = None) -> np.ndarray:
-    """The cost under ``cfg.cost`` of each of ``types`` ending in each cell of ``band``, the target's lengths times
-    ``ratio`` (:func:`span_lengths`)."""
-    lengths = span_lengths(src, tgt, ratio)
-    anchors = NumberAnchors.of(src.texts, tgt.texts, cfg.number_weight) if cfg.number_weight else None
-    if cfg.cost is Cost.MARGIN:
-        return margin_costs(band, x, y, src.ok, tgt.ok, types, lengths, cfg.length_weight, anchors)
-    n, m = len(src.ids), len(tgt.ids)
-    if band.cells == (n + 1) * (m + 1):  # the whole grid: the neighbours are searched among all lines
-        cfg = replace(cfg, window=max(n, m))
-    dx, dy = normalisers(x, src.ok, y, tgt.ok, band.centres(), cfg, cfg.norm if n and m else Norm.NONE)
-    return distance_costs(band, x, y, dx, dy, src.ok, tgt.ok, types, cfg.size_weights(), lengths, cfg.length_weight,
-                          anchors)
+@dataclass(frozen=True)
+class BeadCosts:
+    """What each bead type costs ending in each cell of ``band`` under ``cfg.cost``, for a given length ratio
+    (:meth:`at`); what does not depend on it (the number anchors, the ``distance`` cost's normalisers) is found once
+    (:meth:`of`) for both alignments."""
+
+    band: Band
+    src: Doc
+    tgt: Doc
+    x: np.ndarray
+    y: np.ndarray
+    types: np.ndarray
+    cfg: AlignConfig
+    anchors: NumberAnchors | None
+    norms: tuple[np.ndarray, np.ndarray] | None
+
+    @classmethod
+    def of(cls, band: Band, src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, types: np.ndarray, cfg: AlignConfig
+           ) -> BeadCosts:
+        anchors = NumberAnchors.of(src.texts, tgt.texts, cfg.number_weight) if cfg.number_weight else None
+        norms = None
+        if cfg.cost is Cost.DISTANCE:
+            n, m = len(src.ids), len(tgt.ids)
+            whole = band.cells == (n + 1) * (m + 1)  # the whole grid: the neighbours are searched among all lines
+            norms = normalisers(x, src.ok, y, tgt.ok, band.centres(), replace(cfg, window=max(n, m)) if whole else cfg,
+                                cfg.norm if n and m else Norm.NONE)
+        return cls(band, src, tgt, x, y, types, cfg, anchors, norms)
+
+    def at(self, ratio: float | None = None) -> np.ndarray:
+        """``(len(types), band.cells)``: the costs with the target's lengths times ``ratio`` (:func:`span_lengths`)."""
+        lengths = span_lengths(self.src, self.tgt, ratio)
+        if self.norms is None:
+            return margin_costs(self.band, self.x, self.y, self.src.ok, self.tgt.ok, self.types, lengths,
+                                self.cfg.length_weight, self.anchors)
+        return distance_costs(self.band, self.x, self.y, *self.norms, self.src.ok, self.tgt.ok, self.types,
+                              self.cfg.size_weights(), lengths, self.cfg.length_weight, self.anchors)
 
 
 def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:
@@ -142,11 +164,12 @@ def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConf
     band = search_band(x[0], y[0], cfg)
     log.debug("aligning %d x %d lines over %d cells", n, m, band.cells)
     types = np.array(cfg.bead_types(), dtype=np.int64)
-    found = best_beads(band, types, bead_costs(band, src, tgt, x, y, types, cfg), cfg.null)
+    costs = BeadCosts.of(band, src, tgt, x, y, types, cfg)
+    found = best_beads(band, types, costs.at(), cfg.null)
     ratio = paired_ratio(found, src, tgt) if cfg.length_ratio is LengthRatio.PAIRED and cfg.length_weight else None
     if ratio is not None:
         log.debug("aligning again with the paired lines' length ratio %.3f", ratio)
-        found = best_beads(band, types, bead_costs(band, src, tgt, x, y, types, cfg, ratio), cfg.null)
+        found = best_beads(band, types, costs.at(ratio), cfg.null)
     kept = [Bead(tuple(int(i) for i in src.ids[s0:s1]), tuple(int(j) for j in tgt.ids[t0:t1]), cost)
             for (s0, s1), (t0, t1), cost in found]
     return with_empty_lines(kept, src, tgt)
