@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -46,8 +47,10 @@ class Doc:
         ids = np.array([i for i, line in enumerate(lines) if line.strip()], dtype=np.int64)
         return cls(lines, ids, span_ok(ids, overlaps))
 
+    @cached_property
     def lengths(self) -> np.ndarray:
-        """``(overlaps, n)`` float32: the characters of each span (0 where there is none)."""
+        """``(overlaps, n)`` float32: the characters of each span (0 where there is none); counted once, read by
+        both alignments."""
         chars = np.array([len(self.lines[i].strip()) for i in self.ids], dtype=np.float32)
         out = np.zeros(self.ok.shape, dtype=np.float32)
         for a in range(self.ok.shape[0]):
@@ -64,7 +67,7 @@ class Doc:
 def span_lengths(src: Doc, tgt: Doc, ratio: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The length in characters of every span of both sides, the target's times ``ratio`` (default: the ratio of
     the two documents' totals; a translation's length ratio is a property of the language pair, not of a bead)."""
-    ls, lt = src.lengths(), tgt.lengths()
+    ls, lt = src.lengths, tgt.lengths
     if ratio is None:
         total_s, total_t = ls[0].sum(), lt[0].sum()
         ratio = total_s / total_t if total_s and total_t else 1.0
@@ -83,7 +86,7 @@ def paired_ratio(found: Found, src: Doc, tgt: Doc) -> float | None:
     for (s0, s1), (t0, t1), _ in found:
         if s1 > s0 and t1 > t0:
             src_paired[s0:s1] = tgt_paired[t0:t1] = True
-    total_s, total_t = float(src.lengths()[0][src_paired].sum()), float(tgt.lengths()[0][tgt_paired].sum())
+    total_s, total_t = float(src.lengths[0][src_paired].sum()), float(tgt.lengths[0][tgt_paired].sum())
     return total_s / total_t if total_s and total_t else None
 
 

@@ -154,8 +154,8 @@ def margin_costs(band: Band, x: np.ndarray, y: np.ndarray, x_ok: np.ndarray, y_o
     """``(len(types), band.cells)`` float32: the ``margin`` cost of each bead type ending in each cell (inf where the
     bead does not fit or a span is not ``ok``). ``x``: ``(overlaps, n, dim)`` unit span embeddings (row ``s`` of
     level ``a - 1``: lines ``s..s+a-1``), ``x_ok`` which spans exist; ``y``, ``y_ok`` the same for the target side;
-    ``lengths``: both sides' span lengths in characters, each side's scaled to the other's total; ``anchors``: both
-    sides' shared numbers and the weight of a bead's agreement on them (none: numbers left out)."""
+    ``lengths``: both sides' span lengths in characters, the target's scaled by the documents' length ratio;
+    ``anchors``: both sides' shared numbers and the weight of a bead's agreement on them (none: numbers left out)."""
     unused = np.ones(x_ok.shape, dtype=np.float32), np.ones(y_ok.shape, dtype=np.float32)
     return _costs(band, x, y, *unused, x_ok, y_ok, types, np.ones(len(types)), lengths, length_weight, True, anchors)
 
