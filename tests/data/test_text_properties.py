@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from xlsent.data._files import read_lines
@@ -57,6 +57,7 @@ def rows_of(data: bytes, suffix: str = ".txt", **spec: object) -> list[str]:
 @example((["a\r", "b"], "a\r\r\nb\n"))  # one CR of a CRLF ending goes, not every CR before the LF
 def test_txt_row_i_is_line_i(document: tuple[list[str], str]) -> None:
     lines, text = document
+    assume(not text.startswith("\ufeff"))  # a file's leading BOM is its encoding's signature: the test below
     assert rows_of(text.encode("utf-8")) == lines
     with written(text.encode("utf-8")) as path:
         assert read_lines(path) == lines  # the benchmark readers split the same way
@@ -75,6 +76,23 @@ def test_tsv_rows_are_their_lines_column(document: tuple[list[str], str], header
 def test_jsonl_rows_are_their_fields_whatever_the_text(texts: list[str], ending: str) -> None:
     data = "".join(json.dumps({"text": t}, ensure_ascii=False) + ending for t in texts).encode("utf-8")
     assert rows_of(data, ".jsonl") == texts
+
+
+@SETTINGS
+@given(documents(st.text(st.characters(codec="utf-8", blacklist_characters="\t\n\r"), max_size=20)))
+@example((["a"], "a\n"))
+@example((["\ufeffb"], "\ufeffb\n"))  # a BOM after the signature is text
+def test_a_leading_bom_is_a_signature_not_text(document: tuple[list[str], str]) -> None:
+    """Editors on Windows start UTF-8 files with a BOM: every reader reads such a file as the same file without it
+    (a TSV's header is still recognised, a JSONL's first object still parses), and only that first BOM goes."""
+    lines, text = document
+    assert rows_of(("\ufeff" + text).encode("utf-8")) == lines
+    with written(("\ufeff" + text).encode("utf-8")) as path:
+        assert read_lines(path) == lines
+    tsv = "".join(f"{i}\t{cell}\n" for i, cell in enumerate(["text", *lines]))
+    assert rows_of(("\ufeff" + tsv).encode("utf-8"), ".tsv", column="text") == lines
+    jsonl = "".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in lines)
+    assert rows_of(("\ufeff" + jsonl).encode("utf-8"), ".jsonl") == lines
 
 
 def first_bad_line(data: bytes) -> int | None:

@@ -72,6 +72,13 @@ def test_malformed_tsv_lines_are_named(tmp_path: Path, content: bytes, message: 
         read_user_bitext(BitextFile("kab", str(tmp_path / "p.tsv")))
 
 
+@pytest.mark.parametrize(("name", "content"), [("p.tsv", "a 1\tone\n"), ("p.jsonl", '{"kab": "a 1", "en": "one"}\n')])
+def test_a_leading_bom_is_not_text(tmp_path: Path, name: str, content: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + content.encode("utf-8"))  # as Windows editors save UTF-8
+    assert read_user_bitext(BitextFile("kab", str(path))).xx == ["a 1"]
+
+
 def test_jsonl_without_the_fields_is_named(tmp_path: Path) -> None:
     (tmp_path / "p.jsonl").write_text('{"kab": "a", "en": "b"}\n{"src": "a", "tgt": "b"}\n', encoding="utf-8")
     with pytest.raises(BitextError, match=r"p.jsonl:2: expected the text under 'kab' or 'text'"):

@@ -10,7 +10,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from xlsent.data.beads import Bead, format_bead, parse_bead
+from xlsent.data.beads import Bead, format_bead, parse_bead, read_beads
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.mining.docalign.aligner import Doc, align_spans, align_texts, paired_ratio, search_band, span_lengths
@@ -159,6 +159,12 @@ def test_output_formats_round_trip() -> None:
     assert format_bead(Bead((3,), (4, 5))) == "[3]:[4, 5]"
     tsv = bead_lines(beads, ["Ja.", "Gut.", ""], ["Yes, good.", "Hm."], "tsv")
     assert tsv[0] == "0.500000\tJa. Gut.\tYes, good." and tsv[1] == "1.000000\t\tHm."
+
+
+def test_a_bead_file_saved_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
+    path = tmp_path / "gold.defr"
+    path.write_bytes(b"\xef\xbb\xbf[0, 1]:[0]\n[]:[1]\n")
+    assert [(b.src, b.tgt) for b in read_beads(path)] == [((0, 1), (0,)), ((), (1,))]
 
 
 def test_real_alignment_on_shifted_embeddings() -> None:

@@ -16,13 +16,18 @@ def dataset_path(root: str | Path | None, *parts: str) -> Path:
     return path
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+"""The byte-order mark some editors write at the start of a UTF-8 file: its encoding's signature, not text; every
+reader drops it from the start of a file (as Python's ``utf-8-sig``) and keeps one found anywhere else."""
+
+
 def read_lines(path: Path) -> list[str]:
-    """The lines of a UTF-8 file without their ending (``\\n`` or ``\\r\\n``).
+    """The lines of a UTF-8 file without their ending (``\\n`` or ``\\r\\n``) or a leading :data:`UTF8_BOM`.
 
     Only ``\\n`` ends a line: other Unicode line separators found inside sentences are kept. Invalid UTF-8 raises
     ``ValueError`` naming the file and line.
     """
-    raw = path.read_bytes()
+    raw = path.read_bytes().removeprefix(UTF8_BOM)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -63,5 +63,5 @@ def parse_bead(line: str, name: str, line_no: int) -> Bead:
 def read_beads(path: str | Path) -> list[Bead]:
     """Every bead of the file ``path`` (blank lines skipped), naming file and line on a malformed one."""
     path = Path(path)
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8-sig") as fh:  # a leading byte-order mark is no text
         return [parse_bead(line, str(path), no) for no, line in enumerate(fh, start=1) if line.strip()]

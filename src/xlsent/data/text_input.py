@@ -1,7 +1,8 @@
 """Streaming readers for the inputs of ``xlsent embed`` / ``xlsent mine``: txt, TSV, JSONL, Parquet.
 
 Each reader yields one string per input row, in order, so row i of any output matches row i of the
-input. Invalid UTF-8 and malformed rows raise :class:`InputError` naming the file and line.
+input. Invalid UTF-8 and malformed rows raise :class:`InputError` naming the file and line. A byte-order mark at the
+start of a file (Windows editors write one) is the encoding's signature and is dropped, not read as text.
 
 A TSV's first line is a header only when the caller says so: ``header=True`` (``--header``) skips it,
 ``header=False`` (``--no-header``) reads it as data, and a column given by name implies a header. A TSV
@@ -24,6 +25,8 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from xlsent.data._files import UTF8_BOM
 
 FORMATS = ("txt", "tsv", "jsonl", "parquet")
 STDIN = "-"
@@ -165,6 +168,10 @@ def _decode(raw: bytes, name: str, line_no: int) -> str:
 def _lines(spec: InputSpec) -> Iterator[tuple[int, str]]:
     with open(spec.path, "rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
+            if line_no == 1:
+                raw = raw.removeprefix(UTF8_BOM)
+                if not raw:  # the file is a BOM alone: no line
+                    return
             yield line_no, _decode(raw.removesuffix(b"\n").removesuffix(b"\r"), spec.name, line_no)
 
 

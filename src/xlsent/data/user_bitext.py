@@ -43,6 +43,7 @@ from xlsent.atomic import write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
 from xlsent.data.multilingual import EnglishBitext
+from xlsent.data.text_input import InputError, InputSpec, iter_rows
 from xlsent.languages import check_lang, language
 
 log = logging.getLogger(__name__)
@@ -133,15 +134,10 @@ class UserPairs:
 def _decoded_lines(path: Path) -> list[str]:
     if not path.is_file():
         raise BitextError(f"{path}: no such file (given with --bitext); check the path")
-    out = []
-    with open(path, "rb") as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            try:
-                out.append(raw.removesuffix(b"\n").removesuffix(b"\r").decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                raise BitextError(f"{path}:{line_no}: invalid UTF-8 at byte {exc.start} of the line; convert the "
-                                  "file (e.g. `iconv -f latin1 -t utf-8`) or clean that line") from exc
-    return out
+    try:
+        return list(iter_rows(InputSpec(path, format="txt")))
+    except InputError as exc:
+        raise BitextError(str(exc)) from exc
 
 
 def _tsv_pair(line: str, path: Path, line_no: int) -> tuple[str, str]:
