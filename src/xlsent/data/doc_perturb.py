@@ -64,9 +64,9 @@ def perturb_side(lines: Sequence[str], foreign: Sequence[str], p: Perturbation, 
     return out
 
 
-def gold_beads(src: Sequence[Line], tgt: Sequence[Line]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """The beads of two perturbed sides: lines sharing a parallel line id, transitively, form one bead; a line
-    sharing none is a null bead."""
+def _bead_roots(src: Sequence[Line], tgt: Sequence[Line]) -> list[int]:
+    """For every line of ``src`` then ``tgt``, the id of its bead: lines sharing a parallel line id, transitively,
+    share one."""
     parent = list(range(len(src) + len(tgt)))
 
     def root(k: int) -> int:
@@ -82,10 +82,17 @@ def gold_beads(src: Sequence[Line], tgt: Sequence[Line]) -> list[tuple[tuple[int
                 parent[root(node)] = root(first[i])
             else:
                 first[i] = node
+    return [root(node) for node in range(len(parent))]
+
+
+def gold_beads(src: Sequence[Line], tgt: Sequence[Line]) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The beads of two perturbed sides: lines sharing a parallel line id, transitively, form one bead; a line
+    sharing none is a null bead."""
+    roots = _bead_roots(src, tgt)
     groups: dict[int, tuple[list[int], list[int]]] = {}
-    for node in range(len(parent)):
+    for node, group in enumerate(roots):
         side = 0 if node < len(src) else 1
-        groups.setdefault(root(node), ([], []))[side].append(node - side * len(src))
+        groups.setdefault(group, ([], []))[side].append(node - side * len(src))
     beads = []
     for s, t in groups.values():
         if s and t:
@@ -95,9 +102,37 @@ def gold_beads(src: Sequence[Line], tgt: Sequence[Line]) -> list[tuple[tuple[int
     return sorted(beads, key=lambda b: (b[0][0] if b[0] else b[1][0]))
 
 
+def keep_beads_whole(side: Sequence[Line], roots: Sequence[int]) -> list[Line]:
+    """``side`` with every inserted line that falls between two lines of one bead (``roots``: each line's bead, as
+    :func:`_bead_roots` gives them) moved to just after that bead, so that every gold bead is a run of consecutive
+    lines, as an aligner's beads are.
+
+    >>> keep_beads_whole([("a", (0,)), ("x", ()), ("b", (1,)), ("c", (2,))], [0, 1, 0, 3])
+    [('a', (0,)), ('b', (1,)), ('x', ()), ('c', (2,))]
+    """
+    last = {roots[k]: k for k, (_, ids) in enumerate(side) if ids}
+    out: list[Line] = []
+    held: list[Line] = []
+    open_until = -1
+    for k, line in enumerate(side):
+        if not line[1] and k < open_until:
+            held.append(line)
+            continue
+        out.append(line)
+        if line[1]:
+            open_until = max(open_until, last[roots[k]])
+            if k == open_until:
+                out += held
+                held = []
+    return out + held
+
+
 def perturb(src: Sequence[str], tgt: Sequence[str], src_foreign: Sequence[str], tgt_foreign: Sequence[str],
             p: Perturbation, seed: int) -> tuple[list[str], list[str], list[tuple[tuple[int, ...], tuple[int, ...]]]]:
-    """Both sides perturbed (independently, seeded) and their gold beads."""
+    """Both sides perturbed (independently, seeded), every bead kept a run of consecutive lines
+    (:func:`keep_beads_whole`), and their gold beads."""
     rng = np.random.default_rng(seed)
     s, t = perturb_side(src, src_foreign, p, rng), perturb_side(tgt, tgt_foreign, p, rng)
+    roots = _bead_roots(s, t)
+    s, t = keep_beads_whole(s, roots[:len(s)]), keep_beads_whole(t, roots[len(s):])
     return [text for text, _ in s], [text for text, _ in t], gold_beads(s, t)
