@@ -222,8 +222,8 @@ def test_number_agreement_is_taken_off_the_cost_as_a_direct_computation() -> Non
     from xlsent.mining.docalign.numbers import NumberAnchors
 
     rng = np.random.default_rng(1)
-    src = [" ".join(str(k) for k in rng.integers(0, 6, size=rng.integers(0, 3))) for _ in range(6)]
-    tgt = [" ".join(str(k) for k in rng.integers(3, 9, size=rng.integers(0, 3))) for _ in range(5)]
+    src = [" ".join(str(k) for k in rng.integers(10, 16, size=rng.integers(0, 3))) for _ in range(6)]
+    tgt = [" ".join(str(k) for k in rng.integers(13, 19, size=rng.integers(0, 3))) for _ in range(5)]
     n, m, levels, dim = len(src), len(tgt), 3, 8
     x = rng.normal(size=(levels, n, dim)).astype(np.float32)
     y = rng.normal(size=(levels, m, dim)).astype(np.float32)
@@ -252,9 +252,17 @@ def test_number_agreement_is_taken_off_the_cost_as_a_direct_computation() -> Non
 def test_numbers_are_shared_across_scripts_and_leading_zeros() -> None:
     from xlsent.mining.docalign.numbers import line_numbers
 
-    src, tgt = line_numbers(["في ٢٠٢٠ و ٠٨", "بلا رقم", "٣"], ["in 2020 and 8", "page 17"])
-    assert src.starts.tolist() == [0, 2, 2, 2] and tgt.starts.tolist() == [0, 2, 2]  # 3 and 17: one side only
+    src, tgt = line_numbers(["في ٢٠٢٠ و ٠١٨", "بلا رقم", "٣٣"], ["in 2020 and 18", "page 17"])
+    assert src.starts.tolist() == [0, 2, 2, 2] and tgt.starts.tolist() == [0, 2, 2]  # 33 and 17: one side only
     assert src.ids.tolist() == tgt.ids.tolist() and len(set(src.ids.tolist())) == 2
+
+
+def test_numbers_under_ten_are_no_anchors() -> None:
+    """One side writes six, the other 6: a digit under ten says little, even where both sides happen to have it."""
+    from xlsent.mining.docalign.numbers import line_numbers
+
+    src, tgt = line_numbers(["2018 nahmen 6 Menschen teil, 09 Uhr"], ["in 2018, 6 people took part, at nine"])
+    assert len(src.ids) == len(tgt.ids) == 1 and src.ids.tolist() == tgt.ids.tolist()
 
 
 def test_shared_numbers_choose_between_lines_that_embed_alike() -> None:

@@ -75,9 +75,9 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    "as page headers do not skew it), or of the two documents' totals (documents: one alignment) "
                    f"(default {d.length_ratio.value})")
     p.add_argument("--number-weight", type=float, default=d.number_weight,
-                   help="what the agreement of a bead's two sides' numbers (those found in both documents: dates, "
-                   "heights, references), from -1 (none shared) to 1 (the same), takes off its cost (0: numbers left "
-                   f"out) (default {d.number_weight:g})")
+                   help="what the agreement of a bead's two sides' numbers (those of 10 or more found in both "
+                   "documents: dates, heights, references), from -1 (none shared) to 1 (the same), takes off its cost "
+                   f"(0: numbers left out) (default {d.number_weight:g})")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_align, writes=())  # xlsent.api.align locks every output, --pairs' too
 

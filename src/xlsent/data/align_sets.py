@@ -18,6 +18,8 @@ NTREX_SETS: dict[str, tuple[str, str, str, str, int]] = {
     "eng-deu ntrex": ("eng", "deu", "en", "de", 0),
     "rus-fra ntrex": ("rus", "fra", "ru", "fr", 500),
     "zho-deu ntrex": ("zho_Hans", "deu", "zh", "de", 1000),
+    "arb-jpn ntrex": ("arb", "jpn", "ar", "ja", 250),
+    "tha-kor ntrex": ("tha", "kor", "th", "ko", 750),
 }
 """Set name -> NTREX codes of both sides, their language codes, and the first of the set's parallel lines."""
 NTREX_LINES = 500

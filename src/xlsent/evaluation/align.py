@@ -20,7 +20,7 @@ from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMeta
 from xlsent.mining.docalign.config import AlignConfig
 
 _DATA_FILES = ("align_textberg/dev.*", "parallel/ntrex128/NTREX-128/newstest2019-*.txt")
-_LANGUAGES = ("de", "fr", "en", "ru", "zh")
+_LANGUAGES = ("de", "fr", "en", "ru", "zh", "ar", "ja", "th", "ko")
 _REFERENCE = ("Sennrich & Volk (2010), Bleualign: Text+Berg de-fr dev set; documents built here from NTREX-128 "
               "(Federmann et al. 2022) by xlsent.data.doc_perturb")
 METADATA = TaskMetadata(

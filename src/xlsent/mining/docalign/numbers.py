@@ -2,15 +2,15 @@
 document, as ids a bead's cost compares (:mod:`.costs`). Dates, heights, counts and references survive translation
 unchanged in most scripts, so a bead whose two sides cite the same numbers is likelier right, and one whose sides cite
 different ones likelier wrong; a number found in one document only (a page number, an OCR slip) says nothing and is
-left out.
+left out, as are numbers under :data:`SMALLEST` (below).
 
 >>> src, tgt = line_numbers(["Höhe 8848 m, 1953", "kein Wert"], ["hauteur 8848 m", "7 jours"])
 >>> src.ids.tolist(), src.starts.tolist()
 ([0], [0, 1, 1])
 >>> tgt.ids.tolist(), tgt.starts.tolist()
 ([0], [0, 1, 1])
->>> numbers("am ٢٠٢٠-05-08, 8.5.2020")  # any script's digits, leading zeros dropped
-['2020', '5', '8', '8', '5', '2020']
+>>> numbers("am ٢٠٢٠-05-18, 18.5.2020")  # any script's digits, leading zeros dropped, none under 10
+['2020', '18', '18', '2020']
 """
 
 from __future__ import annotations
@@ -24,11 +24,17 @@ import numpy as np
 
 NUMBER = re.compile(r"\d+")
 """A number: a run of decimal digits (any script's); ``8839,8`` holds two."""
+SMALLEST = 10
+"""Numbers under this are no anchors: many languages write them as words ("six", a month's name) where others use
+digits (6, 9月), so one side's lacking them says little. Measured (``xlsent eval align``, me5-small, mean strict F1 of
+the six dev sets): 94.95 with every number, 95.2 without those under 10 (arb-jpn 93.6 -> 94.8, zho-deu 95.8 ->
+96.1, no set lower)."""
 
 
 def numbers(line: str) -> list[str]:
-    """The numbers of ``line`` in ASCII digits without leading zeros, in order."""
-    return ["".join(str(unicodedata.decimal(c)) for c in n).lstrip("0") or "0" for n in NUMBER.findall(line)]
+    """The numbers of ``line`` (:data:`SMALLEST` or more) in ASCII digits without leading zeros, in order."""
+    found = ["".join(str(unicodedata.decimal(c)) for c in n).lstrip("0") or "0" for n in NUMBER.findall(line)]
+    return [n for n in found if len(n) > 1 or int(n) >= SMALLEST]
 
 
 @dataclass(frozen=True)
