@@ -263,6 +263,9 @@ def test_numbers_under_ten_are_no_anchors() -> None:
 
     src, tgt = line_numbers(["2018 nahmen 6 Menschen teil, 09 Uhr"], ["in 2018, 6 people took part, at nine"])
     assert len(src.ids) == len(tgt.ids) == 1 and src.ids.tolist() == tgt.ids.tolist()
+    huge = "7" * 5000  # longer than int() reads from a string
+    src, tgt = line_numbers([f"ID {huge}"], [f"id {huge}"])
+    assert len(src.ids) == len(tgt.ids) == 1
 
 
 def test_shared_numbers_choose_between_lines_that_embed_alike() -> None:

@@ -34,7 +34,7 @@ the six dev sets): 94.95 with every number, 95.2 without those under 10 (arb-jpn
 def numbers(line: str) -> list[str]:
     """The numbers of ``line`` (:data:`SMALLEST` or more) in ASCII digits without leading zeros, in order."""
     found = ["".join(str(unicodedata.decimal(c)) for c in n).lstrip("0") or "0" for n in NUMBER.findall(line)]
-    return [n for n in found if len(n) > 1 or int(n) >= SMALLEST]
+    return [n for n in found if len(n) > len(str(SMALLEST)) or int(n) >= SMALLEST]  # no int() of a huge string
 
 
 @dataclass(frozen=True)
