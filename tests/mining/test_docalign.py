@@ -151,6 +151,24 @@ def test_config_refuses_bad_values() -> None:
     assert AlignConfig(max_beads=4).bead_types() == [(1, 1), (1, 2), (2, 1), (1, 3), (2, 2), (3, 1)]
 
 
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_short_documents_are_not_one_bead_when_unrelated_sentences_sit_close(n: int) -> None:
+    """An encoder whose unrelated sentences sit at cosine ~0.75 (as e5's do): two documents of n lines whose lines
+    translate one another one by one align 1-1. A bead covering both documents whole has no line around it; with 0
+    for its neighbours it cost minus its whole cosine and beat every 1-1 bead's margin (3 x 3 lines were one bead)."""
+    common = _random("common", 64)
+
+    def close(texts: Sequence[str], lang: str | None) -> np.ndarray:
+        rows = toy_embed(texts, lang) * 0.6 + common / np.linalg.norm(common)
+        return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+    src, tgt = [f"s{i}" for i in range(n)], [f"s{i}" for i in range(n)]
+    unrelated = close(["s0"], "de") @ close(["s1"], "en").T
+    assert unrelated.item() > 0.7
+    beads = align_texts(src, tgt, close, AlignConfig(max_beads=6), "de", "en")
+    assert pairs_of(beads) == [((i,), (i,)) for i in range(n)]
+
+
 def test_output_formats_round_trip() -> None:
     beads = [Bead((0, 1), (0,), 0.5), Bead((), (1,), 1.0), Bead((2,), (), 0.0)]
     lines = bead_lines(beads, ["Ja.", "Gut.", ""], ["Yes, good.", "Hm."], "beads")

@@ -12,6 +12,9 @@ target span ``j-b..j-1``; ``cos`` is the cosine of their embeddings (:mod:`.over
   them, so a bead that leaves out a line belonging to it, or takes in one of its neighbour's, costs more. The
   difference is unchanged by a shift of every cosine (an encoder whose unrelated sentences sit at 0.7 scores as
   one whose sit at 0); null beads cost 0 by default: a line is paired only when its bead beats its surroundings.
+  A bead that covers both documents whole has no line around it: it takes the mean of the other beads'
+  neighbour terms (:func:`surroundings`), so that two short documents are not one bead because an encoder's
+  unrelated sentences sit at 0.7.
 - ``distance`` (Vecalign's): ``(1 - cos) / ((dx + dy) / 2) * size`` with ``dx``, ``dy`` the spans' normalisers
   (:mod:`.normalise`) and ``size`` the bead's size weight, plus ``length_weight`` times the absolute log ratio of
   the two lengths (Gale & Church's idea).
@@ -65,9 +68,10 @@ def _around(span, lines, before, after):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, fastmath=True)
-def _neighbours(src, tgt, x0, y0, src_before, src_after, tgt_before, tgt_after):  # pragma: no cover - compiled
+def _neighbours(src, tgt, x0, y0, src_before, src_after, tgt_before, tgt_after, isolated):  # pragma: no cover
     """``(nx + ny) / 2``: the mean cosine of each side with the lines around the other side; a side whose other
-    side spans its whole document (no line around it) takes the other side's mean (0 where neither has one)."""
+    side spans its whole document (no line around it) takes the other side's mean (``isolated`` where neither has
+    one)."""
     ty, cy = _around(src, y0, tgt_before, tgt_after)
     tx, cx = _around(tgt, x0, src_before, src_after)
     if cy and cx:
@@ -76,7 +80,7 @@ def _neighbours(src, tgt, x0, y0, src_before, src_after, tgt_before, tgt_after):
         return ty / cy
     if cx:
         return tx / cx
-    return np.float32(0.0)
+    return isolated
 
 
 @numba.njit(cache=True)
@@ -108,7 +112,7 @@ def _agreement(x_ids, x0, x1, y_ids, y0, y1):  # pragma: no cover - compiled
 
 @numba.njit(parallel=True, cache=True, fastmath=True)
 def _bead_costs(lo, hi, offsets, x, y, dx, dy, x_ok, y_ok, types, weights, x_len, y_len, length_weight, margin,
-                x_ids, x_starts, y_ids, y_starts, number_weight, out):  # pragma: no cover - compiled
+                isolated, x_ids, x_starts, y_ids, y_starts, number_weight, out):  # pragma: no cover - compiled
     for i in numba.prange(lo.shape[0]):
         for j in range(lo[i], hi[i]):
             cell = offsets[i] + j - lo[i]
@@ -120,7 +124,7 @@ def _bead_costs(lo, hi, offsets, x, y, dx, dy, x_ok, y_ok, types, weights, x_len
                 src, tgt = x[a - 1, i - a], y[b - 1, j - b]
                 ls, lt = x_len[a - 1, i - a], y_len[b - 1, j - b]
                 if margin:
-                    gap = _cos(src, tgt) - _neighbours(src, tgt, x[0], y[0], i - a - 1, i, j - b - 1, j)
+                    gap = _cos(src, tgt) - _neighbours(src, tgt, x[0], y[0], i - a - 1, i, j - b - 1, j, isolated)
                     out[t, cell] = -gap * np.log2(1.0 + min(ls, lt) / max(ls, lt, 1e-6)) ** length_weight
                 else:
                     skew = abs(np.log((ls + LENGTH_SMOOTHING) / (lt + LENGTH_SMOOTHING)))
@@ -135,16 +139,39 @@ def _c(a: np.ndarray, dtype: type = np.float32) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype)
 
 
+def surroundings(x0: np.ndarray, y0: np.ndarray) -> float:
+    """The neighbour term of a bead covering both documents (line embeddings ``x0``, ``y0``) whole: the mean, over
+    every 1-1 bead that has lines around it, of its neighbour term (0 for two one-line documents: nothing to compare).
+
+    >>> x0 = np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float32)
+    >>> round(surroundings(x0, x0.copy()), 3)   # around the right 1-1 beads: cosine 0.6, around the wrong ones: 1
+    0.8
+    """
+    cos = x0 @ y0.T
+    n, m = cos.shape
+    terms = []
+    for i in range(n):
+        for j in range(m):
+            ny = [cos[i, k] for k in (j - 1, j + 1) if 0 <= k < m]
+            nx = [cos[k, j] for k in (i - 1, i + 1) if 0 <= k < n]
+            sides = [float(np.mean(v)) for v in (ny, nx) if v]
+            if sides:
+                terms.append(float(np.mean(sides)))
+    return float(np.mean(terms)) if terms else 0.0
+
+
 def _costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
            y_ok: np.ndarray, types: np.ndarray, weights: np.ndarray, lengths: tuple[np.ndarray, np.ndarray],
            length_weight: float, margin: bool, anchors: NumberAnchors | None) -> np.ndarray:
     out = np.empty((len(types), band.cells), dtype=np.float32)
     anchors = anchors or NumberAnchors.none(x.shape[1], y.shape[1])
     xn, yn = anchors.src, anchors.tgt
+    whole = margin and any(a == x.shape[1] and b == y.shape[1] for a, b in types)  # one bead can take both
+    isolated = surroundings(x[0], y[0]) if whole else 0.0
     _bead_costs(band.lo, band.hi, band.offsets, _c(x), _c(y), _c(dx), _c(dy), _c(x_ok, np.bool_), _c(y_ok, np.bool_),
                 _c(types, np.int64), _c(weights), _c(lengths[0]), _c(lengths[1]), float(length_weight), margin,
-                _c(xn.ids, np.int64), _c(xn.starts, np.int64), _c(yn.ids, np.int64), _c(yn.starts, np.int64),
-                float(anchors.weight), out)
+                np.float32(isolated), _c(xn.ids, np.int64), _c(xn.starts, np.int64), _c(yn.ids, np.int64),
+                _c(yn.starts, np.int64), float(anchors.weight), out)
     return out
 
 
