@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from xlsent.data._files import read_lines
 from xlsent.data.text_input import InputError
 
 _BEAD = re.compile(r"^\[([0-9,\s]*)\]:\[([0-9,\s]*)\](?::(\S+))?$")
@@ -63,5 +64,4 @@ def parse_bead(line: str, name: str, line_no: int) -> Bead:
 def read_beads(path: str | Path) -> list[Bead]:
     """Every bead of the file ``path`` (blank lines skipped), naming file and line on a malformed one."""
     path = Path(path)
-    with open(path, encoding="utf-8-sig") as fh:  # a leading byte-order mark is no text
-        return [parse_bead(line, str(path), no) for no, line in enumerate(fh, start=1) if line.strip()]
+    return [parse_bead(line, str(path), no) for no, line in enumerate(read_lines(path), start=1) if line.strip()]

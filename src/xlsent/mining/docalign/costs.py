@@ -141,23 +141,18 @@ def _c(a: np.ndarray, dtype: type = np.float32) -> np.ndarray:
 
 def surroundings(x0: np.ndarray, y0: np.ndarray) -> float:
     """The neighbour term of a bead covering both documents (line embeddings ``x0``, ``y0``) whole: the mean, over
-    every 1-1 bead that has lines around it, of its neighbour term (0 for two one-line documents: nothing to compare).
+    every 1-1 bead that has lines around it, of its neighbour term as the cost kernel computes it (0 for two one-line
+    documents: nothing to compare).
 
     >>> x0 = np.array([[1.0, 0.0], [0.6, 0.8]], dtype=np.float32)
     >>> round(surroundings(x0, x0.copy()), 3)   # around the right 1-1 beads: cosine 0.6, around the wrong ones: 1
     0.8
     """
-    cos = x0 @ y0.T
-    n, m = cos.shape
-    terms = []
-    for i in range(n):
-        for j in range(m):
-            ny = [cos[i, k] for k in (j - 1, j + 1) if 0 <= k < m]
-            nx = [cos[k, j] for k in (i - 1, i + 1) if 0 <= k < n]
-            sides = [float(np.mean(v)) for v in (ny, nx) if v]
-            if sides:
-                terms.append(float(np.mean(sides)))
-    return float(np.mean(terms)) if terms else 0.0
+    x0, y0 = _c(x0), _c(y0)
+    terms = [_neighbours(x0[i], y0[j], x0, y0, i - 1, i + 1, j - 1, j + 1, np.float32(np.nan))
+             for i in range(len(x0)) for j in range(len(y0))]
+    around = [t for t in terms if not np.isnan(t)]  # a 1-1 bead with no line around it has no term
+    return float(np.mean(around)) if around else 0.0
 
 
 def _costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
