@@ -146,6 +146,8 @@ def test_config_refuses_bad_values() -> None:
         AlignConfig(null_cost=-0.1)
     with pytest.raises(ValueError, match="--number-weight must be 0 or more"):
         AlignConfig(number_weight=-0.02)
+    with pytest.raises(ValueError, match="--number-min must be 0 or more"):
+        AlignConfig(number_min=-1)
     with pytest.raises(ValueError, match="'cosine' is not a valid Cost"):
         AlignConfig(cost="cosine")
     assert AlignConfig(max_beads=4).bead_types() == [(1, 1), (1, 2), (2, 1), (1, 3), (2, 2), (3, 1)]
@@ -281,6 +283,8 @@ def test_numbers_under_ten_are_no_anchors() -> None:
 
     src, tgt = line_numbers(["2018 nahmen 6 Menschen teil, 09 Uhr"], ["in 2018, 6 people took part, at nine"])
     assert len(src.ids) == len(tgt.ids) == 1 and src.ids.tolist() == tgt.ids.tolist()
+    src, tgt = line_numbers(["2018 nahmen 6 Menschen teil"], ["in 2018, 6 people took part"], smallest=0)
+    assert len(src.ids) == len(tgt.ids) == 2  # --number-min 0: every number anchors
     huge = "7" * 5000  # longer than int() reads from a string
     src, tgt = line_numbers([f"ID {huge}"], [f"id {huge}"])
     assert len(src.ids) == len(tgt.ids) == 1

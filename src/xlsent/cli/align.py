@@ -75,9 +75,12 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    "as page headers do not skew it), or of the two documents' totals (documents: one alignment) "
                    f"(default {d.length_ratio.value})")
     p.add_argument("--number-weight", type=float, default=d.number_weight,
-                   help="what the agreement of a bead's two sides' numbers (those of 10 or more found in both "
-                   "documents: dates, heights, references), from -1 (none shared) to 1 (the same), takes off its cost "
-                   f"(0: numbers left out) (default {d.number_weight:g})")
+                   help="what the agreement of a bead's two sides' numbers (those of --number-min or more found in "
+                   "both documents: dates, heights, references), from -1 (none shared) to 1 (the same), takes off its "
+                   f"cost (0: numbers left out) (default {d.number_weight:g})")
+    p.add_argument("--number-min", type=int, default=d.number_min,
+                   help="the smallest number that anchors: many languages write small numbers as words (six, a "
+                   f"month's name) where others use digits (default {d.number_min})")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_align, writes=())  # xlsent.api.align locks every output, --pairs' too
 
@@ -93,7 +96,7 @@ def _align(args: argparse.Namespace) -> int:
     cfg = AlignConfig(max_beads=args.max_beads, cost=args.cost, norm=args.norm, null_cost=args.null_cost,
                       band=args.band, full_dp=args.full_dp, size_weight=args.size_weight,
                       length_weight=args.length_weight, length_ratio=args.length_ratio,
-                      number_weight=args.number_weight)
+                      number_weight=args.number_weight, number_min=args.number_min)
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
                     progress=not args.quiet)

@@ -36,6 +36,7 @@ ABLATIONS: dict[str, AlignConfig] = {
     "length-ratio documents (one alignment)": AlignConfig(length_ratio=LengthRatio.DOCUMENTS),
     **{f"number-weight {w:g}" + (" (no number anchors)" if w == 0 else ""): AlignConfig(number_weight=w)
        for w in (0.0, 0.05)},
+    "number-min 0 (every number anchors)": AlignConfig(number_min=0),
 }
 """Row name -> the settings it runs; each changes one choice of :data:`SHIPPED`."""
 

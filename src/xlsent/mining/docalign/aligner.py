@@ -139,7 +139,8 @@ class BeadCosts:
     @classmethod
     def of(cls, band: Band, src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, types: np.ndarray, cfg: AlignConfig
            ) -> BeadCosts:
-        anchors = NumberAnchors.of(src.texts, tgt.texts, cfg.number_weight) if cfg.number_weight else None
+        anchors = (NumberAnchors.of(src.texts, tgt.texts, cfg.number_weight, cfg.number_min) if cfg.number_weight
+                   else None)
         norms = None
         if cfg.cost is Cost.DISTANCE:
             n, m = len(src.ids), len(tgt.ids)

@@ -8,6 +8,8 @@ from enum import StrEnum
 
 import numpy as np
 
+from xlsent.mining.docalign.numbers import SMALLEST
+
 SIZE_WEIGHTS = ("product", "lines")
 """What a bead's normalised distance is multiplied by: its sizes' product ``a * b`` (Vecalign), or its mean size
 ``(a + b) / 2``."""
@@ -57,7 +59,8 @@ class AlignConfig:
     to the other's as ``length_ratio`` says, :class:`LengthRatio`) count: the exponent of the ``margin`` cost's
     length penalty, the weight of the absolute log ratio in the ``distance`` cost; 0 leaves lengths out.
     ``number_weight``: what the agreement of a bead's two sides' numbers (:mod:`.numbers`, from -1 to 1) takes off
-    its cost; 0 leaves numbers out. ``null_cost``: the cost of a null bead (default: :data:`NULL_COSTS` of the
+    its cost; 0 leaves numbers out; ``number_min``: the smallest number that counts (:data:`.numbers.SMALLEST`).
+    ``null_cost``: the cost of a null bead (default: :data:`NULL_COSTS` of the
     cost). ``band``: lines on either side of the coarse path that the fine search looks at. ``full_dp``: documents
     of at most this many lines on both sides are searched whole (no coarse path). ``size_weight``: see
     :data:`SIZE_WEIGHTS`. ``neighbours``/``window``: the ``k`` nearest lines of the ``neighbours`` normalisation,
@@ -85,6 +88,7 @@ class AlignConfig:
     length_weight: float = 1.0
     length_ratio: LengthRatio = LengthRatio.PAIRED
     number_weight: float = 0.02
+    number_min: int = SMALLEST
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cost", Cost(self.cost))
@@ -102,6 +106,8 @@ class AlignConfig:
             raise ValueError(f"--length-weight must be 0 or more, not {self.length_weight}")
         if not self.number_weight >= 0:
             raise ValueError(f"--number-weight must be 0 or more, not {self.number_weight}")
+        if self.number_min < 0:
+            raise ValueError(f"--number-min must be 0 or more, not {self.number_min}")
         if self.null_cost is not None and not self.null_cost >= 0:
             raise ValueError(f"--null-cost must be 0 or more, not {self.null_cost}")
 

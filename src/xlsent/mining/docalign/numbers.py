@@ -2,7 +2,7 @@
 document, as ids a bead's cost compares (:mod:`.costs`). Dates, heights, counts and references survive translation
 unchanged in most scripts, so a bead whose two sides cite the same numbers is likelier right, and one whose sides cite
 different ones likelier wrong; a number found in one document only (a page number, an OCR slip) says nothing and is
-left out, as are numbers under :data:`SMALLEST` (below).
+left out, as are numbers under :data:`SMALLEST` (below) by default.
 
 >>> src, tgt = line_numbers(["Höhe 8848 m, 1953", "kein Wert"], ["hauteur 8848 m", "7 jours"])
 >>> src.ids.tolist(), src.starts.tolist()
@@ -25,16 +25,15 @@ import numpy as np
 NUMBER = re.compile(r"\d+")
 """A number: a run of decimal digits (any script's); ``8839,8`` holds two."""
 SMALLEST = 10
-"""Numbers under this are no anchors: many languages write them as words ("six", a month's name) where others use
-digits (6, 9月), so one side's lacking them says little. Measured (``xlsent eval align``, me5-small, mean strict F1 of
-the six dev sets): 94.95 with every number, 95.2 without those under 10 (arb-jpn 93.6 -> 94.8, zho-deu 95.8 ->
-96.1, no set lower)."""
+"""By default numbers under this are no anchors: many languages write them as words ("six", a month's name) where
+others use digits (6, 9月), so one side's lacking them says little (measured: ``xlsent eval align_ablation``, row
+"number-min 0")."""
 
 
-def numbers(line: str) -> list[str]:
-    """The numbers of ``line`` (:data:`SMALLEST` or more) in ASCII digits without leading zeros, in order."""
+def numbers(line: str, smallest: int = SMALLEST) -> list[str]:
+    """The numbers of ``line`` (``smallest`` or more) in ASCII digits without leading zeros, in order."""
     found = ["".join(str(unicodedata.decimal(c)) for c in n).lstrip("0") or "0" for n in NUMBER.findall(line)]
-    return [n for n in found if len(n) > len(str(SMALLEST)) or int(n) >= SMALLEST]  # no int() of a huge string
+    return [n for n in found if len(n) > len(str(smallest)) or int(n) >= smallest]  # no int() of a huge string
 
 
 @dataclass(frozen=True)
@@ -51,10 +50,10 @@ class LineNumbers:
         return cls(np.zeros(0, dtype=np.int64), np.zeros(lines + 1, dtype=np.int64))
 
 
-def line_numbers(src: Sequence[str], tgt: Sequence[str]) -> tuple[LineNumbers, LineNumbers]:
+def line_numbers(src: Sequence[str], tgt: Sequence[str], smallest: int = SMALLEST) -> tuple[LineNumbers, LineNumbers]:
     """The numbers of each line of ``src`` and of ``tgt`` that occur in both documents, each number one id."""
-    found_src = [numbers(line) for line in src]
-    found_tgt = [numbers(line) for line in tgt]
+    found_src = [numbers(line, smallest) for line in src]
+    found_tgt = [numbers(line, smallest) for line in tgt]
     shared = {n for line in found_src for n in line} & {n for line in found_tgt for n in line}
     vocab = {n: k for k, n in enumerate(sorted(shared))}
     return _indexed(found_src, vocab), _indexed(found_tgt, vocab)
@@ -69,9 +68,9 @@ class NumberAnchors:
     weight: float
 
     @classmethod
-    def of(cls, src: Sequence[str], tgt: Sequence[str], weight: float) -> NumberAnchors:
+    def of(cls, src: Sequence[str], tgt: Sequence[str], weight: float, smallest: int = SMALLEST) -> NumberAnchors:
         """The anchors of documents ``src`` and ``tgt`` (:func:`line_numbers`)."""
-        return cls(*line_numbers(src, tgt), weight)
+        return cls(*line_numbers(src, tgt, smallest), weight)
 
     @classmethod
     def none(cls, src_lines: int, tgt_lines: int) -> NumberAnchors:
