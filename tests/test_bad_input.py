@@ -714,6 +714,12 @@ CASES = [
     case("align-one-line-and-empty-lines", "align {w}/one.txt {w}/two.txt -o {w}/b.txt --model toy:onehot -q", 0,
          "aligned 1 document pair(s): 3 beads, 2 of them null", left=("b.txt",),
          setup=with_files({"one.txt": "deu sentence 0\n", "two.txt": "english deu 0\n\nenglish deu 1\n"})),
+    case("align-resume-nothing-left", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --resume {nothing}", 0,
+         "1 pair(s) skipped, their output already written (--resume)", setup=with_files({"b.txt": "[0]:[0]:0.1\n"})),
+    case("align-resume-pairs", "align --pairs {w}/list.tsv --resume --model toy:onehot -q", 0,
+         "aligned 1 document pair(s): 1 beads, 0 of them null", left=("b2.txt",),
+         setup=with_files({"list.tsv": "one.txt\ttwo.txt\tb1.txt\none.txt\ttwo.txt\tb2.txt\n",
+                           "one.txt": "deu sentence 0\n", "two.txt": "english deu 0\n", "b1.txt": "[0]:[0]:0.1\n"})),
     # records, cached graphs, exports, the service's start and resuming (issue 45)
     case("mine-auto-threshold-model-directory-first", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold auto "
          "--backend openvino-bf16 --model {w}/model -q", 0, "candidates at threshold 0.5 (", left=("p.tsv",),

@@ -201,27 +201,36 @@ def filter(src: Input, tgt: Input, output: str | Path, *, scores: str | Path | N
 def align(src: str | Path | None = None, tgt: str | Path | None = None, output: str | None = None, *,
           pairs: str | Path | None = None, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
           config: AlignConfig | None = None, fmt: str = "beads", src_lang: str | None = None,
-          tgt_lang: str | None = None, progress: bool = True) -> AlignSummary:
+          tgt_lang: str | None = None, resume: bool = False, progress: bool = True) -> AlignSummary:
     """Sentence-align the document ``src`` with its translation ``tgt`` into ``output`` (``-``: standard output),
     or every ``src TAB tgt TAB out`` row of the list ``pairs`` with one model: one bead a line, ``[i, j]:[k]:cost``
     (``fmt="tsv"``: ``cost TAB source text TAB target text``), every line of both documents in exactly one bead.
-    See :mod:`xlsent.mining.docalign`; every input and output is checked before the model is loaded.
+    See :mod:`xlsent.mining.docalign`; every input and output is checked before the model is loaded. With
+    ``resume``, pairs whose output exists (a killed run's finished pairs: outputs are written whole) are skipped,
+    unchecked, and no model is loaded when none is left.
 
     >>> xlsent.align("de.txt", "fr.txt", "de-fr.beads")  # doctest: +SKIP
     """
-    from xlsent.mining.docalign.job import DocPair, align_files, check_pairs, read_pairs_list
+    from xlsent.mining.docalign.job import AlignSummary, DocPair, align_files, check_pairs, read_pairs_list, unwritten
 
     if (pairs is None) == (src is None or tgt is None or output is None):
         raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
-    todo = (read_pairs_list(pairs) if pairs is not None
-            else [DocPair(Path(str(src)), Path(str(tgt)), str(output))])
+    listed = (read_pairs_list(pairs) if pairs is not None
+              else [DocPair(Path(str(src)), Path(str(tgt)), str(output))])
+    todo = unwritten(listed) if resume else listed
+    skipped = len(listed) - len(todo)
+    if skipped:
+        log.info("--resume: %d of %d pair(s) already written, skipped", skipped, len(listed))
     from xlsent.output_lock import exclusive_outputs
 
     check_pairs(todo)
+    if not todo:
+        return AlignSummary(0, 0, 0, 0.0, skipped)
     with exclusive_outputs(pair.out for pair in todo):  # one run per output at a time
         encoder = load(model, backend)
-        return align_files(todo, lambda texts, lang: encoder.encode(texts, lang, progress=progress),
-                           config or AlignConfig(), fmt=fmt, src_lang=src_lang, tgt_lang=tgt_lang)
+        done = align_files(todo, lambda texts, lang: encoder.encode(texts, lang, progress=progress),
+                           config or AlignConfig(), fmt=fmt, src_lang=src_lang, tgt_lang=tgt_lang, progress=progress)
+    return replace(done, skipped=skipped)
 
 
 def calibrate(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto", langs: Sequence[str] | None = None,

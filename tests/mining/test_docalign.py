@@ -363,3 +363,34 @@ def test_paired_length_ratio_aligns_again_with_the_first_alignments_ratio(monkey
     once = align_texts(src, tgt, embed, AlignConfig(length_ratio=LengthRatio.DOCUMENTS), "a", "b")
     assert pairs_of(once) == pairs_of(beads)
     assert ratios == [None]
+
+
+def test_resume_skips_the_pairs_already_written_and_rewrites_without_it(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsent.api
+    from xlsent.testing import LookupEncoder
+
+    loads: list[str] = []
+
+    def load(model: str, backend: str) -> LookupEncoder:
+        loads.append(model)
+        return LookupEncoder({"ein Hund": [1, 0], "a dog": [1, 0], "eine Katze": [0, 1], "a cat": [0, 1]})
+
+    monkeypatch.setattr(xlsent.api, "load", load)
+    (tmp_path / "de.txt").write_text("ein Hund\neine Katze\n", encoding="utf-8")
+    (tmp_path / "en.txt").write_text("a dog\na cat\n", encoding="utf-8")
+    (tmp_path / "list.tsv").write_text("de.txt\ten.txt\tdone.beads\nde.txt\ten.txt\tnew.beads\n", encoding="utf-8")
+    (tmp_path / "done.beads").write_text("written by a killed run\n", encoding="utf-8")
+
+    summary = xlsent.api.align(pairs=tmp_path / "list.tsv", resume=True, progress=False)
+    assert (summary.documents, summary.skipped) == (1, 1)
+    assert (tmp_path / "done.beads").read_text(encoding="utf-8") == "written by a killed run\n"
+    assert [(b.src, b.tgt) for b in read_beads(tmp_path / "new.beads")] == [((0,), (0,)), ((1,), (1,))]
+
+    loads.clear()
+    again = xlsent.api.align(pairs=tmp_path / "list.tsv", resume=True, progress=False)
+    assert (again.documents, again.skipped, loads) == (0, 2, [])  # nothing left: no model loaded
+
+    assert xlsent.api.align(pairs=tmp_path / "list.tsv", progress=False).documents == 2
+    assert (tmp_path / "done.beads").read_text(encoding="utf-8") == (tmp_path / "new.beads").read_text(
+        encoding="utf-8")

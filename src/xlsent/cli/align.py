@@ -21,7 +21,8 @@ def add_commands(sub: Commands) -> None:
         "Beads are scored with embeddings of runs of consecutive lines, normalised against each span's nearest "
         "lines near the path, searched in a band around a path found on halved documents (time and memory linear "
         "in the length). --pairs aligns many document pairs with one model load. Every input and output is checked "
-        "before the model is loaded; each output is written atomically (complete or absent).",
+        "before the model is loaded; each output is written atomically (complete or absent), so a killed --pairs run "
+        "continues with --resume.",
     )
 
 
@@ -81,6 +82,9 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--number-min", type=int, default=d.number_min,
                    help="the smallest number that anchors: many languages write small numbers as words (six, a "
                    f"month's name) where others use digits (default {d.number_min})")
+    p.add_argument("--resume", action="store_true",
+                   help="skip the pairs whose output exists: a killed run's finished pairs (each output is written "
+                   "whole); the options they were aligned with are not checked (default: every output rewritten)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_align, writes=())  # xlsent.api.align locks every output, --pairs' too
 
@@ -99,6 +103,6 @@ def _align(args: argparse.Namespace) -> int:
                       number_weight=args.number_weight, number_min=args.number_min)
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
-                    progress=not args.quiet)
+                    resume=args.resume, progress=not args.quiet)
     print(summary.describe(), file=sys.stderr)
     return 0

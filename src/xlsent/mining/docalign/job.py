@@ -3,7 +3,8 @@
 
 Everything that can be refused is refused before the encoder is loaded: a missing input, invalid UTF-8 or a
 document without text (naming the file and line), a malformed row of the list, two pairs writing one output, an
-output that is a directory. Each output is written atomically, so it is complete or absent.
+output that is a directory. Each output is written atomically, so it is complete or absent: a killed run of many
+pairs continues with ``resume`` (:func:`unwritten`: the pairs whose output exists are not aligned again).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_open
 from xlsent.data.beads import Bead, format_bead
@@ -47,10 +50,12 @@ class AlignSummary:
     beads: int
     null_beads: int
     seconds: float
+    skipped: int = 0
 
     def describe(self) -> str:
+        kept = f"; {self.skipped} pair(s) skipped, their output already written (--resume)" if self.skipped else ""
         return (f"aligned {self.documents} document pair(s): {self.beads} beads, {self.null_beads} of them null "
-                f"(a line without counterpart) in {self.seconds:.1f}s")
+                f"(a line without counterpart) in {self.seconds:.1f}s{kept}")
 
 
 def read_pairs_list(path: str | Path) -> list[DocPair]:
@@ -97,6 +102,16 @@ def check_output(out: str) -> None:
     above = next((p for p in path.absolute().parents if p.exists()), None)
     if above is not None and not above.is_dir():
         raise ValueError(f"{out}: {above} is a file, not a folder")
+
+
+def unwritten(pairs: Sequence[DocPair]) -> list[DocPair]:
+    """The pairs whose output does not exist yet (standard output always counts as unwritten). Outputs are written
+    atomically, so an existing one is a finished pair of an earlier run, never a partial file.
+
+    >>> unwritten([DocPair(Path("de.txt"), Path("fr.txt"), "-"), DocPair(Path("a"), Path("b"), "/")])
+    [DocPair(src=PosixPath('de.txt'), tgt=PosixPath('fr.txt'), out='-')]
+    """
+    return [p for p in pairs if p.out == STDOUT or not Path(p.out).exists()]
 
 
 def check_pairs(pairs: Sequence[DocPair]) -> None:
@@ -148,13 +163,16 @@ def _batches(pairs: Sequence[DocPair], sizes: dict[Path, int], batch_lines: int)
 
 
 def align_files(pairs: Sequence[DocPair], embed: Embed, cfg: AlignConfig, *, fmt: str = "beads",
-                src_lang: str | None = None, tgt_lang: str | None = None, batch_lines: int = 20000) -> AlignSummary:
-    """Align every pair of ``pairs`` (already checked with :func:`check_pairs`) and write its beads."""
+                src_lang: str | None = None, tgt_lang: str | None = None, batch_lines: int = 20000,
+                progress: bool = False) -> AlignSummary:
+    """Align every pair of ``pairs`` (already checked with :func:`check_pairs`) and write its beads; ``progress``
+    shows a bar of the pairs written."""
     if fmt not in FORMATS:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     start = time.perf_counter()
     beads = nulls = 0
     sizes = {p: len(read_document(p)) for pair in pairs for p in (pair.src, pair.tgt)}
+    bar = tqdm(total=len(pairs), unit="pair", desc="align", disable=not progress or len(pairs) < 2)
     for group in _batches(pairs, sizes, batch_lines):
         srcs = [Doc.of(read_document(p.src), cfg.overlaps) for p in group]
         tgts = [Doc.of(read_document(p.tgt), cfg.overlaps) for p in group]
@@ -165,4 +183,6 @@ def align_files(pairs: Sequence[DocPair], embed: Embed, cfg: AlignConfig, *, fmt
             write_beads(pair.out, bead_lines(aligned, src.lines, tgt.lines, fmt))
             beads, nulls = beads + len(aligned), nulls + sum(b.is_null for b in aligned)
             log.info("%s + %s -> %s: %d beads", pair.src, pair.tgt, pair.out, len(aligned))
+            bar.update()
+    bar.close()
     return AlignSummary(len(pairs), beads, nulls, time.perf_counter() - start)
