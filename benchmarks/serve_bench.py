@@ -274,11 +274,11 @@ def add_row(record: BenchRecord, args, clients: int, load: Load, model: dict[str
                  "p99 ms": float(np.percentile(lat, 99)), "requests/s": len(load.answered) / args.seconds,
                  "long inputs": load.long_inputs, "RSS warm MiB": rss["warm"],
                  "RSS end MiB": rss["end"], "RSS peak MiB": rss["peak"],
-                 "worker busy share": load.metric("xlsent_inference_seconds_sum") / args.seconds,
+                 "worker seconds per second": load.metric("xlsent_inference_seconds_sum") / args.seconds,
                  "worker batches": load.metric("xlsent_inference_seconds_count"),
                  "inputs per batch": load.metric("xlsent_batch_inputs_sum")
                  / max(load.metric("xlsent_inference_seconds_count"), 1),
-                 "tokenizing share": load.metric("xlsent_tokenize_seconds_sum") / args.seconds,
+                 "tokenize seconds per second": load.metric("xlsent_tokenize_seconds_sum") / args.seconds,
                  "client CPU share": load.clients_cpu_s / args.seconds}, **model)
     record.rows.append(row)
     return row
@@ -301,6 +301,9 @@ def add_notes(record: BenchRecord, args, source: str, rss_ready: float) -> None:
         "end and the peak so far (VmHWM). The first row fills OpenVINO's cache of compiled input shapes (bounded: "
         "xlsent.encoders.backends.OPENVINO_SHAPE_CACHE), so memory is checked flat from the end of the first row on: "
         "each later row must end within 10% of it.",
+        "Worker and tokenize seconds per second: the server's xlsent_inference_seconds and xlsent_tokenize_seconds "
+        "over the window, summed over every worker and every request being tokenized at once, waits for a thread "
+        "and for the CPU included: above 1 when work overlaps, and not a share of the CPU.",
     ]
 
 
@@ -353,9 +356,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{row.baseline or 0:.1f} sentences/s; ratio {row.ratio or 0:.2f}")
         print(f"  latency p50/p95/p99 {d['p50 ms']:.0f}/{d['p95 ms']:.0f}/{d['p99 ms']:.0f} ms; server RSS "
               f"warm/end/peak {rss['warm']:.0f}/{rss['end']:.0f}/{rss['peak']:.0f} MiB")
-        print(f"  worker busy {d['worker busy share']:.0%} of the window in {d['worker batches']:.0f} batches of "
-              f"{d['inputs per batch']:.1f} inputs; tokenizing {d['tokenizing share']:.1%}; the clients used "
-              f"{d['client CPU share']:.0%} of one core")
+        print(f"  workers encoding {d['worker seconds per second']:.2f} s a second in {d['worker batches']:.0f} "
+              f"batches of {d['inputs per batch']:.1f} inputs; tokenizing {d['tokenize seconds per second']:.2f} s a "
+              f"second; the clients used {d['client CPU share']:.0%} of one core")
     add_notes(record, args, source, ready)
     print(f"wrote {record.write(args.out)}")
     return 0
