@@ -49,7 +49,9 @@ REQUEST_TIMEOUT_S = 120.0
 
 @dataclass
 class Load:
-    """What the clients of one count saw in their measured windows, and the baseline's encode calls between them."""
+    """What the clients of one count saw in their measured windows, and the baselines' encode calls between them:
+    one call over a round's answered sentences (``baseline_s``), and calls of the server's mean batch size
+    (``batched_s``)."""
 
     latencies: list[float] = field(default_factory=list)
     statuses: Counter[str] = field(default_factory=Counter)
@@ -59,6 +61,7 @@ class Load:
     clients_cpu_s: float = 0.0
     baseline_sentences: int = 0
     baseline_s: float = 0.0
+    batched_s: float = 0.0
 
     def metric(self, name: str) -> float:
         """How much the server's total ``name`` grew over the measured windows (batches counted when they end)."""
@@ -221,19 +224,33 @@ async def run_load(url: str, pool: list[str], longs: list[str], args, clients: i
         _client(url, np.random.default_rng([seed, c]), pool, longs, args, window, load) for c in range(clients)))
 
 
-def encode_baseline(encoder: Encoder, answered: list[list[str]], load: Load) -> None:
-    """One ``encode`` call over the texts of ``answered`` (in order), its time and sentences added to ``load``."""
+def encode_baseline(encoder: Encoder, answered: list[list[str]], load: Load, batch_inputs: float, first: bool) -> None:
+    """Time ``encode`` over the texts of ``answered`` (in order) in one call, and in consecutive calls of
+    ``batch_inputs`` texts (the round's mean server batch), the one-call timing first when ``first``; times and
+    sentences added to ``load``."""
     texts = [t for inputs in answered for t in inputs]
-    start = time.perf_counter()
-    encoder.encode(texts)
-    load.baseline_s += time.perf_counter() - start
+    size = max(1, round(batch_inputs))
+
+    def one_call() -> None:
+        start = time.perf_counter()
+        encoder.encode(texts)
+        load.baseline_s += time.perf_counter() - start
+
+    def server_sized() -> None:
+        start = time.perf_counter()
+        for i in range(0, len(texts), size):
+            encoder.encode(texts[i:i + size])
+        load.batched_s += time.perf_counter() - start
+
+    for timing in ((one_call, server_sized) if first else (server_sized, one_call)):
+        timing()
     load.baseline_sentences += len(texts)
 
 
 def measure(url: str, pid: int, encoder: Encoder, pool: list[str], longs: list[str], args, clients: int
             ) -> tuple[Load, dict[str, float]]:
     """``args.rounds`` rounds of ``clients`` clients for ``args.seconds / args.rounds`` each (after a warm-up in the
-    first), each followed by the baseline's encode call over what that round answered; the server's RSS."""
+    first), each followed by the baselines' encode calls over what that round answered; the server's RSS."""
     load, rss = Load(), {}
 
     def sample(label: str) -> None:
@@ -241,9 +258,12 @@ def measure(url: str, pid: int, encoder: Encoder, pool: list[str], longs: list[s
 
     for r in range(args.rounds):
         answered = len(load.answered)
+        batches, inputs = load.metric("xlsent_inference_seconds_count"), load.metric("xlsent_batch_inputs_sum")
         asyncio.run(run_load(url, pool, longs, args, clients, args.seconds / args.rounds,
                              args.warmup_seconds if r == 0 else 0.0, load, r, sample))
-        encode_baseline(encoder, load.answered[answered:], load)
+        batch_inputs = ((load.metric("xlsent_batch_inputs_sum") - inputs)
+                        / max(load.metric("xlsent_inference_seconds_count") - batches, 1))
+        encode_baseline(encoder, load.answered[answered:], load, batch_inputs, first=r % 2 == 0)
     rss["end"], rss["peak"] = rss_mib(pid)
     return load, rss
 
@@ -255,6 +275,7 @@ def add_row(record: BenchRecord, args, clients: int, load: Load, model: dict[str
     the end of the first row (None: this is the first row, which fills OpenVINO's bounded shape cache)."""
     rate = load.sentences / args.seconds
     baseline = load.baseline_sentences / load.baseline_s if load.baseline_s else 0.0
+    batched = load.baseline_sentences / load.batched_s if load.batched_s else 0.0
     lat = np.asarray(load.latencies) * 1000 if load.latencies else np.zeros(1)
     errors = {s: n for s, n in load.statuses.items() if s != "200"}
     server_errors = sum(n for s, n in errors.items() if not s.isdigit() or s.startswith("5"))
@@ -279,7 +300,9 @@ def add_row(record: BenchRecord, args, clients: int, load: Load, model: dict[str
                  "inputs per batch": load.metric("xlsent_batch_inputs_sum")
                  / max(load.metric("xlsent_inference_seconds_count"), 1),
                  "tokenize seconds per second": load.metric("xlsent_tokenize_seconds_sum") / args.seconds,
-                 "client CPU share": load.clients_cpu_s / args.seconds}, **model)
+                 "client CPU share": load.clients_cpu_s / args.seconds,
+                 "encode in server-sized calls sentences/s": batched,
+                 "ratio to encode in server-sized calls": rate / batched if batched else 0.0}, **model)
     record.rows.append(row)
     return row
 
@@ -304,6 +327,10 @@ def add_notes(record: BenchRecord, args, source: str, rss_ready: float) -> None:
         "Worker and tokenize seconds per second: the server's xlsent_inference_seconds and xlsent_tokenize_seconds "
         "over the window, summed over every worker and every request being tokenized at once, waits for a thread "
         "and for the CPU included: above 1 when work overlaps, and not a share of the CPU.",
+        "Encode in server-sized calls: the sentences of each round encoded in consecutive calls of as many inputs as "
+        "the server's batches held on average in that round, timed beside the one-call baseline (alternating which "
+        "runs first): what the server's batch size alone costs against one call over every sentence, which sorts "
+        "them all by length. The ratio to it is what is left to the server (HTTP, queueing, overlapping batches).",
     ]
 
 
@@ -353,7 +380,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"xlsent serve, {clients} client(s) for {args.seconds:g}s: {row.ours:.1f} sentences/s answered "
               f"({sum(load.statuses.values())} answers: {dict(load.statuses)})")
         print(f"  encode calls over the same {load.baseline_sentences} sentences, between the rounds: "
-              f"{row.baseline or 0:.1f} sentences/s; ratio {row.ratio or 0:.2f}")
+              f"{row.baseline or 0:.1f} sentences/s; ratio {row.ratio or 0:.2f}; in server-sized calls "
+              f"{d['encode in server-sized calls sentences/s']:.1f} sentences/s; ratio "
+              f"{d['ratio to encode in server-sized calls']:.2f}")
         print(f"  latency p50/p95/p99 {d['p50 ms']:.0f}/{d['p95 ms']:.0f}/{d['p99 ms']:.0f} ms; server RSS "
               f"warm/end/peak {rss['warm']:.0f}/{rss['end']:.0f}/{rss['peak']:.0f} MiB")
         print(f"  workers encoding {d['worker seconds per second']:.2f} s a second in {d['worker batches']:.0f} "

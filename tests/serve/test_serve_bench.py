@@ -27,3 +27,6 @@ def test_serve_bench_writes_its_record_at_toy_size(bench_script: Callable[[str],
     assert row["checks"]["answers"] > 0 and row["checks"]["5xx or lost"] == 0 and row["checks"]["errors"] == 0
     assert row["details"]["p50 ms"] <= row["details"]["p95 ms"] <= row["details"]["p99 ms"]
     assert row["details"]["RSS end MiB"] > 0 and row["details"]["RSS peak MiB"] >= row["details"]["RSS end MiB"]
+    assert row["details"]["encode in server-sized calls sentences/s"] > 0  # the batch size's cost, timed beside
+    assert row["details"]["ratio to encode in server-sized calls"] == (
+        row["ours"] / row["details"]["encode in server-sized calls sentences/s"])
