@@ -178,8 +178,8 @@ def margin_costs(band: Band, x: np.ndarray, y: np.ndarray, x_ok: np.ndarray, y_o
     level ``a - 1``: lines ``s..s+a-1``), ``x_ok`` which spans exist; ``y``, ``y_ok`` the same for the target side;
     ``lengths``: both sides' span lengths in characters, the target's scaled by the documents' length ratio;
     ``anchors``: both sides' shared numbers and the weight of a bead's agreement on them (none: numbers left out)."""
-    unused = np.ones(x_ok.shape, dtype=np.float32), np.ones(y_ok.shape, dtype=np.float32)
-    return _costs(band, x, y, *unused, x_ok, y_ok, types, np.ones(len(types)), lengths, length_weight, True, anchors)
+    no_norms = np.empty((0, 0), dtype=np.float32)  # the distance cost's normalisers and size weights: never read
+    return _costs(band, x, y, no_norms, no_norms, x_ok, y_ok, types, np.empty(0), lengths, length_weight, True, anchors)
 
 
 def distance_costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
