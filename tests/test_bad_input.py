@@ -709,6 +709,8 @@ CASES = [
     case("align-pairs-row-mismatch", "align --pairs {w}/list.tsv {nothing}", 2,
          "list.tsv:2: 2 column(s); each row of --pairs is SRC TAB TGT TAB OUT",
          setup=with_files({"list.tsv": "de.txt\ten.txt\ta.txt\nde.txt\ten.txt\n"})),
+    case("align-bad-language-code", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --tgt-lang English {nothing}", 2,
+         "'English' is not a language code"),
     case("align-pairs-and-files", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --pairs {w}/in.txt {nothing}", 2,
          "give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both"),
     case("align-one-line-and-empty-lines", "align {w}/one.txt {w}/two.txt -o {w}/b.txt --model toy:onehot -q", 0,

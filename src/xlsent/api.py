@@ -211,10 +211,13 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
 
     >>> xlsent.align("de.txt", "fr.txt", "de-fr.beads")  # doctest: +SKIP
     """
+    from xlsent.languages import check_lang
     from xlsent.mining.docalign.job import AlignSummary, DocPair, align_files, check_pairs, read_pairs_list, unwritten
 
     if (pairs is None) == (src is None or tgt is None or output is None):
         raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
+    check_lang(src_lang)
+    check_lang(tgt_lang)
     listed = (read_pairs_list(pairs) if pairs is not None
               else [DocPair(Path(str(src)), Path(str(tgt)), str(output))])
     todo = unwritten(listed) if resume else listed
