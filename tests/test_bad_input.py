@@ -245,6 +245,14 @@ def with_files(files: dict[str, str]) -> Callable[[Path, Path], None]:
     return setup
 
 
+def parquet_input(w: Path, model: Path) -> None:
+    """``{w}/in.parquet``: a Parquet file of one ``text`` column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"text": ["the dog barks", "der hund bellt"]}), w / "in.parquet")
+
+
 def tatoeba_files_emptied(w: Path, model: Path) -> None:
     for path in (w / "data" / "tatoeba_v1").iterdir():
         path.write_text("", encoding="utf-8")
@@ -419,6 +427,8 @@ CASES = [
          "folder: is a directory"),
     case("mine-output-csv", "mine {w}/de.txt {w}/en.txt -o {w}/pairs.csv {nothing}", 2,
          "name a .tsv (or .txt) file, or - for standard output"),
+    case("mine-output-is-an-input", "mine {w}/de.txt {w}/en.txt -o {w}/./en.txt {nothing}", 2,
+         "en.txt: is also an input"),
     case("mine-both-sides-stdin", "mine - - -o {w}/p.tsv {nothing}", 2, "cannot both be standard input"),
     case("mine-stdout-with-ray", "mine {w}/de.txt {w}/en.txt -o - --engine ray {nothing}", 2,
          "needs --engine local"),
@@ -429,6 +439,8 @@ CASES = [
          "argument --chunk-rows: must be a whole number of at least 1, not '0'"),
     case("embed-batch-tokens-not-a-number", "embed {w}/in.txt -o {w}/o.npy --batch-tokens many {nothing}",
          2, "argument --batch-tokens"),
+    case("embed-output-is-the-input", "embed {w}/in.parquet --column text -o {w}/in.parquet {nothing}", 2,
+         "in.parquet: is also an input", setup=parquet_input),
     case("embed-bad-language-code", "embed {w}/in.txt -o {w}/o.npy --lang German {nothing}", 2,
          "not a language code"),
     case("embed-field-on-txt", "embed {w}/in.txt -o {w}/o.npy --field text {nothing}", 2,
@@ -664,6 +676,8 @@ CASES = [
          "argument --precision: invalid choice: 'fp16'"),
     # filter: given pairs checked (and its outputs) before the encoder is loaded; a header row and blank sides are
     # documented behaviours
+    case("filter-scores-is-an-input", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scores {w}/de.txt {nothing}", 2,
+         "de.txt: is also an input"),
     case("filter-tsv-one-column", "filter {w}/pairs.tsv -o {w}/k.tsv {nothing}", 2,
          "pairs.tsv:1: 1 column(s), expected 2", setup=with_files({"pairs.tsv": "only one side\n"})),
     case("filter-tsv-third-column", "filter {w}/pairs.tsv -o {w}/k.tsv {nothing}", 2,
@@ -711,6 +725,12 @@ CASES = [
          setup=with_files({"list.tsv": "de.txt\ten.txt\ta.txt\nde.txt\ten.txt\n"})),
     case("align-bad-language-code", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --tgt-lang English {nothing}", 2,
          "'English' is not a language code"),
+    case("align-output-is-an-input", "align {w}/de.txt {w}/en.txt -o {w}/de.txt {nothing}", 2,
+         "de.txt: is also an input"),
+    case("align-pairs-output-is-another-rows-input", "align --pairs {w}/list.tsv {nothing}", 2,
+         "one.txt: is also an input",
+         setup=with_files({"list.tsv": "one.txt\ttwo.txt\ta.txt\nde.txt\ten.txt\tone.txt\n",
+                           "one.txt": "deu sentence 0\n", "two.txt": "english deu 0\n"})),
     case("align-pairs-and-files", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --pairs {w}/in.txt {nothing}", 2,
          "give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both"),
     case("align-one-line-and-empty-lines", "align {w}/one.txt {w}/two.txt -o {w}/b.txt --model toy:onehot -q", 0,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xlsent.data.text_input import InputSpec
+from xlsent.data.text_input import InputSpec, check_not_an_input
 from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.registry import DEFAULT_MODEL, load_encoder
@@ -180,6 +180,7 @@ def filter(src: Input, tgt: Input, output: str | Path, *, scores: str | Path | N
     check_job(_spec(src), _spec(tgt), output, embs)
     check_same_rows(_spec(src), _spec(tgt))
     check_filter_outputs(output, Path(scores) if scores else None, Path(histogram) if histogram else None)
+    check_not_an_input([scores, histogram], [_spec(src).path, _spec(tgt).path, *embs])
     threshold: float | None = None
     source = "given"
     if rules.score and rules.keep is None and rules.threshold == "auto":

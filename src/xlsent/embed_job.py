@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 from xlsent.atomic import atomic_path, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
-from xlsent.data.text_input import InputError, InputSpec, iter_rows, readable
+from xlsent.data.text_input import InputError, InputSpec, check_not_an_input, iter_rows, readable
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
 from xlsent.inference import DEFAULT_BATCH_TOKENS
@@ -114,6 +114,7 @@ def check_job(spec: InputSpec, output: str | Path) -> None:
     spec.check()
     output = Path(output)
     check_output_path(output)
+    check_not_an_input([output], [spec.path])
     parts = parts_path(output)
     if parts.exists() and not parts.is_dir():
         raise EmbeddingFileError(f"{parts}: exists and is not a folder; remove it (it would hold finished chunks)")

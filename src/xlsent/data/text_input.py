@@ -22,7 +22,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -114,6 +114,32 @@ class InputSpec:
         fmt = self.resolved_format()
         return {"path": self.name, "format": fmt, "column": self.column, "field": self.field,
                 "header": self.tsv_header() if fmt == "tsv" else None}
+
+
+def check_not_an_input(outputs: Iterable[str | Path | None], inputs: Iterable[str | Path | None]) -> None:
+    """Raise :class:`InputError` for an output that is one of the inputs, the same file by any path (a link, ``./``):
+    writing it would destroy that input. Standard input and output (``-``) and ``None`` are skipped.
+
+    >>> import tempfile
+    >>> doc = Path(tempfile.mkdtemp()) / "de.txt"
+    >>> _ = doc.write_text("Hallo.\\n")
+    >>> check_not_an_input([doc.parent / "." / "de.txt"], [doc])
+    Traceback (most recent call last):
+    ...
+    xlsent.data.text_input.InputError: .../de.txt: is also an input (.../de.txt); writing it would destroy that ...
+    """
+    def identity(path: str | Path | None) -> tuple[int, int] | None:
+        if path is None or str(path) == STDIN or not Path(path).exists():
+            return None
+        stat = Path(path).stat()
+        return stat.st_dev, stat.st_ino
+
+    files = {key: path for path in inputs if (key := identity(path)) is not None}
+    for out in outputs:
+        key = identity(out)
+        if key is not None and key in files:
+            raise InputError(f"{out}: is also an input ({files[key]}); writing it would destroy that input: name "
+                             "another output file")
 
 
 def check_options_apply(specs: Sequence[InputSpec]) -> None:

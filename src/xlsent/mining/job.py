@@ -33,7 +33,14 @@ import numpy as np
 from xlsent.atomic import write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
-from xlsent.data.text_input import InputError, InputSpec, check_options_apply, iter_rows, readable
+from xlsent.data.text_input import (
+    InputError,
+    InputSpec,
+    check_not_an_input,
+    check_options_apply,
+    iter_rows,
+    readable,
+)
 from xlsent.mining.config import MineConfig, MineSummary, ScoreSummary, SearchConfig
 from xlsent.mining.engine import Engine, Side
 from xlsent.mining.filter_config import FilterConfig
@@ -93,6 +100,7 @@ def check_job(src: InputSpec, tgt: InputSpec, output: str | Path, embs: tuple[Pa
     """Everything about a file job that can be refused before an encoder is loaded: the inputs, the output and the
     given embedding files (readable, with a header)."""
     check_mine_paths(src, tgt, output)
+    check_not_an_input([output], [src.path, tgt.path, *embs])
     for given in embs:
         if given is not None:
             read_metadata(given)
