@@ -731,6 +731,8 @@ CASES = [
          "one.txt: is also an input",
          setup=with_files({"list.tsv": "one.txt\ttwo.txt\ta.txt\nde.txt\ten.txt\tone.txt\n",
                            "one.txt": "deu sentence 0\n", "two.txt": "english deu 0\n"})),
+    case("align-pairs-output-is-the-list", "align --pairs {w}/list.tsv {nothing}", 2, "list.tsv: is also an input",
+         setup=with_files({"list.tsv": "de.txt\ten.txt\tlist.tsv\n"})),
     case("align-pairs-and-files", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --pairs {w}/in.txt {nothing}", 2,
          "give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both"),
     case("align-one-line-and-empty-lines", "align {w}/one.txt {w}/two.txt -o {w}/b.txt --model toy:onehot -q", 0,

@@ -228,6 +228,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     from xlsent.output_lock import exclusive_outputs
 
     check_pairs(todo)
+    check_not_an_input([pair.out for pair in todo], [pairs])
     if not todo:
         return AlignSummary(0, 0, 0, 0.0, skipped)
     with exclusive_outputs(pair.out for pair in todo):  # one run per output at a time
