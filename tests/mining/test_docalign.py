@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -142,10 +143,14 @@ def test_spans_and_documents() -> None:
 def test_config_refuses_bad_values() -> None:
     with pytest.raises(ValueError, match="--max-beads must be at least 2"):
         AlignConfig(max_beads=1)
-    with pytest.raises(ValueError, match="--null-cost must be 0 or more"):
+    with pytest.raises(ValueError, match="--null-cost must be a finite number, 0 or more"):
         AlignConfig(null_cost=-0.1)
-    with pytest.raises(ValueError, match="--number-weight must be 0 or more"):
+    with pytest.raises(ValueError, match="--number-weight must be a finite number, 0 or more"):
         AlignConfig(number_weight=-0.02)
+    for flag, weight in (("length_weight", math.inf), ("number_weight", math.inf), ("null_cost", math.inf),
+                         ("length_weight", math.nan)):  # an infinite weight made every line a null bead
+        with pytest.raises(ValueError, match=f"--{flag.replace('_', '-')} must be a finite number"):
+            AlignConfig(**{flag: weight})
     with pytest.raises(ValueError, match="--number-min must be 0 or more"):
         AlignConfig(number_min=-1)
     with pytest.raises(ValueError, match="'cosine' is not a valid Cost"):

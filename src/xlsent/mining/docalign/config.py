@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -102,14 +103,12 @@ class AlignConfig:
                 raise ValueError(f"{flag} must be at least 1, not {value}")
         if self.size_weight not in SIZE_WEIGHTS:
             raise ValueError(f"--size-weight must be one of {', '.join(SIZE_WEIGHTS)}, not {self.size_weight!r}")
-        if not self.length_weight >= 0:
-            raise ValueError(f"--length-weight must be 0 or more, not {self.length_weight}")
-        if not self.number_weight >= 0:
-            raise ValueError(f"--number-weight must be 0 or more, not {self.number_weight}")
+        for flag, weight in (("--length-weight", self.length_weight), ("--number-weight", self.number_weight),
+                             ("--null-cost", 0.0 if self.null_cost is None else self.null_cost)):
+            if not 0 <= weight < math.inf:
+                raise ValueError(f"{flag} must be a finite number, 0 or more, not {weight}")
         if self.number_min < 0:
             raise ValueError(f"--number-min must be 0 or more, not {self.number_min}")
-        if self.null_cost is not None and not self.null_cost >= 0:
-            raise ValueError(f"--null-cost must be 0 or more, not {self.null_cost}")
 
     @property
     def null(self) -> float:
