@@ -727,6 +727,8 @@ CASES = [
          "'English' is not a language code"),
     case("align-output-is-an-input", "align {w}/de.txt {w}/en.txt -o {w}/de.txt {nothing}", 2,
          "de.txt: is also an input"),
+    case("align-resume-output-is-an-input", "align {w}/de.txt {w}/en.txt -o {w}/de.txt --resume {nothing}", 2,
+         "de.txt: is also an input"),
     case("align-pairs-output-is-another-rows-input", "align --pairs {w}/list.tsv {nothing}", 2,
          "one.txt: is also an input",
          setup=with_files({"list.tsv": "one.txt\ttwo.txt\ta.txt\nde.txt\ten.txt\tone.txt\n",

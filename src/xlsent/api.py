@@ -221,6 +221,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     check_lang(tgt_lang)
     listed = (read_pairs_list(pairs) if pairs is not None
               else [DocPair(Path(str(src)), Path(str(tgt)), str(output))])
+    check_not_an_input([p.out for p in listed], [pairs, *(path for p in listed for path in (p.src, p.tgt))])
     todo = unwritten(listed) if resume else listed
     skipped = len(listed) - len(todo)
     if skipped:
@@ -228,7 +229,6 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     from xlsent.output_lock import exclusive_outputs
 
     check_pairs(todo)
-    check_not_an_input([pair.out for pair in todo], [pairs])
     if not todo:
         return AlignSummary(0, 0, 0, 0.0, skipped)
     with exclusive_outputs(pair.out for pair in todo):  # one run per output at a time
