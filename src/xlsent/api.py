@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xlsent.data.text_input import InputSpec, check_not_an_input
+from xlsent.data.text_input import InputSpec
 from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.registry import DEFAULT_MODEL, load_encoder
@@ -179,8 +179,8 @@ def filter(src: Input, tgt: Input, output: str | Path, *, scores: str | Path | N
     _check_engine(engine, output, embs)
     check_job(_spec(src), _spec(tgt), output, embs)
     check_same_rows(_spec(src), _spec(tgt))
-    check_filter_outputs(output, Path(scores) if scores else None, Path(histogram) if histogram else None)
-    check_not_an_input([scores, histogram], [_spec(src).path, _spec(tgt).path, *embs])
+    check_filter_outputs(output, Path(scores) if scores else None, Path(histogram) if histogram else None,
+                         [_spec(src).path, _spec(tgt).path, *embs])
     threshold: float | None = None
     source = "given"
     if rules.score and rules.keep is None and rules.threshold == "auto":
@@ -213,7 +213,15 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     >>> xlsent.align("de.txt", "fr.txt", "de-fr.beads")  # doctest: +SKIP
     """
     from xlsent.languages import check_lang
-    from xlsent.mining.docalign.job import AlignSummary, DocPair, align_files, check_pairs, read_pairs_list, unwritten
+    from xlsent.mining.docalign.job import (
+        AlignSummary,
+        DocPair,
+        align_files,
+        check_not_overwritten,
+        check_pairs,
+        read_pairs_list,
+        unwritten,
+    )
 
     if (pairs is None) == (src is None or tgt is None or output is None):
         raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
@@ -221,7 +229,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     check_lang(tgt_lang)
     listed = (read_pairs_list(pairs) if pairs is not None
               else [DocPair(Path(str(src)), Path(str(tgt)), str(output))])
-    check_not_an_input([p.out for p in listed], [pairs, *(path for p in listed for path in (p.src, p.tgt))])
+    check_not_overwritten(listed, pairs)
     todo = unwritten(listed) if resume else listed
     skipped = len(listed) - len(todo)
     if skipped:

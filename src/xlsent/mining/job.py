@@ -22,7 +22,7 @@ import logging
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +93,7 @@ def check_mine_paths(src: InputSpec, tgt: InputSpec, output: str | Path) -> None
         if not side.is_stream():  # a stream is checked once copied, by readable_sides
             check_has_text(side)
     check_output(output)
+    check_not_an_input([output], [src.path, tgt.path])
 
 
 def check_job(src: InputSpec, tgt: InputSpec, output: str | Path, embs: tuple[Path | None, Path | None] = (None, None)
@@ -100,7 +101,7 @@ def check_job(src: InputSpec, tgt: InputSpec, output: str | Path, embs: tuple[Pa
     """Everything about a file job that can be refused before an encoder is loaded: the inputs, the output and the
     given embedding files (readable, with a header)."""
     check_mine_paths(src, tgt, output)
-    check_not_an_input([output], [src.path, tgt.path, *embs])
+    check_not_an_input([output], embs)
     for given in embs:
         if given is not None:
             read_metadata(given)
@@ -284,9 +285,11 @@ def score_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engi
                         scored.measure, time.perf_counter() - job.start)
 
 
-def check_filter_outputs(output: str | Path, scores: Path | None, histogram: Path | None) -> None:
+def check_filter_outputs(output: str | Path, scores: Path | None, histogram: Path | None,
+                         inputs: Sequence[str | Path | None]) -> None:
     """Raise ValueError for outputs a filter job cannot write: the kept pairs and ``scores`` as :func:`check_output`
-    says (``scores`` not ``-``), ``histogram`` not a ``.png`` file, two of them the same file."""
+    says (``scores`` not ``-``), ``histogram`` not a ``.png`` file, two of them the same file, one of them one of
+    ``inputs``."""
     check_output(output)
     if scores is not None:
         if str(scores) == STDOUT:
@@ -297,6 +300,7 @@ def check_filter_outputs(output: str | Path, scores: Path | None, histogram: Pat
     given = [str(path) for path in (output, scores, histogram) if path is not None]
     if len(set(given)) < len(given):
         raise ValueError("-o, --scores and --histogram must name different files")
+    check_not_an_input([scores, histogram], inputs)
 
 
 def filter_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engine, cfg: SearchConfig,
@@ -310,7 +314,7 @@ def filter_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Eng
     values into ``scores_out`` and a histogram of the scores into ``histogram`` (each optional but ``output``);
     resumable like :func:`score_files`, and nothing is written on error."""
     output = Path(output)
-    check_filter_outputs(output, scores_out, histogram)
+    check_filter_outputs(output, scores_out, histogram, [src.path, tgt.path, src_emb, tgt_emb])
     with _file_job("filter", src, tgt, output, cfg, engine, langs=(src_lang, tgt_lang), embs=(src_emb, tgt_emb),
                    work_dir=work_dir, keep_work=keep_work, progress=progress) as job:
         scored = job_margins(job, cfg, engine, progress)

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_open
 from xlsent.data.beads import Bead, format_bead
-from xlsent.data.text_input import InputError, InputSpec, iter_rows
+from xlsent.data.text_input import InputError, InputSpec, check_not_an_input, iter_rows
 from xlsent.mining.docalign.aligner import Doc, align_spans
 from xlsent.mining.docalign.config import AlignConfig
 from xlsent.mining.docalign.overlaps import Embed, embed_spans
@@ -112,6 +112,12 @@ def unwritten(pairs: Sequence[DocPair]) -> list[DocPair]:
     [DocPair(src=PosixPath('de.txt'), tgt=PosixPath('fr.txt'), out='-')]
     """
     return [p for p in pairs if p.out == STDOUT or not Path(p.out).exists()]
+
+
+def check_not_overwritten(pairs: Sequence[DocPair], pairs_list: str | Path | None = None) -> None:
+    """Raise :class:`InputError` for an output of ``pairs`` that is a document of any of them, or the list
+    ``pairs_list`` they came from (whether or not a ``resume`` would skip it)."""
+    check_not_an_input([p.out for p in pairs], [pairs_list, *(path for p in pairs for path in (p.src, p.tgt))])
 
 
 def check_pairs(pairs: Sequence[DocPair]) -> None:
