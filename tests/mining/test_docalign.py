@@ -148,7 +148,8 @@ def test_config_refuses_bad_values() -> None:
     with pytest.raises(ValueError, match="--number-weight must be a finite number, 0 or more"):
         AlignConfig(number_weight=-0.02)
     for flag, weight in (("length_weight", math.inf), ("number_weight", math.inf), ("null_cost", math.inf),
-                         ("length_weight", math.nan)):  # an infinite weight made every line a null bead
+                         ("length_weight", math.nan), ("bracket_cost", -1.0),
+                         ("bracket_cost", math.nan)):  # an infinite weight made every line a null bead
         with pytest.raises(ValueError, match=f"--{flag.replace('_', '-')} must be a finite number"):
             AlignConfig(**{flag: weight})
     with pytest.raises(ValueError, match="--number-min must be 0 or more"):

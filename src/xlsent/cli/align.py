@@ -27,6 +27,7 @@ def add_commands(sub: Commands) -> None:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
+    from xlsent.mining.docalign.brackets import REACH
     from xlsent.mining.docalign.config import NULL_COSTS, SIZE_WEIGHTS, AlignConfig, Cost, LengthRatio, Norm
     from xlsent.mining.docalign.job import FORMATS
 
@@ -82,6 +83,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--number-min", type=int, default=d.number_min,
                    help="the smallest number that anchors: many languages write small numbers as words (six, a "
                    f"month's name) where others use digits (default {d.number_min})")
+    p.add_argument("--bracket-cost", type=float, default=d.bracket_cost,
+                   help="what a bead boundary costs between lines that one bracket holds together (a line with an "
+                   f"open ( or [ and the lines up to the one closing it, within {REACH} lines: a sentence a splitter "
+                   f"cut inside a parenthesis) (0: brackets left out) (default {d.bracket_cost:g})")
     p.add_argument("--resume", action="store_true",
                    help="skip the pairs whose output exists: a killed run's finished pairs (each output is written "
                    "whole); the options they were aligned with are not checked (default: every output rewritten)")
@@ -100,7 +105,7 @@ def _align(args: argparse.Namespace) -> int:
     cfg = AlignConfig(max_beads=args.max_beads, cost=args.cost, norm=args.norm, null_cost=args.null_cost,
                       band=args.band, full_dp=args.full_dp, size_weight=args.size_weight,
                       length_weight=args.length_weight, length_ratio=args.length_ratio,
-                      number_weight=args.number_weight, number_min=args.number_min)
+                      number_weight=args.number_weight, number_min=args.number_min, bracket_cost=args.bracket_cost)
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
                     resume=args.resume, progress=not args.quiet)

@@ -1,6 +1,6 @@
 """``xlsent eval align_ablation``: the dev sets of ``xlsent eval align`` aligned with each shipped setting of
 ``xlsent align`` changed in turn (cost, overlaps, normalisation, band, bead sizes, null cost, length term, number
-anchors); one row per setting, the mean strict F1 over the sets and each set's.
+anchors, brackets); one row per setting, the mean strict F1 over the sets and each set's.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ ABLATIONS: dict[str, AlignConfig] = {
     **{f"number-weight {w:g}" + (" (no number anchors)" if w == 0 else ""): AlignConfig(number_weight=w)
        for w in (0.0, 0.05)},
     "number-min 0 (every number anchors)": AlignConfig(number_min=0),
+    **{f"bracket-cost {c:g}" + (" (brackets left out)" if c == 0 else ""): AlignConfig(bracket_cost=c)
+       for c in (0.0, 0.1)},
 }
 """Row name -> the settings it runs; each changes one choice of :data:`SHIPPED`."""
 

@@ -21,9 +21,10 @@ import numpy as np
 
 from xlsent.data.beads import Bead
 from xlsent.mining.docalign.band import Band, band_around, full_band, path_extent, project
+from xlsent.mining.docalign.brackets import bracket_cuts
 from xlsent.mining.docalign.config import NULL_COSTS, AlignConfig, Cost, LengthRatio, Norm
 from xlsent.mining.docalign.costs import distance_costs, margin_costs
-from xlsent.mining.docalign.dp import best_beads
+from xlsent.mining.docalign.dp import Found, best_beads
 from xlsent.mining.docalign.normalise import normalisers, random_distance
 from xlsent.mining.docalign.numbers import NumberAnchors
 from xlsent.mining.docalign.overlaps import Embed, embed_spans, span_ok
@@ -72,11 +73,6 @@ def span_lengths(src: Doc, tgt: Doc, ratio: float | None = None) -> tuple[np.nda
         total_s, total_t = ls[0].sum(), lt[0].sum()
         ratio = total_s / total_t if total_s and total_t else 1.0
     return ls, lt * ratio
-
-
-Found = list[tuple[tuple[int, int], tuple[int, int], float]]
-"""Beads as :func:`~.dp.best_beads` gives them: ``((src start, src stop), (tgt start, tgt stop), cost)`` over the
-lines with text."""
 
 
 def paired_ratio(found: Found, src: Doc, tgt: Doc) -> float | None:
@@ -161,7 +157,8 @@ class BeadCosts:
 
 def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:
     """The beads of ``src`` and ``tgt`` with span embeddings ``x`` and ``y`` (:func:`~.overlaps.span_array`), in
-    document order, every line in exactly one bead (an empty line: a null bead of cost :data:`EMPTY_LINE_COST`).
+    document order, every line in exactly one bead (an empty line: a null bead of cost :data:`EMPTY_LINE_COST`); a
+    bead boundary inside a bracket (:mod:`.brackets`) costs ``cfg.bracket_cost``.
     With ``cfg.length_ratio`` ``paired`` (and lengths counting), the documents are aligned twice: the second time
     with the length ratio of the lines the first pairs."""
     n, m = len(src.ids), len(tgt.ids)
@@ -169,11 +166,12 @@ def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConf
     log.debug("aligning %d x %d lines over %d cells", n, m, band.cells)
     types = np.array(cfg.bead_types(), dtype=np.int64)
     costs = BeadCosts.of(band, src, tgt, x, y, types, cfg)
-    found = best_beads(band, types, costs.at(), cfg.null)
+    cuts = (bracket_cuts(src.texts) * cfg.bracket_cost, bracket_cuts(tgt.texts) * cfg.bracket_cost)
+    found = best_beads(band, types, costs.at(), cfg.null, cuts)
     ratio = paired_ratio(found, src, tgt) if cfg.length_ratio is LengthRatio.PAIRED and cfg.length_weight else None
     if ratio is not None:
         log.debug("aligning again with the paired lines' length ratio %.3f", ratio)
-        found = best_beads(band, types, costs.at(ratio), cfg.null)
+        found = best_beads(band, types, costs.at(ratio), cfg.null, cuts)
     kept = [Bead(tuple(int(i) for i in src.ids[s0:s1]), tuple(int(j) for j in tgt.ids[t0:t1]), cost)
             for (s0, s1), (t0, t1), cost in found]
     return with_empty_lines(kept, src, tgt)

@@ -61,6 +61,9 @@ class AlignConfig:
     length penalty, the weight of the absolute log ratio in the ``distance`` cost; 0 leaves lengths out.
     ``number_weight``: what the agreement of a bead's two sides' numbers (:mod:`.numbers`, from -1 to 1) takes off
     its cost; 0 leaves numbers out; ``number_min``: the smallest number that counts (:data:`.numbers.SMALLEST`).
+    ``bracket_cost``: what a bead boundary between two lines that one bracket holds together (:mod:`.brackets`)
+    adds to the path (the default, 1, is as much as a bead's margin can take off: brackets all but decide); 0 leaves
+    brackets out.
     ``null_cost``: the cost of a null bead (default: :data:`NULL_COSTS` of the
     cost). ``band``: lines on either side of the coarse path that the fine search looks at. ``full_dp``: documents
     of at most this many lines on both sides are searched whole (no coarse path). ``size_weight``: see
@@ -90,6 +93,7 @@ class AlignConfig:
     length_ratio: LengthRatio = LengthRatio.PAIRED
     number_weight: float = 0.02
     number_min: int = SMALLEST
+    bracket_cost: float = 1.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "cost", Cost(self.cost))
@@ -104,6 +108,7 @@ class AlignConfig:
         if self.size_weight not in SIZE_WEIGHTS:
             raise ValueError(f"--size-weight must be one of {', '.join(SIZE_WEIGHTS)}, not {self.size_weight!r}")
         for flag, weight in (("--length-weight", self.length_weight), ("--number-weight", self.number_weight),
+                             ("--bracket-cost", self.bracket_cost),
                              ("--null-cost", 0.0 if self.null_cost is None else self.null_cost)):
             if not 0 <= weight < math.inf:
                 raise ValueError(f"{flag} must be a finite number, 0 or more, not {weight}")
