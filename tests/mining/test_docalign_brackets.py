@@ -3,6 +3,9 @@ aligner keeping a sentence cut inside a parenthesis in one bead."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -69,3 +72,24 @@ def test_a_sentence_cut_inside_a_parenthesis_stays_in_one_bead() -> None:
     beads = align_texts(src, tgt, toy_embed, None, "a", "b")
     assert pairs_of(beads) == [((0,), (0,)), ((1, 2), (1,)), ((3,), (2,)), ((4,), (3,))]
     every_line_once(beads, len(src), len(tgt))
+
+
+def test_bracket_cost_reaches_xlsent_align(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsent.api
+    from xlsent.cli import main
+    from xlsent.data.beads import read_beads
+
+    class Toy:
+        name = id = "toy"
+        dim = 64
+
+        def encode(self, sentences: Sequence[str], lang: str | None = None, **_: object) -> np.ndarray:
+            return toy_embed(sentences, lang)
+
+    monkeypatch.setattr(xlsent.api, "load", lambda model, backend: Toy())
+    (tmp_path / "de.txt").write_text("s0\ns1 s2 (\ns9 ) .\ns3\ns4\n", encoding="utf-8")
+    (tmp_path / "en.txt").write_text("s0\ns1 s2\ns3\ns4\n", encoding="utf-8")
+    for flags, bead in (([], ((1, 2), (1,))), (["--bracket-cost", "0"], ((2,), ()))):
+        out = tmp_path / f"out{len(flags)}.beads"
+        assert main(["align", str(tmp_path / "de.txt"), str(tmp_path / "en.txt"), "-o", str(out), "-q", *flags]) == 0
+        assert bead in [(b.src, b.tgt) for b in read_beads(out)]

@@ -8,7 +8,8 @@ Round and square brackets count, ASCII and full-width; quotation marks do not (a
 sentences), nor a face's bracket (``:(``). A bracket counts when it closes within :data:`REACH` lines; one never
 closed (an OCR slip) holds nothing. A line that *starts* with the closing bracket is no part of the bracket's
 sentence: the splitter cut just before it (``... 1955 .`` / ``) 13. L' année ...``), so the cut before that line is
-left free.
+left free. What this cannot tell: a parenthesis of several whole sentences, one a line, is held together too, and
+where the translation keeps them apart their 1-1 beads become one (``--bracket-cost 0`` for such documents).
 
 >>> bracket_cuts(["Das Buch ( London :", "Collins 1956 ) .", "Ein Satz ."]).tolist()
 [False, True, False, False]
