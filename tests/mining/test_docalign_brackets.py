@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from xlsent.mining.docalign.aligner import align_texts
 from xlsent.mining.docalign.band import full_band
@@ -93,3 +95,13 @@ def test_bracket_cost_reaches_xlsent_align(tmp_path: Path, monkeypatch: pytest.M
         out = tmp_path / f"out{len(flags)}.beads"
         assert main(["align", str(tmp_path / "de.txt"), str(tmp_path / "en.txt"), "-o", str(out), "-q", *flags]) == 0
         assert bead in [(b.src, b.tgt) for b in read_beads(out)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab .:()[]（）", max_size=12), max_size=8))
+def test_bracket_cuts_hold_only_inner_cuts_that_a_later_line_closes(lines: list[str]) -> None:
+    inside = bracket_cuts(lines)
+    assert inside.shape == (len(lines) + 1,) and not inside[0] and not inside[-1]
+    for c in np.flatnonzero(inside):
+        opened = [i for i in range(max(0, c - REACH), c) if "(" in lines[i] or "[" in lines[i] or "（" in lines[i]]
+        assert opened, "a held cut has a line with an opening bracket before it"
