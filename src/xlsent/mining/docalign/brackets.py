@@ -27,8 +27,8 @@ import numpy as np
 REACH = 3
 """The most lines after a line with an open bracket that may close it (a bead side holds up to ``max_beads - 1``
 lines)."""
-OPENING = "([（［"
-_BRACKETS = re.compile(r"(?<![:;=])[()\[\]（）［］]")
+OPENING, CLOSING = "([（［", ")]）］"
+_BRACKETS = re.compile(f"(?<![:;=])[{re.escape(OPENING + CLOSING)}]")
 """Brackets, but not a face's (``:(``, ``;)``, ``=)``)."""
 
 
@@ -58,7 +58,7 @@ def bracket_cuts(lines: Sequence[str], reach: int = REACH) -> np.ndarray:
             if closed_at is None:
                 left += depths[k][1][-1] if depths[k][1] else 0
                 continue
-            starts_line = closed_at == 0 and lines[k].lstrip()[:1] in ")]）］"
+            starts_line = closed_at == 0 and lines[k].lstrip()[0] in CLOSING  # the line holds a bracket: not empty
             inside[i + 1:k + (0 if starts_line else 1)] = True
             break
     return inside
