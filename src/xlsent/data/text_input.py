@@ -129,9 +129,12 @@ def check_not_an_input(outputs: Iterable[str | Path | None], inputs: Iterable[st
     xlsent.data.text_input.InputError: .../de.txt: is also an input (.../de.txt); writing it would destroy that ...
     """
     def identity(path: str | Path | None) -> tuple[int, int] | None:
-        if path is None or str(path) == STDIN or not Path(path).exists():
+        if path is None or str(path) == STDIN:
             return None
-        stat = Path(path).stat()
+        try:
+            stat = Path(path).stat()
+        except OSError:  # not there (yet): no file to destroy
+            return None
         return stat.st_dev, stat.st_ino
 
     files = {key: path for path in inputs if (key := identity(path)) is not None}
