@@ -84,21 +84,33 @@ def test_ranking_and_distillation_train_a_student_that_reloads(tmp_path: Path, t
     assert all("lora" in k for f in adapters for k in load_file(f))
 
 
-def test_the_teachers_vectors_are_encoded_once(tmp_path: Path, tiny_model_dir: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def counting_encodes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sentences every ``TransformerEncoder.encode`` call gets from now on."""
+    encoded: list[str] = []
+    real = TransformerEncoder.encode
+
+    def counting(self: TransformerEncoder, sentences: list[str], *args: object, **kwargs: object) -> np.ndarray:
+        encoded.extend(sentences)
+        return real(self, sentences, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(TransformerEncoder, "encode", counting)
+    return encoded
+
+
+def test_the_teacher_encodes_only_the_english_sides_the_run_trains_on_each_once(
+        tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     teacher = TransformerEncoder(tiny_model_dir)
-    train_on(tiny_config("steps=2", "eval_every=0", "loss=distill"), toy_bitext(), teacher, teacher, tmp_path / "a",
-             progress=False)
-
-    def no_encoding(*args, **kwargs):
-        raise AssertionError("cached: nothing is encoded again")
-
-    monkeypatch.setattr(TransformerEncoder, "encode", no_encoding)
-    train_on(tiny_config("steps=2", "eval_every=0", "loss=distill"), toy_bitext(), teacher, teacher, tmp_path / "b",
-             progress=False)
+    encoded = counting_encodes(monkeypatch)
+    out = train_on(tiny_config("steps=3", "eval_every=0", "loss=distill", "languages_per_batch=2"), toy_bitext(),
+                   teacher, teacher, tmp_path / "a", progress=False)
+    training = json.loads((out / "xlsent.json").read_text())["training"]
+    assert 0 < len(encoded) == training["teacher_sentences_encoded"] <= 3 * 4  # 3 steps of 4 pairs
+    english = {s for b in toy_bitext() for s in b.en}
+    assert set(encoded) <= english and len(set(encoded)) <= len(encoded)
+    encoded.clear()
     out = train_on(tiny_config("steps=2", "eval_every=0", "loss=ranking"), toy_bitext(), teacher, teacher,
                    tmp_path / "c", progress=False)  # ranking alone needs no teacher vectors
-    assert "distill" not in losses_of(out)[0]
+    assert "distill" not in losses_of(out)[0] and not encoded
 
 
 def test_resume_after_a_kill_equals_the_uninterrupted_run(tmp_path: Path, tiny_model_dir: Path,
@@ -234,21 +246,3 @@ def test_bitext_only_trains_without_the_shipped_data_and_resume_refuses_a_change
         METHOD.train(cfg, tmp_path / "m", resume=True, progress=False)
     out = METHOD.train(cfg, tmp_path / "fresh", progress=False)
     assert json.loads((out / "data.json").read_text())["per_lang"].keys() == {"qx"}
-
-
-def test_a_user_language_is_the_only_one_whose_english_the_teacher_encodes_again(
-        tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    teacher = TransformerEncoder(tiny_model_dir)
-    cfg = tiny_config("steps=2", "eval_every=0", "loss=distill")
-    train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "a", progress=False)
-    user = load_user_bitext([BitextFile("qx", str(toy_user_file(tmp_path / "qx.tsv")))], hold_out=False, seed=0)
-    encoded: list[str] = []
-    real = TransformerEncoder.encode
-
-    def counting(self: TransformerEncoder, sentences: list[str], *args: object, **kwargs: object) -> np.ndarray:
-        encoded.extend(sentences)
-        return real(self, sentences, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(TransformerEncoder, "encode", counting)
-    train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "b", progress=False, user=user)
-    assert set(encoded) == set(user.bitext[0].en)

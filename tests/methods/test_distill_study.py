@@ -21,20 +21,26 @@ STRONG = "change where default > 90 (30)"
 
 
 def _row(tatoeba: float, stsb: float, **extra: float) -> dict[str, float]:
-    base = {"tatoeba all-112": tatoeba, "stsb en": stsb, "bucc zh-en sample": 87.0, "bucc newstest": 96.0,
-            "sts17 mono": 80.0, "sts17 cross": 70.0, "stsb en-xx": 64.0, "intent cross-lingual": 75.0}
+    base = {"tatoeba all-112": tatoeba, "tatoeba xtreme-36": 91.5, "stsb en": stsb, "bucc zh-en sample": 87.0,
+            "bucc newstest": 96.0, "sts17 mono": 80.0, "sts17 cross": 72.5, "stsb en-xx": 64.0,
+            "intent cross-lingual": 75.0}
     return base | extra
 
 
 def test_main_verdicts_are_the_recommendation_targets() -> None:
     rows = {DEFAULT_ROW: _row(69.2, 84.0),
-            SHIPPED_ROW: _row(75.5, 83.6, **{"worst language change": -1.5, STRONG: -0.2, "bucc newstest": 95.0})}
+            SHIPPED_ROW: _row(75.5, 83.6, **{"worst language change": -1.5, STRONG: -0.2, "bucc newstest": 95.0,
+                                             "worst language change vs previous": -0.8})}
     verdicts = claims_main(rows, "tatoeba all-112", SHIPPED_ROW)
-    assert [v.held for v in verdicts[:4]] == [True, True, True, True]
+    assert [v.held for v in verdicts[:5]] == [True] * 5
+    assert "previous student" in verdicts[4].claim
     assert all(v.source == "xlsent" for v in verdicts)
-    assert {v.claim.split(" on ")[-1]: v.held for v in verdicts[4:]}["bucc newstest"] is False
-    rows[SHIPPED_ROW] |= {"tatoeba all-112": 74.9, "worst language change": -2.1, "stsb en": 83.4, STRONG: -0.6}
-    assert [v.held for v in claims_main(rows, "tatoeba all-112", SHIPPED_ROW)[:4]] == [False, False, False, False]
+    assert {v.claim.split(" on ")[-1]: v.held for v in verdicts[5:]}["bucc newstest"] is False
+    rows[SHIPPED_ROW] |= {"tatoeba all-112": 74.9, "worst language change": -2.1, "stsb en": 83.4, STRONG: -0.6,
+                          "worst language change vs previous": -1.1}
+    assert [v.held for v in claims_main(rows, "tatoeba all-112", SHIPPED_ROW)[:5]] == [False] * 5
+    del rows[SHIPPED_ROW]["worst language change vs previous"]  # no saved previous student: no such verdict
+    assert not any("previous" in v.claim for v in claims_main(rows, "tatoeba all-112", SHIPPED_ROW))
 
 
 def test_loss_verdicts_compare_at_equal_steps() -> None:
@@ -82,3 +88,16 @@ def test_the_losses_study_reuses_the_shipped_model_at_the_shipped_steps(tmp_path
     schedule = {"steps": 50, "eval_every": min(50, DistillConfig().eval_every),
                 "warmup_steps": 50 * DistillConfig().warmup_steps // steps}
     assert lab.asked == [(f"{loss}-50steps", {"loss": loss, **schedule}) for loss in ("distill", "ranking", "both")]
+
+
+def test_the_previous_student_row_comes_from_its_saved_results(tmp_path: Path) -> None:
+    from xlsent.methods.distill.study import previous_student
+
+    assert previous_student(tmp_path) is None  # nothing saved: no row
+    scores = {"deu": {"mean": 90.0}, "kab": {"mean": 40.0}}
+    TaskResult(task="tatoeba", encoder="me5-distill@1", dataset="d", main_score=65.0, main_metric="mean",
+               scores=scores).save(tmp_path)
+    TaskResult(task="distill", encoder="me5-distill@1", dataset="d", main_score=65.0, main_metric="m",
+               scores={SHIPPED_ROW: {"tatoeba all-112": 65.0}}, variant="main").save(tmp_path)
+    found = previous_student(tmp_path)
+    assert found == ({"tatoeba all-112": 65.0}, {"deu": 90.0, "kab": 40.0})

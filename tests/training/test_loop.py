@@ -267,7 +267,8 @@ def test_a_term_of_some_steps_is_averaged_over_those_steps(tmp_path: Path) -> No
     assert [ln["odd"] for ln in logged] == [2.0, 6.0]  # (1 + 3) / 2 and (5 + 7) / 2, not divided by 4
 
 
-def test_bf16_precision_runs_steps_under_autocast(tmp_path: Path) -> None:
+def test_bf16_precision_runs_steps_under_autocast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("xlsent.training.loop.cpu_flags", lambda: frozenset({"amx_bf16"}))
     dtypes: list[torch.dtype] = []
     for precision in ("fp32", "bf16"):
         problem = _Problem(tmp_path / precision, steps=4, precision=precision)
@@ -279,3 +280,16 @@ def test_bf16_precision_runs_steps_under_autocast(tmp_path: Path) -> None:
         problem.trainer.run(step)
         assert next(problem.model.parameters()).dtype == torch.float32  # weights stay float32
     assert dtypes == [torch.float32] * 4 + [torch.bfloat16] * 4
+
+
+def test_bf16_falls_back_to_fp32_where_the_cpu_lacks_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("xlsent.training.loop.cpu_flags", lambda: frozenset({"avx2"}))
+    problem = _Problem(tmp_path / "p", steps=2, precision="bf16")
+    dtypes: list[torch.dtype] = []
+
+    def step(s: int) -> dict[str, float]:
+        dtypes.append(problem.model[0](problem.x[:2]).dtype)
+        return problem.step(s)
+
+    problem.trainer.run(step)
+    assert problem.trainer.precision == "fp32" and dtypes == [torch.float32] * 2

@@ -162,6 +162,11 @@ class LaserEncoder:
         if backend not in OWN_BACKENDS:
             raise ValueError(f"{self.name}: a LASER BiLSTM runs on {' or '.join(OWN_BACKENDS)} (or auto), not "
                              f"{backend!r}")
+        from xlsent.encoders.backends import native_bf16
+
+        if backend == "torch-bf16" and self.device.type == "cpu" and not native_bf16():
+            raise ValueError(f"{self.name}: backend torch-bf16 needs a CPU with native bf16 (AMX or AVX512-BF16), "
+                             "where PyTorch has a bf16 LSTM kernel; this CPU has neither: use --backend torch")
         self.backend = backend
         self.id = f"{self.name}@{model_checksum(self.manifest)}{id_suffix(backend)}"
 

@@ -54,7 +54,8 @@ class TrainConfig:
     it to 0 at ``steps`` (``linear``, ``cosine``). ``grad_clip`` > 0 clips the global gradient norm of each
     optimizer's parameters. ``eval_every`` > 0 runs the method's validation (and keeps the best checkpoint).
     ``precision = "bf16"`` runs each training step under ``torch.autocast`` in bfloat16 (matrix work on AMX
-    CPUs and recent GPUs; weights, optimizer state and validation stay float32).
+    CPUs and recent GPUs; weights, optimizer state and validation stay float32) where the hardware has native bf16
+    matrix instructions, and fp32 elsewhere (:func:`xlsent.training.loop.resolve_precision`).
 
     Keys added after models were trained are listed in ``LATER_KEYS`` with the value that older configurations
     meant; at that value they are left out of the fingerprint, so those models keep theirs.

@@ -174,13 +174,23 @@ class MultipleNegativesRankingLoss(nn.Module):
         self.margin = margin
         self.bidirectional = bidirectional
 
-    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    def forward(self, a: torch.Tensor, b: torch.Tensor, negatives: torch.Tensor | None = None) -> torch.Tensor:
+        """The loss of pairs ``(a_i, b_i)``; ``negatives`` (hard negatives, e.g. each pair's nearest
+        non-translation) join the candidates of the a -> b direction only, as LaBSE's (the b -> a direction keeps
+        the in-batch candidates).
+
+        >>> loss = MultipleNegativesRankingLoss(scale=2.0, bidirectional=False)
+        >>> a = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+        >>> round(loss(a, a, negatives=a).item(), 4)  # each row also competes with a copy of itself
+        0.8201
+        """
         _check_pair(a, b)
         cos = fp32_cosines(a, b)
         eye = torch.eye(len(a), dtype=cos.dtype, device=cos.device)
         logits = self.scale * (cos - self.margin * eye)
         labels = torch.arange(len(a), device=cos.device)
-        loss = F.cross_entropy(logits, labels)
+        forward = logits if negatives is None else torch.cat([logits, self.scale * fp32_cosines(a, negatives)], 1)
+        loss = F.cross_entropy(forward, labels)
         if self.bidirectional:
             loss = (loss + F.cross_entropy(logits.T, labels)) / 2
         return loss

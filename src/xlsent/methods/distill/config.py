@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from xlsent.inference import CHOICES
 from xlsent.training.bitext_config import UserBitextConfig
 from xlsent.training.losses import DISTILL_KINDS
 
@@ -17,9 +18,13 @@ LOSSES = ("distill", "ranking", "both")
 class DistillConfig(UserBitextConfig):
     """Teacher, student, data, losses and optimisation of a distilled multilingual student."""
 
-    LATER_KEYS: ClassVar[dict[str, Any]] = {**UserBitextConfig.LATER_KEYS, "bitext_share": 0.5}
+    LATER_KEYS: ClassVar[dict[str, Any]] = {**UserBitextConfig.LATER_KEYS, "bitext_share": 0.5,
+                                            "teacher_backend": "torch", "grad_cache": False,
+                                            "hard_negatives": False, "hard_negative_max_cos": 0.95,
+                                            "languages_per_batch": 1}
 
     teacher: str = "me5-small"
+    teacher_backend: str = "torch"
     backbone: str = "me5-small"
     languages: list[str] = field(default_factory=list)
     max_pairs: int = 3000
@@ -34,6 +39,10 @@ class DistillConfig(UserBitextConfig):
     ranking_margin: float = 0.0
     batch_size: int = 32
     micro_batch: int = 16
+    languages_per_batch: int = 1
+    grad_cache: bool = False
+    hard_negatives: bool = False
+    hard_negative_max_cos: float = 0.95
     lora_r: int = 16
     lora_alpha: int = 32
     lora_dropout: float = 0.0
@@ -59,7 +68,7 @@ class DistillConfig(UserBitextConfig):
 
     def problems(self) -> list[str]:
         out = super().problems()
-        out += self.one_of(loss=LOSSES, distill_loss=DISTILL_KINDS)
+        out += self.one_of(loss=LOSSES, distill_loss=DISTILL_KINDS, teacher_backend=CHOICES)
         if self.temperature <= 0:
             out.append("temperature must be > 0 (1 follows the data; larger favours small languages)")
         if self.micro_batch < 0:
@@ -73,6 +82,13 @@ class DistillConfig(UserBitextConfig):
         if not 0 <= self.bitext_share <= 1:
             out.append(f"bitext_share must be in [0, 1] (0: the user's languages join the temperature sampling like "
                        f"any other), not {self.bitext_share}")
+        if self.languages_per_batch < 1 or self.batch_size % self.languages_per_batch:
+            out.append(f"languages_per_batch must be >= 1 and divide batch_size ({self.batch_size}), not "
+                       f"{self.languages_per_batch}")
+        if self.hard_negatives and not self.distills:
+            out.append("hard_negatives needs the teacher's vectors: loss = both or distill")
+        if not -1 < self.hard_negative_max_cos <= 1:
+            out.append(f"hard_negative_max_cos must be in (-1, 1], not {self.hard_negative_max_cos}")
         if self.lora_r < 1 or self.lora_alpha < 1:
             out.append("lora_r and lora_alpha must be >= 1")
         return out

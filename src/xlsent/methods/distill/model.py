@@ -4,8 +4,9 @@ English, by multilingual knowledge distillation, translation ranking, or both.
 - data (:mod:`xlsent.data.multilingual`): the X-en pairs of every corpus of ``parallel/``, test sets removed,
   ``valid_pairs`` per language held out; a batch holds ``batch_size`` pairs of one language, the language drawn with
   temperature ``temperature`` (small languages are seen);
-- teacher: the frozen ``teacher`` encoder's unit vectors of the English sides, computed once and cached
-  (``$XLSENT_HOME/encodings``, keyed by its id and the sentences, resumable);
+- teacher: the frozen ``teacher`` encoder (on ``teacher_backend``)'s unit vectors of the English sides, encoded when
+  a batch first needs them (:class:`~xlsent.methods.distill.teacher.TeacherTargets`: a run pays for the pairs it
+  sees, and its first step starts at once);
 - student: ``backbone`` with LoRA adapters on every attention and feed-forward Linear (adapter-sized model
   directory, merged on load);
 - losses: ``distill`` (:class:`~xlsent.training.losses.TeacherStudentLoss` between the student's unit vectors of
@@ -42,13 +43,15 @@ from xlsent.data.multilingual import (
 from xlsent.data.sts import StsPairs, load_stsb_multi_mt
 from xlsent.data.user_bitext import UserBitext, check_unchanged, load_user_bitext, shipped_without
 from xlsent.encoders.base import Encoder, l2_normalize
-from xlsent.encoders.cache import cached_encode, encoder_id
+from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import retrieval_criterion
 from xlsent.evaluation.sts import cosine_spearman
 from xlsent.methods.distill.config import DEFAULTS, NAME, DistillConfig
+from xlsent.methods.distill.hard_negatives import nearest_non_translations
+from xlsent.methods.distill.teacher import TeacherTargets
 from xlsent.training.batching import batch_indices
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.finetuned import (
@@ -58,6 +61,7 @@ from xlsent.training.finetuned import (
     save_finetuned,
     transformer_backbone,
 )
+from xlsent.training.grad_cache import cached_backward
 from xlsent.training.loop import Trainer, held_out_validation
 from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherStudentLoss
 from xlsent.training.method import Method, begin_training, checked_train
@@ -72,12 +76,11 @@ COUNTS_FILE = "data.json"
 
 @dataclass(frozen=True)
 class LanguageData:
-    """One language's training pairs (those that fit the student's window) and the teacher's English vectors."""
+    """One language's training pairs (those that fit the student's window)."""
 
     lang: str
     xx: list[str]
     en: list[str]
-    teacher: torch.Tensor
 
 
 def fitting(bitext: Sequence[EnglishBitext], learner: TrainableTransformer, max_tokens: int
@@ -98,16 +101,6 @@ def fitting(bitext: Sequence[EnglishBitext], learner: TrainableTransformer, max_
     if any(dropped.values()):
         log.info("pairs with a side over %d tokens left out: %s", limit, {k: v for k, v in dropped.items() if v})
     return out, dropped
-
-
-def teacher_vectors(teacher: Encoder, bitext: Sequence[EnglishBitext], *, progress: bool = True
-                    ) -> list[LanguageData]:
-    """Every language's pairs with the teacher's unit vectors of their English sides, cached one language at a time
-    (a run that adds or changes one language encodes that language's English sides only)."""
-    log.info("teacher %s: vectors of %d English sentences of %d languages (cached per language)", teacher.name,
-             sum(len(b.en) for b in bitext), len(bitext))
-    return [LanguageData(b.lang, b.xx, b.en, torch.from_numpy(np.ascontiguousarray(
-                cached_encode(teacher, b.en, "en", progress=progress)))) for b in bitext]
 
 
 @dataclass(frozen=True)
@@ -194,8 +187,8 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     usable, dropped = fitting(bitext, learner, config.max_sentence_tokens)
     if not usable:
         raise ValueError("no training pairs fit max_sentence_tokens; raise it or check the data")
-    data = teacher_vectors(teacher, usable, progress=progress) if config.distills else [
-        LanguageData(b.lang, b.xx, b.en, torch.empty(0)) for b in usable]
+    data = [LanguageData(b.lang, b.xx, b.en) for b in usable]
+    targets = TeacherTargets(teacher, [d.en for d in data]) if config.distills else None
     sampler = TemperatureSampler([len(d.xx) for d in data], config.temperature, seed=config.seed,
                                  boosted=[d.lang in mine for d in data], share=config.bitext_share)
     optimizer = torch.optim.AdamW(parameter_groups(learner, config.lr), lr=config.lr)
@@ -206,33 +199,60 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
                                                      partial(held_out_scores, learner, dev=dev,
                                                              tolerance=config.stsb_dev_tolerance, user=mine),
                                                      "selection"),
-                      progress=progress, desc="distill", time_budget_s=60.0 * config.minutes)
+                      progress=progress, desc="distill", time_budget_s=60.0 * config.minutes,
+                      bar_keys=("loss", "distill", "ranking"))
     distill = TeacherStudentLoss(config.distill_loss)
     ranking = MultipleNegativesRankingLoss(config.ranking_scale, config.ranking_margin, bidirectional=True)
+    hard = ([nearest_non_translations(targets.whole(i, progress=progress), d.en, config.hard_negative_max_cos)
+             for i, d in enumerate(data)] if config.hard_negatives and targets is not None else None)
+    if hard is not None:
+        log.info("hard negatives: %d of %d pairs have one (nearest other English side by the teacher, cosine < %g)",
+                 sum(int((h >= 0).sum()) for h in hard), sum(len(h) for h in hard), config.hard_negative_max_cos)
 
-    def step(s: int) -> dict[str, float]:
-        lang = sampler.language(s)
-        d = data[lang]
-        rows = batch_indices(len(d.xx), config.batch_size, s, config.seed, stream=lang)
-        emb = learner.embed([d.xx[i] for i in rows] + [d.en[i] for i in rows], config.micro_batch)
-        x, en = emb[: len(rows)], emb[len(rows):]
+    weights = {"distill": config.distill_weight, "ranking": config.ranking_weight}
+
+    def losses(batch: list[tuple[int, np.ndarray]], emb: torch.Tensor
+               ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The step's loss over the vectors of its x sides, English sides and hard negatives, in that order, for
+        the ``batch``'s (language, rows) groups."""
+        n = sum(len(rows) for _, rows in batch)
+        x, en, negatives = emb[:n], emb[n : 2 * n], emb[2 * n :]
         terms: dict[str, torch.Tensor] = {}
-        if config.distills:
-            target = d.teacher[torch.from_numpy(rows)].to(emb.device)
+        if targets is not None:
+            target = torch.from_numpy(np.concatenate([targets.rows(lang, rows) for lang, rows in batch])).to(emb.device)
             terms["distill"] = distill(F.normalize(x, dim=1), F.normalize(en, dim=1), target)
         if config.ranks:
-            terms["ranking"] = ranking(x, en)
-        weights = {"distill": config.distill_weight, "ranking": config.ranking_weight}
+            terms["ranking"] = ranking(x, en, negatives if len(negatives) else None)
         loss = sum(weights[k] * v for k, v in terms.items())
         assert isinstance(loss, torch.Tensor)
-        trainer.update("learner", loss)
-        return {"loss": loss.item(), **{k: v.item() for k, v in terms.items()}, f"batches {d.lang}": 1.0}
+        return loss, terms
+
+    def step(s: int) -> dict[str, float]:
+        per = config.batch_size // config.languages_per_batch
+        batch = []
+        for j in range(config.languages_per_batch):
+            draw = s * config.languages_per_batch + j
+            lang = sampler.language(draw)
+            batch.append((lang, batch_indices(len(data[lang].xx), per, draw, config.seed, stream=lang)))
+        sentences = ([data[lang].xx[i] for lang, rows in batch for i in rows]
+                     + [data[lang].en[i] for lang, rows in batch for i in rows])
+        if hard is not None:
+            sentences += [data[lang].en[j] for lang, rows in batch for j in hard[lang][rows] if j >= 0]
+        if config.grad_cache:
+            cached: list[tuple[torch.Tensor, dict[str, torch.Tensor]]] = []
+            trainer.update_with("learner", lambda: cached.append(cached_backward(
+                learner.embed, sentences, partial(losses, batch), config.micro_batch)))
+            loss, terms = cached[0]
+        else:
+            loss, terms = losses(batch, learner.embed(sentences, config.micro_batch))
+            trainer.update("learner", loss)
+        return {"loss": loss.item(), **{k: v.item() for k, v in terms.items()},
+                **{f"batches {data[lang].lang}": len(rows) / config.batch_size for lang, rows in batch}}
 
     result = trainer.run(step, resume=resume)
     best = trainer.restore_best(["learner"]) if valid else None
     learner.eval()
     counts = bitext_counts(usable)
-    weights = {"distill": config.distill_weight, "ranking": config.ranking_weight}
     terms = " + ".join(f"{weights[k]:g} x {k}" for k in ("distill", "ranking")
                        if (k == "distill" and config.distills) or (k == "ranking" and config.ranks))
     training = TrainingRecord(
@@ -251,7 +271,9 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
             stsb_dev_backbone=dev.baseline if dev else None),
         details={"over_long_pairs_left_out": dropped, "temperature": config.temperature,
                  "sampling": {d.lang: round(float(w), 5) for d, w in zip(data, sampler.weights, strict=True)},
-                 "pairs_seen": result.steps * config.batch_size})
+                 "pairs_seen": result.steps * config.batch_size,
+                 "teacher_sentences_encoded": targets.encoded if targets is not None else 0,
+                 "precision": trainer.precision})
     write_json(out / COUNTS_FILE, {**counts, **({"user_bitext": user.records} if user.records else {})})
     path = save_finetuned(out, learner, NAME, config, training=training)
     trainer.finish()
@@ -268,7 +290,8 @@ def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str 
                                   valid_pairs=config.valid_pairs if config.eval_every else 0,
                                   seed=config.seed) if shipped else []
     backbone = transformer_backbone(config.backbone)
-    teacher = backbone if config.teacher == config.backbone else load_encoder(config.teacher)
+    teacher = (backbone if config.teacher == config.backbone and config.teacher_backend == "torch"
+               else load_encoder(config.teacher, backend=config.teacher_backend))
     return train_on(config, bitext, teacher, backbone, out, resume=resume, progress=progress,
                     stsb_dev=english_stsb_dev(data) if config.eval_every and config.stsb_dev_tolerance >= 0 else None,
                     user=user)
