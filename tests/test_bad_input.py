@@ -297,6 +297,39 @@ def with_modules(text: str) -> Callable[[Path], None]:
     return edit
 
 
+def with_config_field(key: str, value: object) -> Callable[[Path], None]:
+    """An edit setting ``key`` of the folder's ``config.json`` to ``value``."""
+    def edit(folder: Path) -> None:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        (folder / "config.json").write_text(json.dumps({**config, key: value}), encoding="utf-8")
+    return edit
+
+
+def with_nan_weights(folder: Path) -> None:
+    """Every floating-point weight of the folder's transformer NaN (its vectors would all be zero rows)."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(str(folder / "model.safetensors"))
+    save_file({k: torch.full_like(v, float("nan")) if v.is_floating_point() else v for k, v in state.items()},
+              str(folder / "model.safetensors"))
+
+
+def embedded_columns(w: Path, model: Path) -> None:
+    """``{w}/pairs.tsv`` (two columns, no header) and the embeddings of its column 0 in ``{w}/col0.npy``."""
+    (w / "pairs.tsv").write_text("der hund bellt\tthe dog barks\nder hund\ta cat runs\nb\tthe cat\n",
+                                 encoding="utf-8")
+    assert main(["embed", f"{w}/pairs.tsv", "--column", "0", "--no-header", "-o", f"{w}/col0.npy", "--model",
+                 str(model), "-q"]) == 0
+
+
+def embedded_sides(w: Path, model: Path) -> None:
+    """The embeddings of ``de.txt`` (as German) and ``en.txt`` in ``{w}/de.npy`` and ``{w}/en.npy``."""
+    for side, lang in (("de", "de"), ("en", "en")):
+        assert main(["embed", f"{w}/{side}.txt", "-o", f"{w}/{side}.npy", "--lang", lang, "--model", str(model),
+                     "-q"]) == 0
+
+
 def exportable_copy(w: Path, model: Path) -> Path:
     """``{w}/model``: a copy of the model with the tokenizer_config.json that a sentence-transformers export copies."""
     copy = model_copy(w, model)
@@ -697,11 +730,11 @@ CASES = [
          "h.jpg: the histogram is a PNG file"),
     case("filter-keep-above-one", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --keep 1.5 {nothing}", 2,
          "--keep is a fraction of the pairs, above 0 and at most 1, not 1.5"),
-    case("filter-header-row-read-as-a-pair", "filter {w}/pairs.tsv -o {w}/k.tsv --threshold 0.5 --no-langid "
-         "--model toy:onehot -q", 0, "looks like a header", left=("k.tsv",),
+    case("filter-header-row-read-as-a-pair", "filter {w}/pairs.tsv -o {w}/k.tsv --margin absolute --threshold 0.5 "
+         "--no-langid --model toy:onehot -q", 0, "looks like a header", left=("k.tsv",),
          setup=with_files({"pairs.tsv": "src\ttgt\ndeu sentence 0\tenglish deu 0\ndeu sentence 1\tenglish deu 1\n"})),
-    case("filter-blank-side-dropped", "filter {w}/one.txt {w}/two.txt -o {w}/k.tsv --threshold 0.5 --no-langid "
-         "--model toy:onehot -q", 0, "dropped: empty 1", left=("k.tsv",),
+    case("filter-blank-side-dropped", "filter {w}/one.txt {w}/two.txt -o {w}/k.tsv --margin absolute --threshold 0.5 "
+         "--no-langid --model toy:onehot -q", 0, "dropped: empty 1", left=("k.tsv",),
          setup=with_files({"one.txt": "deu sentence 0\ndeu sentence 1\n", "two.txt": "english deu 0\n\n"})),
     case("export-to-a-file", "export toy:unloadable --sentence-transformers {w}/in.txt", 2,
          "is a file, but this output is a folder"),
@@ -746,6 +779,41 @@ CASES = [
          "aligned 1 document pair(s): 1 beads, 0 of them null", left=("b2.txt",),
          setup=with_files({"list.tsv": "one.txt\ttwo.txt\tb1.txt\none.txt\ttwo.txt\tb2.txt\n",
                            "one.txt": "deu sentence 0\n", "two.txt": "english deu 0\n", "b1.txt": "[0]:[0]:0.1\n"})),
+    # align: paths of a list read one way, standard input, empty text, TSV fields, bounded settings, gold data
+    case("align-pairs-stdout-from-another-folder", "align --pairs sub/list.tsv --model toy:onehot -q", 0, "[0]:[0]:",
+         setup=with_files({"sub/list.tsv": "one.txt\ttwo.txt\t-\n", "sub/one.txt": "deu sentence 0\n",
+                           "sub/two.txt": "english deu 0\n"})),
+    case("align-pairs-one-output-two-spellings", "align --pairs list.tsv {nothing}", 2,
+         "list.tsv:2: sub/../b.txt: is also the output of list.tsv:1",
+         setup=with_files({"list.tsv": "de.txt\ten.txt\tb.txt\nen.txt\tde.txt\tsub/../b.txt\n", "sub/x.txt": ""})),
+    case("align-pairs-header-row", "align --pairs list.tsv {nothing}", 2, "list.tsv:1: this row looks like a header",
+         setup=with_files({"list.tsv": "src\ttgt\tout\nde.txt\ten.txt\tb.txt\n"})),
+    case("align-pairs-missing-document-names-the-row", "align --pairs list.tsv {nothing}", 2,
+         "list.tsv:2: nope.txt: no such file", setup=with_files({"list.tsv": "de.txt\ten.txt\ta.txt\nnope.txt\t"
+                                                                             "en.txt\tb.txt\n"})),
+    case("align-stdin-source", "align - {w}/two.txt -o {w}/b.txt --model toy:onehot -q", 0,
+         "aligned 1 document pair(s): 1 beads, 0 of them null", left=("b.txt",), stdin=b"deu sentence 0\n",
+         setup=with_files({"two.txt": "english deu 0\n"})),
+    case("align-both-sides-stdin", "align - - -o {w}/b.txt {nothing}", 2,
+         "<stdin>: is also a document of this pair; standard input and pipes are read once", stdin=b"a\n"),
+    case("align-invisible-document", "align {w}/de.txt {w}/inv.txt -o {w}/b.txt {nothing}", 2,
+         "inv.txt: has no text (2 blank line(s)); there is nothing to align",
+         setup=with_files({"inv.txt": "\u200b\u00ad\n\ufeff\x01\n"})),
+    case("align-invisible-line-is-an-empty-line", "align {w}/one.txt {w}/two.txt -o - --null-cost 0.5 "
+         "--model toy:onehot -q", 0, "[]:[1]:0.000000",
+         setup=with_files({"one.txt": "deu sentence 0\n", "two.txt": "english deu 0\n\u200b\u00ad\n"})),
+    case("align-tsv-tab-and-cr-inside-a-line", "align {w}/one.txt {w}/two.txt -o - --format tsv --model toy:onehot "
+         "-q", 0, "deu sentence 0 more deu sentence 1",
+         setup=with_files({"one.txt": "deu sentence 0\tmore\rdeu sentence 1\n", "two.txt": "english deu 0\n"})),
+    case("align-bracket-cost-huge", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --bracket-cost 1e300 {nothing}", 2,
+         "--bracket-cost must be a number from 0 to 1000000, not 1e+300"),
+    case("align-max-beads-one", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --max-beads 1 {nothing}", 2,
+         "argument --max-beads: must be a whole number from 2 (1-1 beads only) to 8, not '1'"),
+    case("eval-align-gold-past-the-end", "eval align --model toy:onehot --data {w}/data -o {w}/results -q", 2,
+         "dev.defr:2: the bead cites source line 2 (0-based), but",
+         setup=with_files({"data/align_textberg/dev.de": "deu sentence 0\ndeu sentence 1\n",
+                           "data/align_textberg/dev.fr": "english deu 0\nenglish deu 1\n",
+                           "data/align_textberg/dev.defr": "[0]:[0]\n[1, 2]:[1]\n"})),
     # records, cached graphs, exports, the service's start and resuming (issue 45)
     case("mine-auto-threshold-model-directory-first", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold auto "
          "--backend openvino-bf16 --model {w}/model -q", 0, "candidates at threshold 0.5 (", left=("p.tsv",),
@@ -771,6 +839,72 @@ CASES = [
          "method only", setup=finished_dual_pivot),
     case("eval-summary-without-averages", "eval tatoeba --langs deu,fra --model toy:onehot --data {w}/data "
          "-o {w}/results -q", 0, "tatoeba: mean 100.00 -> ", left=("results", "results/tatoeba__toy.json")),
+    # a cut applies to the scores it was made for: a side of fewer than k sentences gives cosines, never cut by a
+    # margin's cut (which would drop every pair)
+    case("filter-margin-cut-on-cosines", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --threshold 0.5 --no-langid "
+         "{nothing}", 2, "--threshold 0.5 cuts ratio margins, but the scores of this run are cosines ("),
+    case("filter-keep-with-threshold", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --keep 0.5 --threshold 1.0 "
+         "{nothing}", 2, "--keep 0.5 and --threshold 1 both set the score cut: give one"),
+    case("filter-empty-source", "filter {w}/empty.txt {w}/en.txt -o {w}/k.tsv {nothing}", 2,
+         "empty.txt: is empty, so there is nothing to filter", setup=with_files({"empty.txt": ""})),
+    # settings files: every value typed and checked, naming the file and the key
+    case("filter-config-string-for-boolean", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --config {w}/f.toml "
+         "{nothing}", 2, "f.toml: langid = 'false': expected true or false, not a string (write it without quotes)",
+         setup=with_files({"f.toml": 'langid = "false"\n'})),
+    case("filter-config-fraction-for-whole-number", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --config {w}/f.toml "
+         "{nothing}", 2, "f.toml: max_length = 1.5: expected a whole number, not a number with a fraction",
+         setup=with_files({"f.toml": "[filter]\nmax_length = 1.5\n"})),
+    case("serve-config-string-for-boolean", "serve --model toy:unloadable --config {w}/s.toml --port 0", 2,
+         "s.toml: warmup = 'false': expected true or false, not a string",
+         setup=with_files({"s.toml": 'warmup = "false"\n'})),
+    # embeddings given for a side: made from that side's column, by the model named (or no --model at all)
+    case("score-tgt-emb-of-the-source-column", "score --tsv {w}/pairs.tsv --no-header -o {w}/s.tsv --src-emb "
+         "{w}/col0.npy --tgt-emb {w}/col0.npy -q", 2,
+         "col0.npy: --tgt-emb was made from column 0 of a TSV read without header (--column 0 --no-header)",
+         setup=embedded_columns),
+    case("score-model-with-both-embeddings", "score {w}/de.txt {w}/en.txt -o {w}/s.tsv --src-emb {w}/de.npy "
+         "--tgt-emb {w}/en.npy {nothing}", 2,
+         "--model toy:unloadable with --src-emb and --tgt-emb: the vectors of both sides are given, so no model is "
+         "used",
+         setup=embedded_sides),
+    case("mine-src-emb-of-another-language", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --src-emb {w}/de.npy "
+         "--src-lang fr {nothing}", 2, "de.npy: --src-emb was embedded as language 'de', but this run gives 'fr'",
+         setup=embedded_sides),
+    # language codes and data: refused before the model loads
+    case("score-bad-language-code", "score {w}/de.txt {w}/en.txt -o {w}/s.tsv --src-lang German {nothing}", 2,
+         "'German' is not a language code"),
+    case("filter-bad-language-code", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --tgt-lang English {nothing}", 2,
+         "'English' is not a language code"),
+    case("mine-bad-language-code", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --src-lang Deutsch {nothing}", 2,
+         "'Deutsch' is not a language code"),
+    case("eval-align-no-data", "eval align --data {w}/folder -o {w}/results {nothing}", 2, "align: no data under"),
+    case("embed-language-code-in-capitals", "embed {w}/in.txt -o {w}/o.npy --lang DE --model {model} -q", 0, "wrote ",
+         left=EMBEDDED),
+    case("embed-language-code-outside-the-table", "embed {w}/in.txt -o {w}/o.npy --lang xx --model {model} -q", 0,
+         "'xx' is not in xlsent's language table (xlsent.languages): taken as given", left=EMBEDDED),
+    # text files: UTF-16 and CR-only line ends named as such
+    case("mine-utf16-source", "mine {w}/u16.txt {w}/en.txt -o {w}/p.tsv {nothing}", 2,
+         "u16.txt: is UTF-16 (it starts with a UTF-16 byte-order mark), not UTF-8; convert it",
+         setup=lambda w, model: (w / "u16.txt").write_bytes("der hund\nb\n".encode("utf-16"))),
+    case("filter-utf16-without-bom", "filter {w}/u16.txt {w}/en.txt -o {w}/k.tsv {nothing}", 2,
+         "u16.txt: is UTF-16 (NUL bytes stand between its characters), not UTF-8",
+         setup=lambda w, model: (w / "u16.txt").write_bytes("a\nb\nc\n".encode("utf-16-le"))),
+    case("embed-cr-only-line-ends", "embed {w}/cr.txt -o {w}/o.npy --model {model} -q", 0,
+         "cr.txt:1: holds 2 carriage return(s) (CR) inside the line", left=EMBEDDED,
+         setup=lambda w, model: (w / "cr.txt").write_bytes(b"the dog\rder hund\rb\r")),
+    # model folders: a config value of the wrong type, weights of another shape, NaN weights: one line, exit 2
+    case("model-folder-config-value-of-wrong-type", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
+         "hf/config.json: num_hidden_layers = '2': expected a whole number, not a string",
+         setup=foreign_folder(with_config_field("num_hidden_layers", "2"))),
+    case("model-folder-weights-of-another-shape", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
+         "hf/model.safetensors: weights do not match",
+         setup=foreign_folder(with_config_field("intermediate_size", 48))),
+    case("model-folder-nan-weights", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
+         "the weights are broken (NaN or infinite values?), so the model is not used",
+         setup=foreign_folder(with_nan_weights)),
+    case("serve-model-nan-weights", "serve --model {w}/hf --port 0", 2,
+         "the weights are broken (NaN or infinite values?), so the model is not used",
+         setup=foreign_folder(with_nan_weights)),
 ]
 
 

@@ -1,5 +1,6 @@
 """Every model type xlsent loads (the built-in directory types and the type of every method registered in the
-``xlsent.methods`` entry-point group) refuses a flipped byte in any file of its model directory.
+``xlsent.methods`` entry-point group) refuses a flipped byte in any file of its model directory, and proves its
+vectors at load.
 
 The smallest model of each type (``xlsent.testing.smallest_models``: a method's own ``Method.smallest``) is built
 once per session; a type registered without one fails :func:`test_every_registered_type_has_a_builder`, so a method
@@ -13,8 +14,11 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from xlsent.encoders import registry
+from xlsent.encoders.base import Encoder
 from xlsent.encoders.model_dir import MANIFEST, ModelDirError, is_log, read_manifest
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
@@ -74,6 +78,29 @@ def test_a_flipped_byte_in_any_model_file_is_refused(kind: str, built_model: Cal
         (copy / name).write_bytes(bytes(data))
         with pytest.raises(ModelDirError, match=re.escape(f"{name}: checksum differs")):
             load_encoder(copy)
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+@pytest.mark.parametrize("kind", registered_model_types())
+def test_every_type_proves_its_vectors_at_load(kind: str, built_model: Callable[[str], Path],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading a model of any type encodes the check sentence (:func:`xlsent.encoders.registry.check_output`), and a
+    model whose vectors are not finite is refused, naming its folder, never used."""
+    built = built_model(kind)
+    checked: list[str] = []
+    real = registry.check_output
+
+    def recording(encoder: Encoder, where: str) -> Encoder:
+        checked.append(where)
+        return real(encoder, where)
+
+    monkeypatch.setattr(registry, "check_output", recording)
+    encoder = load_encoder(built)
+    assert str(built) in checked
+    monkeypatch.setattr(encoder, "encode", lambda sentences, lang=None, **kw: np.full((len(sentences), encoder.dim),
+                                                                                      np.nan, np.float32))
+    with pytest.raises(ModelDirError, match=re.escape(f"{built}: its vector for the check sentence")):
+        real(encoder, str(built))
 
 
 @pytest.mark.usefixtures("one_torch_thread")

@@ -19,6 +19,7 @@ import pytest
 from xlsent.encoders.batch_invariance import FP32_TOLERANCE, LOSSY_TOLERANCE
 from xlsent.encoders.me5_convert import prepare_default_model
 from xlsent.methods.distill import study as distill_study
+from xlsent.mining.docalign.config import MAX_WEIGHT, MIN_BEADS, MOST_BEADS
 from xlsent.mining.faiss_index import AUTO_FLAT_MAX_ROWS
 from xlsent.mining.precision import BF16_MIN_ROWS
 from xlsent.serve.schemas import MAX_SIDE
@@ -74,7 +75,8 @@ def library_quotes() -> list[str]:
             f"searches exactly below {AUTO_FLAT_MAX_ROWS // 1000}k distinct sentences a side",
             f"both sides have {BF16_MIN_ROWS // 1000}k sentences or more",
             f"(max abs difference <= {short_e(FP32_TOLERANCE)})",
-            *bounds(LOSSY_TOLERANCE)]
+            *bounds(LOSSY_TOLERANCE),
+            f"go from 0 to {MAX_WEIGHT:.0f}, `--max-beads` from {MIN_BEADS} to {MOST_BEADS}"]
 
 
 def bounds(tolerance: dict[str, float]) -> list[str]:

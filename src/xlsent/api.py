@@ -106,7 +106,24 @@ def _calibrated(model: str | Path, backend: str, cfg: SearchConfig, progress: bo
     return calibrated
 
 
-def mine(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
+def _job_model(model: str | Path | None, embs: tuple[Path | None, Path | None], uses_model: bool) -> str | Path:
+    """The model a mining job loads: ``model``, by default :data:`~xlsent.encoders.registry.DEFAULT_MODEL`. With the
+    embeddings of both sides given, the files name their encoder and no model embeds: ``model`` is then an error
+    (never silently ignored) unless ``uses_model`` (``--threshold auto`` takes its threshold), and then the files
+    must have been made by it (the job checks their encoder id against it)."""
+    if None not in embs and model is not None and not uses_model:
+        raise ValueError(f"--model {model} with --src-emb and --tgt-emb: the vectors of both sides are given, so no "
+                         "model is used (the files name the encoder that made them); leave out --model")
+    return model if model is not None else DEFAULT_MODEL
+
+
+def _paths(*given: str | Path | None) -> tuple[Path | None, Path | None]:
+    """The embedding files of the two sides as paths (None: not given)."""
+    src, tgt = (Path(p) if p else None for p in given)
+    return src, tgt
+
+
+def mine(src: Input, tgt: Input, output: str | Path, *, model: str | Path | None = None, backend: str = "auto",
          config: MineConfig | None = None, threshold: float | str | None = None, src_lang: str | None = None,
          tgt_lang: str | None = None, src_emb: str | Path | None = None, tgt_emb: str | Path | None = None,
          engine: str = "local", ray: RayConfig | None = None, progress: bool = True) -> MineSummary:
@@ -115,42 +132,51 @@ def mine(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEFA
 
     ``config`` says how (default :class:`~xlsent.mining.config.MineConfig`: ratio margin, k=4, max retrieval);
     ``threshold`` overrides its threshold: a number, or ``auto`` for the encoder's calibrated one (see
-    ``xlsent calibrate``). ``src_emb``/``tgt_emb`` are embeddings of the same files from ``xlsent embed``: with both,
-    the encoder is loaded only for ``threshold="auto"``. ``engine`` is ``local`` or ``ray`` (``ray``: its settings).
+    ``xlsent calibrate``). ``model`` defaults to me5-small. ``src_emb``/``tgt_emb`` are embeddings of the same files
+    from ``xlsent embed``: with both, no model is loaded, and ``model`` is an error, but for ``threshold="auto"``
+    (the files must then have been made by ``model``). Language codes and every input are checked before a model
+    loads. ``engine`` is ``local`` or ``ray`` (``ray``: its settings).
 
     >>> xlsent.mine("de.txt", "en.txt", "pairs.tsv", threshold="auto")  # doctest: +SKIP
     """
+    from xlsent.languages import check_lang
     from xlsent.mining.job import check_job, mine_files
 
     cfg = config or MineConfig()
-    embs = (Path(src_emb) if src_emb else None, Path(tgt_emb) if tgt_emb else None)
+    src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
+    embs = _paths(src_emb, tgt_emb)
+    model = _job_model(model, embs, uses_model=threshold == "auto")
     _check_engine(engine, output, embs)
-    check_job(_spec(src), _spec(tgt), output, embs)
+    check_job(_spec(src), _spec(tgt), output, embs, langs=(src_lang, tgt_lang))
     if threshold is not None and threshold != "auto":
         cfg = replace(cfg, threshold=float(threshold))
     if threshold == "auto":
         cfg = replace(cfg, threshold=_calibrated(model, backend, cfg, progress).threshold)
-    with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
+    with _engine(model, backend, engine, ray, needs_encoder=None in embs or threshold == "auto") as runner:
         return mine_files(_spec(src), _spec(tgt), output, runner, cfg, src_lang=src_lang, tgt_lang=tgt_lang,
                           src_emb=embs[0], tgt_emb=embs[1], progress=progress)
 
 
-def score(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
+def score(src: Input, tgt: Input, output: str | Path, *, model: str | Path | None = None, backend: str = "auto",
           config: SearchConfig | None = None, src_lang: str | None = None, tgt_lang: str | None = None,
           src_emb: str | Path | None = None, tgt_emb: str | Path | None = None, engine: str = "local",
           ray: RayConfig | None = None, progress: bool = True) -> ScoreSummary:
     """Score given pairs, row i of ``src`` with row i of ``tgt``, into the TSV ``output`` (``score TAB src TAB
     tgt``, input order): the margin of each pair against the k nearest neighbours of each side in the other whole
     side, as LASER's ``mine_bitexts.py --mode score`` (see :func:`xlsent.mining.job.score_files`). For a TSV of
-    pairs, give the same file as two :class:`~xlsent.data.text_input.InputSpec` of columns 0 and 1.
+    pairs, give the same file as two :class:`~xlsent.data.text_input.InputSpec` of columns 0 and 1. ``model``
+    (default me5-small) is an error with both ``src_emb`` and ``tgt_emb``, which name their encoder.
 
     >>> xlsent.score("de.txt", "en.txt", "scored.tsv").scored  # doctest: +SKIP
     """
+    from xlsent.languages import check_lang
     from xlsent.mining.job import check_job, check_same_rows, score_files
 
-    embs = (Path(src_emb) if src_emb else None, Path(tgt_emb) if tgt_emb else None)
+    src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
+    embs = _paths(src_emb, tgt_emb)
+    model = _job_model(model, embs, uses_model=False)
     _check_engine(engine, output, embs)
-    check_job(_spec(src), _spec(tgt), output, embs)
+    check_job(_spec(src), _spec(tgt), output, embs, task="score", langs=(src_lang, tgt_lang))
     check_same_rows(_spec(src), _spec(tgt))
 
     with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
@@ -159,7 +185,7 @@ def score(src: Input, tgt: Input, output: str | Path, *, model: str | Path = DEF
 
 
 def filter(src: Input, tgt: Input, output: str | Path, *, scores: str | Path | None = None,
-           histogram: str | Path | None = None, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
+           histogram: str | Path | None = None, model: str | Path | None = None, backend: str = "auto",
            config: FilterConfig | None = None, search: SearchConfig | None = None, src_lang: str | None = None,
            tgt_lang: str | None = None, src_emb: str | Path | None = None, tgt_emb: str | Path | None = None,
            engine: str = "local", ray: RayConfig | None = None, progress: bool = True) -> FilterSummary:
@@ -167,34 +193,41 @@ def filter(src: Input, tgt: Input, output: str | Path, *, scores: str | Path | N
     of ``config`` (default :class:`~xlsent.mining.filter_config.FilterConfig`: language ID, length, copies, non-text
     lines, duplicates, the margin cut at the encoder's calibrated threshold) and write the kept pairs into the TSV
     ``output`` (``src TAB tgt``, input order); ``scores``: every pair with ``keep``, ``score``, ``reason`` and the
-    per-filter values; ``histogram``: a PNG of the scores. Resumable; see :func:`xlsent.mining.job.filter_files`.
+    per-filter values; ``histogram``: a PNG of the scores. The cut is one for the scores the run computes (a cosine
+    cut where they are cosines; :meth:`~xlsent.mining.auto_threshold.AutoThreshold.cut_for`). ``model`` as in
+    :func:`mine`. Resumable; see :func:`xlsent.mining.job.filter_files`.
 
     >>> xlsent.filter("pairs.tsv", "pairs.tsv", "kept.tsv", src_lang="de", tgt_lang="en")  # doctest: +SKIP
     """
+    from xlsent.languages import check_lang
+    from xlsent.mining.auto_threshold import given_cut
     from xlsent.mining.filter_config import FilterConfig
-    from xlsent.mining.job import check_filter_outputs, check_job, check_same_rows, filter_files
+    from xlsent.mining.job import check_filter_cut, check_filter_outputs, check_job, check_same_rows, filter_files
 
     rules, cfg = config or FilterConfig(), search or SearchConfig()
-    embs = (Path(src_emb) if src_emb else None, Path(tgt_emb) if tgt_emb else None)
+    src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
+    embs = _paths(src_emb, tgt_emb)
+    auto = rules.score and rules.keep is None and rules.threshold == "auto"
+    model = _job_model(model, embs, uses_model=auto)
     _check_engine(engine, output, embs)
-    check_job(_spec(src), _spec(tgt), output, embs)
+    check_job(_spec(src), _spec(tgt), output, embs, task="filter", langs=(src_lang, tgt_lang))
     check_same_rows(_spec(src), _spec(tgt))
     check_filter_outputs(output, Path(scores) if scores else None, Path(histogram) if histogram else None,
                          [_spec(src).path, _spec(tgt).path, *embs])
-    threshold: float | None = None
-    source = "given"
-    if rules.score and rules.keep is None and rules.threshold == "auto":
+    cut: AutoThreshold | None = None
+    if rules.score and rules.keep is None and rules.threshold != "auto":
+        cut = given_cut(float(rules.threshold), cfg.margin)
+    check_filter_cut(_spec(src), _spec(tgt), cfg, cut)  # a given cut before any model loads
+    if auto:
         from xlsent.mining.filter_calibration import auto_filter_threshold
 
-        calibrated = auto_filter_threshold(load(model, backend), margin=cfg.margin, k=cfg.k)
+        cut = auto_filter_threshold(load(model, backend), margin=cfg.margin, k=cfg.k)
+        check_filter_cut(_spec(src), _spec(tgt), cfg, cut)
         if progress:
-            print(calibrated.describe(), file=sys.stderr)
-        threshold, source = calibrated.threshold, f"auto, from {calibrated.found}"
-    elif rules.threshold != "auto":
-        threshold = float(rules.threshold)
-    with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
-        return filter_files(_spec(src), _spec(tgt), output, runner, cfg, rules, threshold=threshold,
-                            threshold_source=source, scores_out=Path(scores) if scores else None,
+            print(cut.describe(), file=sys.stderr)
+    with _engine(model, backend, engine, ray, needs_encoder=None in embs or auto) as runner:
+        return filter_files(_spec(src), _spec(tgt), output, runner, cfg, rules, cut=cut,
+                            scores_out=Path(scores) if scores else None,
                             histogram=Path(histogram) if histogram else None, src_lang=src_lang, tgt_lang=tgt_lang,
                             src_emb=embs[0], tgt_emb=embs[1], progress=progress)
 
@@ -203,9 +236,10 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
           pairs: str | Path | None = None, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
           config: AlignConfig | None = None, fmt: str = "beads", src_lang: str | None = None,
           tgt_lang: str | None = None, resume: bool = False, progress: bool = True) -> AlignSummary:
-    """Sentence-align the document ``src`` with its translation ``tgt`` into ``output`` (``-``: standard output),
-    or every ``src TAB tgt TAB out`` row of the list ``pairs`` with one model: one bead a line, ``[i, j]:[k]:cost``
-    (``fmt="tsv"``: ``cost TAB source text TAB target text``), every line of both documents in exactly one bead.
+    """Sentence-align the document ``src`` with its translation ``tgt`` (``-``: standard input; a pipe too) into
+    ``output`` (``-``: standard output), or every ``src TAB tgt TAB out`` row of the list ``pairs`` with one model:
+    one bead a line, ``[i, j]:[k]:cost`` (``fmt="tsv"``: ``cost TAB source text TAB target text``), every line of
+    both documents in exactly one bead; each pair's output is written as soon as its beads are found.
     See :mod:`xlsent.mining.docalign`; every input and output is checked before the model is loaded. With
     ``resume``, pairs whose output exists (a killed run's finished pairs: outputs are written whole) are skipped,
     unchecked, and no model is loaded when none is left.
@@ -217,32 +251,34 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
         AlignSummary,
         DocPair,
         align_files,
-        check_not_overwritten,
         check_pairs,
+        check_paths,
         read_pairs_list,
+        readable_pairs,
         unwritten,
     )
+    from xlsent.output_lock import exclusive_outputs
 
     if (pairs is None) == (src is None or tgt is None or output is None):
         raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
     check_lang(src_lang)
     check_lang(tgt_lang)
-    listed = (read_pairs_list(pairs) if pairs is not None
-              else [DocPair(Path(str(src)), Path(str(tgt)), str(output))])
-    check_not_overwritten(listed, pairs)
+    listed = read_pairs_list(pairs) if pairs is not None else [DocPair.of(str(src), str(tgt), str(output))]
+    check_paths(listed, pairs)
     todo = unwritten(listed) if resume else listed
     skipped = len(listed) - len(todo)
     if skipped:
         log.info("--resume: %d of %d pair(s) already written, skipped", skipped, len(listed))
-    from xlsent.output_lock import exclusive_outputs
-
-    check_pairs(todo)
     if not todo:
         return AlignSummary(0, 0, 0, 0.0, skipped)
-    with exclusive_outputs(pair.out for pair in todo):  # one run per output at a time
-        encoder = load(model, backend)
-        done = align_files(todo, lambda texts, lang: encoder.encode(texts, lang, progress=progress),
-                           config or AlignConfig(), fmt=fmt, src_lang=src_lang, tgt_lang=tgt_lang, progress=progress)
+    with readable_pairs(todo) as todo:
+        check_pairs(todo)
+        with exclusive_outputs(pair.out for pair in todo):  # one run per output at a time
+            encoder = load(model, backend)
+            bars = progress and len(todo) == 1  # a run of many pairs shows one bar, of the pairs
+            done = align_files(todo, lambda texts, lang: encoder.encode(texts, lang, progress=bars),
+                               config or AlignConfig(), fmt=fmt, src_lang=src_lang, tgt_lang=tgt_lang,
+                               progress=progress)
     return replace(done, skipped=skipped)
 
 

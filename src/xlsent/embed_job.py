@@ -59,7 +59,7 @@ class EmbedOptions:
     lang: str | None = None
 
     def __post_init__(self) -> None:
-        check_lang(self.lang)
+        object.__setattr__(self, "lang", check_lang(self.lang))  # one spelling of the code (EN -> en)
         if self.chunk_rows < 1 or self.batch_tokens < 1:
             raise ValueError(f"--chunk-rows and --batch-tokens must be positive, got {self.chunk_rows}, "
                              f"{self.batch_tokens}")
@@ -223,7 +223,8 @@ def embed_file(spec: InputSpec, output: str | Path, encoder: Encoder, opts: Embe
             if sha256_file(spec.path) != sha:
                 raise InputError(f"{spec.name}: changed while it was being embedded (its checksum differs from the "
                                  "start of the run); run again once it is complete")
-            meta = base_metadata(summary.rows, encoder.dim, key["encoder"], {**spec.source(), "sha256": sha})
+            meta = base_metadata(summary.rows, encoder.dim, key["encoder"],
+                                 {**spec.source(), "sha256": sha, "lang": opts.lang})
             meta["empty_rows"] = len(summary.empty_rows)
             save_embedding_parts(output, written, meta)
         except BaseException as exc:

@@ -18,8 +18,8 @@ import logging
 import re
 from dataclasses import dataclass, field
 
-CODE_PATTERN = r"^[a-z]{2,3}([-_][A-Za-z0-9]{2,8})*$"
-"""What :func:`check_lang` accepts: ISO 639-1/639-3, optionally with script/region subtags."""
+CODE_PATTERN = r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$"
+"""What :func:`check_lang` accepts, in any case: ISO 639-1/639-3, optionally with script/region subtags."""
 _CODE = re.compile(CODE_PATTERN)
 
 log = logging.getLogger(__name__)
@@ -143,6 +143,8 @@ Chinese once), on which the default encoder me5-small was built, as :func:`base_
 
 BY_CODE: dict[str, Language] = {code: lang for lang in LANGUAGES for code in lang.codes()}
 """Each language under each of its :meth:`Language.codes`."""
+KNOWN_CODES: frozenset[str] = frozenset({*BY_CODE, *(code for lang in LANGUAGES for code in lang.tatoeba_v1)})
+"""Every code of a language xlsent knows: the table's, and the Tatoeba v1 test languages (``yue``, ``arq``, ...)."""
 ISO3_TO_ISO1: dict[str, str] = {code: lang.iso1 for code, lang in BY_CODE.items() if len(code) == 3}
 """Three-letter codes (ISO 639-3, Tatoeba file names) -> the two-letter code."""
 TATOEBA_CHALLENGE: dict[str, str] = {lang.iso1: lang.challenge for lang in LANGUAGES if lang.challenge}
@@ -215,20 +217,56 @@ class TrainedLanguages:
                     shown)
 
 
-def check_lang(code: str | None) -> str | None:
-    """``code`` if it is a language code (ISO 639-1/639-3, optionally with script/region subtags), else an error.
+_UNKNOWN_WARNED: set[str] = set()
+"""The codes outside the table that :func:`check_lang` has warned about (once each per process)."""
 
-    >>> check_lang("de"), check_lang("deu"), check_lang("zh-Hant"), check_lang(None)
+
+def normalise_lang(code: str) -> str:
+    """``code`` in its one spelling: the language in lower case, a script subtag capitalised, a region in upper case
+    (``EN`` -> ``en``, ``zh-hant`` -> ``zh-Hant``, ``pt_br`` -> ``pt_BR``).
+
+    >>> normalise_lang("EN"), normalise_lang("ZH-hant"), normalise_lang("pt_br"), normalise_lang("srp-latn")
+    ('en', 'zh-Hant', 'pt_BR', 'srp-Latn')
+    """
+    primary, *rest = re.split(r"([-_])", code)
+    parts = [primary.lower()]
+    for part in rest:
+        if part in "-_":
+            parts.append(part)
+        elif len(part) == 4 and part.isalpha():
+            parts.append(part.capitalize())
+        elif len(part) == 2 and part.isalpha():
+            parts.append(part.upper())
+        else:
+            parts.append(part.lower())
+    return "".join(parts)
+
+
+def check_lang(code: str | None) -> str | None:
+    """``code`` in its one spelling (:func:`normalise_lang`: codes are case-insensitive) if it is a language code
+    (ISO 639-1/639-3, optionally with script/region subtags), else an error. A code whose language is not in
+    xlsent's table (:data:`LANGUAGES`, or a Tatoeba v1 test language) is taken as given, with a warning once per
+    code: it may be a typo, and nothing language-specific (language ID, a map, a data set) knows it.
+
+    >>> check_lang("de"), check_lang("DEU"), check_lang("zh-Hant"), check_lang(None)
     ('de', 'deu', 'zh-Hant', None)
     >>> check_lang("German")
     Traceback (most recent call last):
     ...
     ValueError: 'German' is not a language code: use ISO 639-1 or 639-3, e.g. de or deu (subtags as zh-Hant)
     """
-    if code is None or _CODE.match(code):
-        return code
-    raise ValueError(f"{code!r} is not a language code: use ISO 639-1 or 639-3, e.g. de or deu "
-                     "(subtags as zh-Hant)")
+    if code is None:
+        return None
+    if not _CODE.match(code):
+        raise ValueError(f"{code!r} is not a language code: use ISO 639-1 or 639-3, e.g. de or deu "
+                         "(subtags as zh-Hant)")
+    code = normalise_lang(code)
+    primary = re.split(r"[-_]", code)[0]
+    if primary not in KNOWN_CODES and code not in _UNKNOWN_WARNED:
+        _UNKNOWN_WARNED.add(code)
+        log.warning("%r is not in xlsent's language table (xlsent.languages): taken as given, a language nothing in "
+                    "xlsent knows (check the code: ISO 639-1 or 639-3, e.g. de or deu)", code)
+    return code
 
 
 def base_lang(code: str) -> str:

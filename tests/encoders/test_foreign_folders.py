@@ -206,7 +206,7 @@ def test_hugging_face_folder_is_mean_pooled_as_sentence_transformers_does(
 
     folder = hf_folder(tmp_path / "plain", "bert")
     ref = SentenceTransformer(str(folder), device="cpu").encode(SENTENCES, normalize_embeddings=True)
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.WARNING):  # the notice README promises, shown at the default log level
         enc = load_encoder(folder)
     assert "no modules.json, so a Hugging Face model folder: mean pooling" in caplog.text
     assert min_cosine(enc.encode(SENTENCES), ref) >= 0.9999
@@ -315,6 +315,14 @@ def test_a_module_path_that_is_a_hub_name_is_an_error(tmp_path: Path, exportable
         load_encoder(folder)
 
 
+def nan_weights(path: Path) -> None:
+    """Every floating-point weight in ``path`` NaN."""
+    from safetensors.torch import load_file, save_file
+
+    save_file({k: torch.full_like(v, float("nan")) if v.is_floating_point() else v
+               for k, v in load_file(str(path)).items()}, str(path))
+
+
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda f: (f / "modules.json").write_text("[{", encoding="utf-8"), r"st/modules.json: not readable JSON"),
     (lambda f: edit_json(f / "config.json", model_type="mpnet", architectures=["MPNetModel"]),
@@ -327,8 +335,18 @@ def test_a_module_path_that_is_a_hub_name_is_an_error(tmp_path: Path, exportable
      r"modules.json: module 1 has type 'sentence_transformers.models.LSTM', which xlsent does not run"),
     (lambda f: edit_json(f / "1_Pooling" / "config.json", pooling_mode_mean_tokens=False),
      r"1_Pooling/config.json: pooling \[\] is not one of"),
+    (lambda f: edit_json(f / "config.json", layer_norm_eps="1e-12"),
+     r"st/config.json: layer_norm_eps = '1e-12': expected a number, not a string \(write it without quotes\)"),
+    (lambda f: edit_json(f / "config.json", num_attention_heads=5),
+     r"st/config.json: hidden_size 32 is not a multiple of num_attention_heads 5"),
+    (lambda f: edit_json(f / "config.json", hidden_size=48),
+     r"st/model.safetensors: weights do not match .*st/config.json: embeddings.word_embeddings.weight is \[\d+, 32\], "
+     r"the config makes \[\d+, 48\]"),
+    (lambda f: nan_weights(f / "model.safetensors"),
+     r"st: its vector for the check sentence .* the weights are broken \(NaN or infinite values\?\), so the model is "
+     r"not used"),
 ], ids=["modules-not-json", "unsupported-architecture", "weights-missing", "weights-corrupt", "unsupported-module",
-        "no-pooling-mode"])
+        "no-pooling-mode", "config-value-mistyped", "config-heads-misfit", "weights-of-another-shape", "nan-weights"])
 def test_bad_folders_are_errors_naming_the_file(tmp_path: Path, exportable: Path, edit: object,
                                                 message: str) -> None:
     folder = exported(tmp_path, exportable)

@@ -77,3 +77,27 @@ def test_corrupt_model_dir_errors(tmp_path: Path) -> None:
         load_encoder(tmp_path)
     with pytest.raises(ValueError, match="unknown model"):
         load_encoder("no-such-model")
+
+
+def test_progress_counts_whole_texts_up_to_their_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inputs split into windows: the bar still counts texts, in whole numbers, and ends at their number (it showed
+    fractions, as 0.43 of a text per window)."""
+    import xlsent.encoders.transformer as transformer
+
+    seen: list[float] = []
+
+    class Bar:
+        def __init__(self, total: int, **kw: object) -> None:
+            self.total, self.n = total, 0.0
+
+        def update(self, k: float) -> None:
+            self.n += k
+            seen.append(self.n)
+
+        def close(self) -> None:
+            pass
+
+    monkeypatch.setattr(transformer, "tqdm", Bar)
+    enc = TransformerEncoder(make_tiny_model_dir(tmp_path / "m", max_positions=8))
+    enc.encode(["the dog barks " * 10, "a cat", "the dog barks " * 7], batch_tokens=9, progress=True)
+    assert len(seen) > 3 and all(n == int(n) and 0 <= n <= 3 for n in seen) and seen[-1] == 3

@@ -12,6 +12,7 @@ import pytest
 
 from xlsent.data.align_sets import load_textberg
 from xlsent.data.doc_perturb import Perturbation, gold_beads, perturb, perturb_side, split_point
+from xlsent.data.text_input import InputError
 from xlsent.evaluation.align import Align, cut_points
 from xlsent.evaluation.bead_scores import bead_scores, strict_f1_interval
 from xlsent.mining.docalign.config import AlignConfig
@@ -141,3 +142,27 @@ def test_strict_f1_interval_holds_the_score_and_widens_with_uneven_runs() -> Non
     assert strict_f1_interval(gold, []) == (0.0, 0.0)
     with pytest.raises(ValueError, match="block"):
         strict_f1_interval(gold, even, block=0)
+
+
+def test_the_interval_always_holds_its_own_estimate() -> None:
+    """A percentile interval of a coarse or skewed bootstrap can miss the score it is reported beside (one redraw,
+    a narrow level): it is widened to hold it."""
+    gold = [((i,), (i,)) for i in range(200)]
+    uneven = gold[:150] + [((i,), (i + 1,)) for i in range(150, 200)]
+    score = bead_scores([gold], [uneven])["strict_f1"]
+    for samples, level, seed in ((1, 0.95, 0), (5, 0.95, 3), (2000, 0.2, 1), (2000, 0.95, 0)):
+        low, high = strict_f1_interval(gold, uneven, samples=samples, level=level, seed=seed)
+        assert low <= score <= high, (samples, level, seed)
+
+
+def test_gold_beads_past_the_end_of_their_documents_are_an_error(tmp_path: Path) -> None:
+    """Gold citing lines the documents do not have (another version of a file, a cut file) is refused naming the
+    gold file and line; it was scored (its beads out of reach of every alignment) with an interval off its score."""
+    folder = tmp_path / "align_textberg"
+    folder.mkdir()
+    (folder / "dev.de").write_text("".join(f"w{i}\n" for i in range(30)), encoding="utf-8")
+    (folder / "dev.fr").write_text("".join(f"w{i}\n" for i in range(29)), encoding="utf-8")
+    (folder / "dev.defr").write_text("".join(f"[{i}]:[{i}]\n" for i in range(30)), encoding="utf-8")
+    with pytest.raises(InputError,
+                       match=r"dev.defr:30: the bead cites target line 29 \(0-based\), but .*dev.fr has 29"):
+        Align.evaluate(_embed, encoder_id="toy", root=tmp_path, config=AlignConfig(max_beads=2))

@@ -1,4 +1,5 @@
-"""``--threshold auto``: the calibrated threshold, with a warning when the run's margin or k are not calibrated."""
+"""``--threshold auto``: the calibrated threshold, with a warning when the run's k is not the calibrated one, and an
+error when its scores are of another scale than the threshold's."""
 
 from __future__ import annotations
 
@@ -31,9 +32,22 @@ def test_the_calibrated_threshold_and_where_it_comes_from(encoder: LookupEncoder
                                 f"{tmp_path / 'home' / 'calibration' / 'planted.json'})")
 
 
-@pytest.mark.parametrize(("margin", "k"), [("distance", 4), ("ratio", 8)])
-def test_another_margin_or_k_than_calibrated_warns(encoder: LookupEncoder, margin: str, k: int,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_another_k_than_calibrated_warns(encoder: LookupEncoder, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
-        assert auto_threshold(encoder, margin=margin, k=k).threshold == 1.0625
-    assert f"calibrated with margin=ratio, k=4; this run uses margin={margin}, k={k}" in caplog.text
+        assert auto_threshold(encoder, margin="ratio", k=8).threshold == 1.0625
+    assert "calibrated with margin=ratio, k=4; this run uses margin=ratio, k=8" in caplog.text
+
+
+@pytest.mark.parametrize(("margin", "scores"), [("distance", "distance margins"), ("absolute", "cosines")])
+def test_a_threshold_never_cuts_scores_of_another_scale(encoder: LookupEncoder, margin: str, scores: str) -> None:
+    """A ratio threshold (about 1) on distance margins (about 0) or cosines would keep or drop arbitrary pairs."""
+    with pytest.raises(ValueError, match=f"1.0625 .*cuts ratio margins, but the scores of this run are {scores}; run "
+                                         "with --margin ratio, or give --threshold VALUE"):
+        auto_threshold(encoder, margin=margin, k=4)
+
+
+def test_a_cosine_cut_serves_cosines(encoder: LookupEncoder) -> None:
+    save_threshold(encoder, {"threshold": 1.0625, "cosine_threshold": 0.7, "encoder": "planted", "margin": "ratio",
+                             "k": 4, "sets": ["de-en"]})
+    assert auto_threshold(encoder, margin="absolute", k=4).threshold == 0.7
+    assert auto_threshold(encoder, margin="ratio", k=4).threshold == 1.0625

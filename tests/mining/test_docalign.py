@@ -16,7 +16,7 @@ from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.mining.docalign.aligner import Doc, align_spans, align_texts, paired_ratio, search_band, span_lengths
 from xlsent.mining.docalign.band import full_band
-from xlsent.mining.docalign.config import AlignConfig, LengthRatio
+from xlsent.mining.docalign.config import MAX_WEIGHT, AlignConfig, LengthRatio
 from xlsent.mining.docalign.job import bead_lines
 
 
@@ -141,22 +141,47 @@ def test_spans_and_documents() -> None:
 
 
 def test_config_refuses_bad_values() -> None:
-    with pytest.raises(ValueError, match="--max-beads must be at least 2"):
-        AlignConfig(max_beads=1)
-    with pytest.raises(ValueError, match="--null-cost must be a finite number, 0 or more"):
+    for beads in (1, 9):
+        with pytest.raises(ValueError, match=r"--max-beads must be a whole number from 2 \(1-1 beads only\) to 8"):
+            AlignConfig(max_beads=beads)
+    with pytest.raises(ValueError, match="--null-cost must be a number from 0 to 1000000, not -0.1"):
         AlignConfig(null_cost=-0.1)
-    with pytest.raises(ValueError, match="--number-weight must be a finite number, 0 or more"):
+    with pytest.raises(ValueError, match="--number-weight must be a number from 0 to 1000000"):
         AlignConfig(number_weight=-0.02)
     for flag, weight in (("length_weight", math.inf), ("number_weight", math.inf), ("null_cost", math.inf),
-                         ("length_weight", math.nan), ("bracket_cost", -1.0),
-                         ("bracket_cost", math.nan)):  # an infinite weight made every line a null bead
-        with pytest.raises(ValueError, match=f"--{flag.replace('_', '-')} must be a finite number"):
+                         ("length_weight", math.nan), ("bracket_cost", -1.0), ("bracket_cost", math.nan),
+                         ("bracket_cost", 1e300), ("null_cost", 3e38), ("number_weight", 1.7e308),
+                         ("length_weight", 1e6 * (1 + 1e-9))):  # an infinite weight made every line a null bead
+        with pytest.raises(ValueError, match=f"--{flag.replace('_', '-')} must be a number from 0 to 1000000"):
             AlignConfig(**{flag: weight})
     with pytest.raises(ValueError, match="--number-min must be 0 or more"):
         AlignConfig(number_min=-1)
     with pytest.raises(ValueError, match="'cosine' is not a valid Cost"):
         AlignConfig(cost="cosine")
     assert AlignConfig(max_beads=4).bead_types() == [(1, 1), (1, 2), (2, 1), (1, 3), (2, 2), (3, 1)]
+
+
+@pytest.mark.parametrize("cost", ["margin", "distance"])
+def test_settings_at_their_maxima_give_finite_costs(cost: str) -> None:
+    """Every weight at its largest value (near the float limits they overflowed the float32 programme: a traceback,
+    or beads costing inf): finite costs, every line once."""
+    src = ["s0 (see 1234", "s1 s2).", "s3 in 1999", "s4", "s5 [s6", "s7]"]
+    tgt = ["s0 (see 1234 s1", "s2).", "s3 in 2001", "s5 [s6 s7]", "x9"]
+    cfg = AlignConfig(cost=cost, null_cost=MAX_WEIGHT, length_weight=MAX_WEIGHT, number_weight=MAX_WEIGHT,
+                      bracket_cost=MAX_WEIGHT)
+    beads = align_texts(src, tgt, toy_embed, cfg)
+    every_line_once(beads, len(src), len(tgt))
+    assert all(b.cost is not None and math.isfinite(b.cost) for b in beads)
+
+
+def test_invisible_lines_are_empty_lines() -> None:
+    """A line of format and control characters only (U+200B, U+00AD, U+FEFF, \\x01) is an empty line, as in `mine`
+    and `embed` (:func:`xlsent.data.empty_text.is_empty`): a null bead of cost 0 of its own, never paired."""
+    doc = Doc.of(["a", "\u200b\u00ad", " \ufeff\x01 ", "b"], overlaps=2)
+    assert doc.ids.tolist() == [0, 3] and doc.texts == ["a", "b"]
+    beads = align_texts(["s0", "\u200b", "s1"], ["s0", "s1", "\u00ad\u200c"], toy_embed, AlignConfig(null_cost=0.5))
+    assert pairs_of(beads) == [((0,), (0,)), ((1,), ()), ((2,), (1,)), ((), (2,))]
+    assert [b.cost for b in beads if b.is_null] == [0.0, 0.0]
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])
@@ -185,6 +210,14 @@ def test_output_formats_round_trip() -> None:
     assert format_bead(Bead((3,), (4, 5))) == "[3]:[4, 5]"
     tsv = bead_lines(beads, ["Ja.", "Gut.", ""], ["Yes, good.", "Hm."], "tsv")
     assert tsv[0] == "0.500000\tJa. Gut.\tYes, good." and tsv[1] == "1.000000\t\tHm."
+    # a tab or a carriage return inside a line is a space, as every TSV xlsent writes (xlsent.data.tsv_field)
+    raw = bead_lines(beads[:1], ["Ja\tso.", "Gut.\rHm."], ["Yes,\r\ngood."], "tsv")
+    assert raw == ["0.500000\tJa so. Gut. Hm.\tYes,  good."]
+    from xlsent.data import tsv_field
+    from xlsent.mining import filtering, job, stages
+    from xlsent.mining.docalign import job as align_job
+
+    assert stages.clean_cell is filtering.clean_cell is job.clean_cell is align_job.clean_cell is tsv_field.clean_cell
 
 
 def test_a_bead_file_saved_with_a_byte_order_mark_reads(tmp_path: Path) -> None:
@@ -400,3 +433,120 @@ def test_resume_skips_the_pairs_already_written_and_rewrites_without_it(tmp_path
     assert xlsent.api.align(pairs=tmp_path / "list.tsv", progress=False).documents == 2
     assert (tmp_path / "done.beads").read_text(encoding="utf-8") == (tmp_path / "new.beads").read_text(
         encoding="utf-8")
+
+
+class _Dies:
+    """An encoder of :func:`toy_embed` that is interrupted (as by Ctrl-C) on its ``dies_on``-th call."""
+
+    name = id = "dies"
+    dim = 64
+
+    def __init__(self, dies_on: int) -> None:
+        self.calls, self.dies_on = 0, dies_on
+
+    def encode(self, texts: Sequence[str], lang: str | None = None, **kw: object) -> np.ndarray:
+        self.calls += 1
+        if self.calls == self.dies_on:
+            raise KeyboardInterrupt
+        return toy_embed(texts, lang)
+
+
+def test_a_killed_pairs_run_keeps_each_pair_it_finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each pair's beads are written as soon as they are found: a run killed while embedding the second pair leaves
+    the first pair's output, and --resume aligns the second only (the pairs of up to 20,000 lines were embedded
+    together before any was written, so a kill lost them all)."""
+    import xlsent.api
+
+    src, tgt = _long_pair(120, seed=3)
+    for name, lines in (("de.txt", src), ("en.txt", tgt)):
+        (tmp_path / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    (tmp_path / "list.tsv").write_text("de.txt\ten.txt\tone.beads\nen.txt\tde.txt\ttwo.beads\n", encoding="utf-8")
+    encoder = _Dies(dies_on=3)  # the first pair's two documents, then the second pair's source
+    monkeypatch.setattr(xlsent.api, "load", lambda model, backend: encoder)
+    with pytest.raises(KeyboardInterrupt):
+        xlsent.api.align(pairs=tmp_path / "list.tsv", progress=False)
+    every_line_once(read_beads(tmp_path / "one.beads"), len(src), len(tgt))
+    assert not (tmp_path / "two.beads").exists()
+
+    encoder.calls, encoder.dies_on = 0, 0
+    summary = xlsent.api.align(pairs=tmp_path / "list.tsv", resume=True, progress=False)
+    assert (summary.documents, summary.skipped, encoder.calls) == (1, 1, 2)
+    every_line_once(read_beads(tmp_path / "two.beads"), len(tgt), len(src))
+
+
+def test_every_path_of_a_list_is_read_one_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """``-`` is standard output (OUT) or input (SRC, TGT) wherever the list is; every other path is relative to the
+    list's folder, and two spellings of one file are one file; every error names the row (file:line)."""
+    import xlsent.api
+    from xlsent.data.text_input import InputError
+
+    monkeypatch.setattr(xlsent.api, "load", lambda model, backend: _Dies(dies_on=0))
+    lists = tmp_path / "lists"
+    (lists / "docs").mkdir(parents=True)
+    (lists / "docs" / "de.txt").write_text("s0\ns1\n", encoding="utf-8")
+    (lists / "docs" / "en.txt").write_text("s0\ns1\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # not the list's folder
+
+    def run(rows: str, **kw: object) -> object:
+        (lists / "list.tsv").write_text(rows, encoding="utf-8")
+        return xlsent.api.align(pairs=lists / "list.tsv", progress=False, **kw)  # type: ignore[arg-type]
+
+    capsys.readouterr()
+    run("docs/de.txt\tdocs/en.txt\t-\n")
+    assert capsys.readouterr().out.splitlines()[0].startswith("[0]:[0]:")
+    assert not (lists / "-").exists() and not (tmp_path / "-").exists()
+
+    for rows, message in (
+        ("docs/de.txt\tdocs/en.txt\tb.txt\ndocs/en.txt\tdocs/de.txt\tdocs/../b.txt\n",
+         r"list.tsv:2: .*docs/../b.txt: is also the output of .*list.tsv:1"),
+        ("docs/de.txt\tdocs/en.txt\tb.txt\ndocs/en.txt\tdocs/de.txt\t./docs/../docs/de.txt\n",
+         r"list.tsv:2: .*de.txt: is also an input"),
+        ("docs/de.txt\tdocs/en.txt\t-\ndocs/en.txt\tdocs/de.txt\t-\n",
+         "list.tsv:2: only one document pair can be written to standard output"),
+        ("docs/de.txt\tdocs/en.txt\ta.txt\ndocs/de.txt\tdocs/nope.txt\tb.txt\n",
+         r"list.tsv:2: .*nope.txt: no such file"),
+        ("docs/de.txt\tdocs/en.txt\ta.txt\n-\tdocs/en.txt\tb.txt\ndocs/de.txt\t-\tc.txt\n",
+         "list.tsv:3: <stdin>: is also a document of .*list.tsv:2"),
+        ("source\ttarget\toutput\ndocs/de.txt\tdocs/en.txt\ta.txt\n", "list.tsv:1: this row looks like a header"),
+    ):
+        with pytest.raises(InputError, match=message):
+            run(rows)
+    assert sorted(p.name for p in lists.iterdir()) == ["docs", "list.tsv"]
+
+
+def test_align_reads_standard_input_and_pipes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As `mine` and `embed`: `-` and a pipe (what /dev/stdin is under `cat de.txt | xlsent align /dev/stdin ...`)
+    are read once into a temporary file, named as given in messages, and removed after."""
+    import io
+    import os
+    import sys
+    import tempfile
+    import threading
+
+    import xlsent.api
+    from xlsent.data.text_input import InputError
+
+    monkeypatch.setattr(xlsent.api, "load", lambda model, backend: _Dies(dies_on=0))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    (tmp_path / "en.txt").write_text("s0\ns1 s2\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"s0\ns1\ns2\n")))
+    xlsent.api.align("-", tmp_path / "en.txt", str(tmp_path / "a.beads"), progress=False)
+    assert pairs_of(read_beads(tmp_path / "a.beads")) == [((0,), (0,)), ((1, 2), (1,))]
+
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=lambda: pipe.write_text("s0\ns1\ns2\n", encoding="utf-8"), daemon=True)
+    writer.start()
+    xlsent.api.align(pipe, tmp_path / "en.txt", str(tmp_path / "b.beads"), progress=False)
+    writer.join(timeout=10)
+    assert read_beads(tmp_path / "b.beads") == read_beads(tmp_path / "a.beads")
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\xe2\x80\x8b\n")))
+    with pytest.raises(InputError, match="<stdin>: has no text"):
+        xlsent.api.align("-", tmp_path / "en.txt", str(tmp_path / "c.beads"), progress=False)
+    with pytest.raises(InputError, match="<stdin>: is also a document of this pair"):
+        xlsent.api.align("-", "-", str(tmp_path / "c.beads"), progress=False)
+    assert not any(scratch.iterdir()), "temporary copies left behind"

@@ -103,6 +103,49 @@ def test_auto_threshold_takes_the_filter_cut(toy: Path, tmp_path: Path, monkeypa
     assert f"kept {len(CLEAN)} of" in said
 
 
+def test_a_cut_applies_to_the_scores_it_was_made_for(toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Three pairs and k=4: no margin, the scores are cosines; the auto cut is then the record's cosine cut, and a
+    record without one is refused (its ratio cut of 1.0 would drop every pair, with exit 0). Distance margins are
+    refused a ratio cut too."""
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    small, kept = tmp_path / "small.tsv", tmp_path / "k.tsv"
+    small.write_text("".join(f"{de}\t{en}\n" for de, en in CLEAN[:3]), encoding="utf-8")
+    record = {"threshold": 1.0, "encoder": "toy", "margin": "ratio", "k": 4, "sets": ["de-en"]}
+    save_filter_threshold(record)
+    argv = ["filter", str(small), "-o", str(kept), "--src-lang", "de", "--tgt-lang", "en", "-q"]
+    assert main(argv) == 2
+    said = capsys.readouterr().err
+    assert "--threshold auto: 1 (from " in said
+    assert "cuts ratio margins, but the scores of this run are cosines (" in said
+    assert "fewer than k=4); lower --k for margins" in said and "xlsent calibrate --for filter" in said
+    assert not kept.exists()
+    save_filter_threshold({**record, "cosine_threshold": 0.5})
+    assert main(argv) == 0
+    said = capsys.readouterr().err
+    assert "kept 3 of 3 pairs" in said and "score cut: 0.5 (auto, the cosine cut from " in said
+    assert main([*argv, "--k", "2"]) == 0  # margins again: the ratio cut
+    assert "score cut: 1 (auto, from " in capsys.readouterr().err
+    assert main(["filter", str(toy), "-o", str(kept), "--margin", "distance", "-q"]) == 2
+    assert "cuts ratio margins, but the scores of this run are distance margins" in capsys.readouterr().err
+
+
+def test_settings_file_values_are_typed(tmp_path: Path) -> None:
+    path = tmp_path / "f.toml"
+    for text, message in (('copies = "no"\n', "copies = 'no': expected true or false, not a string"),
+                          ("langid = 1\n", "langid = 1: expected true or false, not a whole number"),
+                          ("ratio_min_length = 2.5\n", "expected a whole number, not a number with a fraction"),
+                          ("max_ratio = nan\n", "max_ratio = nan: expected a finite number"),
+                          ("max_ratio = 2\n[filter]\nlangid = false\n", "key(s) max_ratio outside [filter]"),
+                          ("keep = 0.5\nthreshold = 1.0\n", "keep (0.5) and threshold (1.0) both set the score cut")):
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match="f.toml: ") as error:
+            FilterConfig.from_toml(path)
+        assert message in str(error.value)
+    path.write_text("max_ratio = 2\nmax_length = 80\n", encoding="utf-8")
+    assert FilterConfig.from_toml(path).max_ratio == 2.0 and FilterConfig.from_toml(path).max_length == 80
+
+
 def test_two_files_resume_and_nothing_written_on_error(toy: Path, tmp_path: Path) -> None:
     pairs = read_tsv(toy)
     (tmp_path / "de.txt").write_text("".join(p[0] + "\n" for p in pairs), encoding="utf-8")
@@ -258,3 +301,36 @@ def test_ray_engine_filters_as_this_process_does(local_ray: None, tmp_path: Path
     assert on_ray.counts == local.counts
     assert (tmp_path / "ray-all.tsv").read_bytes() == (tmp_path / "local-all.tsv").read_bytes()
     assert (tmp_path / "ray.tsv").read_bytes() == (tmp_path / "local.tsv").read_bytes()
+
+
+@pytest.mark.data
+def test_filter_calibration_records_a_cosine_cut_beside_the_margin_cut(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cut of runs whose scores are cosines is calibrated as the margin cut is, on the cosines of the same tune
+    pairs, and ``cut_for`` gives each scale its own."""
+    from xlsent.mining.auto_threshold import AutoThreshold
+    from xlsent.mining.filter_calibration import calibrate_filter
+
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    root = dataset_or_skip("parallel")
+    truth = {line: i for pair in ("de-en", "zh-en") for bitext in [build_noisy_bitext(pair, root, split="tune")]
+             for i, (s, t, k) in enumerate(zip(bitext.src, bitext.tgt, bitext.kind, strict=True)) if k == "clean"
+             for line in (s, t)}
+
+    class Oracle:
+        """Every clean pair a perfect match, every other line a random direction."""
+
+        name = id = "oracle"
+        dim = DIM
+
+        def encode(self, sentences: list[str], lang: str | None = None, **kw: object) -> np.ndarray:
+            rows = np.array([np.random.default_rng(truth.get(s, zlib.crc32(s.encode()) + 10**6)).normal(size=DIM)
+                             for s in sentences])
+            return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+    record = calibrate_filter(Oracle(), root=root)  # type: ignore[arg-type]
+    cosines = [record["per_pair"][pair]["cosine_threshold"] for pair in ("de-en", "zh-en")]
+    assert record["cosine_threshold"] == pytest.approx(float(np.mean(cosines)))
+    assert 0.5 < record["cosine_threshold"] <= 1.0 + 1e-6  # the clean pairs' cosine is 1, the noise's about 0
+    cut = AutoThreshold(record["threshold"], record, "the test's record")
+    assert cut.cut_for("absolute") == record["cosine_threshold"] and cut.cut_for("ratio") == record["threshold"]

@@ -200,9 +200,12 @@ def test_mine_with_both_embeddings_does_not_load_the_encoder(tmp_path: Path, tin
 
     monkeypatch.setattr(xlsent.api, "load", no_loading)
     given = tmp_path / "given.tsv"
-    assert main(["mine", str(src), str(tgt), "-o", str(given), "--model", str(tmp_path / "no-such-model"), "-q",
-                 "--src-emb", str(src.with_suffix(".npy")), "--tgt-emb", str(tgt.with_suffix(".npy"))]) == 0
+    embs = ["--src-emb", str(src.with_suffix(".npy")), "--tgt-emb", str(tgt.with_suffix(".npy"))]
+    assert main(["mine", str(src), str(tgt), "-o", str(given), "-q", *embs]) == 0
     assert given.read_bytes() == with_model.read_bytes()
+    # a --model that no embedding is made with is an error, never silently ignored
+    assert main(["mine", str(src), str(tgt), "-o", str(given), "--model", str(tmp_path / "no-such-model"), "-q",
+                 *embs]) == 2
     with pytest.raises(AssertionError, match="loaded the encoder"):  # one side to embed: the encoder is needed
         main(["mine", str(src), str(tgt), "-o", str(given), "-q", "--src-emb", str(src.with_suffix(".npy"))])
 

@@ -44,6 +44,17 @@ def test_document_mode_gives_the_beads_of_xlsent_align(doc_server, encoder: Look
     assert body["pairs"] == []
 
 
-def test_document_mode_refuses_a_blank_line(doc_server) -> None:
-    r = httpx.post(doc_server.url + "/v1/align", json={"src": ["ein Hund", " "], "tgt": ["a dog"], "document": True})
-    assert r.status_code == 400 and "src[1] is empty or blank" in r.text
+def test_document_mode_makes_an_empty_line_a_null_bead_as_xlsent_align(doc_server, encoder: LookupEncoder) -> None:
+    """One definition of empty text (xlsent.data.empty_text.is_empty) and one behaviour in both front ends: a blank
+    or invisible line is a null bead of cost 0 of its own, never paired (it was a 400 here, a null bead in the
+    command); a side without text is a 400."""
+    src, tgt = ["ein Hund", " ", "ein Vogel"], ["a dog", "\u200b\u00ad", "a bird"]
+    r = httpx.post(doc_server.url + "/v1/align", json={"src": src, "tgt": tgt, "document": True})
+    assert r.status_code == 200, r.text
+    beads = [(tuple(b["src"]), tuple(b["tgt"]), b["cost"]) for b in r.json()["beads"]]
+    expected = align_texts(src, tgt, lambda texts, lang: encoder.encode(texts, lang), AlignConfig())
+    assert beads == [(b.src, b.tgt, pytest.approx(b.cost)) for b in expected]
+    assert ((1,), (), 0.0) in beads and ((), (1,), 0.0) in beads
+    r = httpx.post(doc_server.url + "/v1/align", json={"src": [" ", "\ufeff"], "tgt": ["a dog"], "document": True})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "empty_input"
+    assert "src has no text (2 line(s), every one empty or blank)" in r.text

@@ -20,11 +20,15 @@ def test_toml_overrides_defaults(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("prot = 1\n", "unknown serve setting(s) prot"),
-    ('port = "80"\n', "port must be of type int"),
+    ('port = "80"\n', "port = '80': expected a whole number, not a string (write it without quotes)"),
+    ("port = true\n", "port = True: expected a whole number, not true or false"),
+    ("port = 80.5\n", "port = 80.5: expected a whole number, not a number with a fraction"),
+    ('warmup = "false"\n', "warmup = 'false': expected true or false, not a string"),
+    ("max_wait_ms = nan\n", "max_wait_ms = nan: expected a finite number"),
     ("max_inputs = 4096\n", "at most 2048"),
     ("max_queue_tokens = 10\n", "max_queue_tokens (10) must be at least max_request_tokens"),
     ("request_timeout_s = 0\n", "request_timeout_s must be > 0"),
-    ("port = [\n", "cannot read the serve settings"),
+    ("port = [\n", "not valid TOML"),
 ])
 def test_bad_settings_name_the_file_and_the_setting(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "serve.toml"

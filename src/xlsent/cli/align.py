@@ -9,6 +9,18 @@ from xlsent.cli.commands import Commands
 from xlsent.cli.options import add_model, positive_int
 
 
+def max_beads(text: str) -> int:
+    """argparse type of ``--max-beads``: a whole number in the range every front end states
+    (:data:`~xlsent.mining.docalign.config.MAX_BEADS_RULE`)."""
+    from xlsent.mining.docalign.config import MAX_BEADS_RULE, check_max_beads
+
+    try:
+        check_max_beads(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {MAX_BEADS_RULE}, not {text!r}") from None
+    return int(text)
+
+
 def add_commands(sub: Commands) -> None:
     """Add ``align``."""
     sub.add_lazy(
@@ -17,37 +29,50 @@ def add_commands(sub: Commands) -> None:
         description="Align SRC (one sentence a line, document order) with its translation TGT and write one bead a "
         "line, `[i, j]:[k]:cost` as Vecalign's output and Bleualign's gold (0-based line ids, either side may be "
         "empty, lower cost is better), or with --format tsv `cost TAB source text TAB target text`. Every line of "
-        "both documents is in exactly one bead; an empty line is a null bead of its own (cost 0), never paired. "
+        "both documents is in exactly one bead; an empty line (blank, or format and control characters only) is a "
+        "null bead of its own (cost 0), never paired. "
         "Beads are scored with embeddings of runs of consecutive lines, normalised against each span's nearest "
         "lines near the path, searched in a band around a path found on halved documents (time and memory linear "
         "in the length). --pairs aligns many document pairs with one model load. Every input and output is checked "
-        "before the model is loaded; each output is written atomically (complete or absent), so a killed --pairs run "
-        "continues with --resume.",
+        "before the model is loaded; each pair's output is written atomically (complete or absent) as soon as its "
+        "beads are found, so a killed --pairs run continues with --resume.",
     )
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     from xlsent.mining.docalign.brackets import REACH
-    from xlsent.mining.docalign.config import NULL_COSTS, SIZE_WEIGHTS, AlignConfig, Cost, LengthRatio, Norm
+    from xlsent.mining.docalign.config import (
+        MAX_BEADS_RULE,
+        MAX_WEIGHT,
+        NULL_COSTS,
+        SIZE_WEIGHTS,
+        AlignConfig,
+        Cost,
+        LengthRatio,
+        Norm,
+    )
     from xlsent.mining.docalign.job import FORMATS
 
     d = AlignConfig()
-    p.add_argument("src", nargs="?", help="source document, one sentence a line (UTF-8 text)")
-    p.add_argument("tgt", nargs="?", help="target document, the translation of SRC, one sentence a line")
+    p.add_argument("src", nargs="?", help="source document, one sentence a line (UTF-8 text); - (or /dev/stdin, a "
+                   "pipe) reads standard input")
+    p.add_argument("tgt", nargs="?", help="target document, the translation of SRC, one sentence a line; - reads "
+                   "standard input")
     p.add_argument("-o", "--output",
                    help="bead file to write; - writes to standard output (default: none; required unless --pairs)")
     p.add_argument("--pairs", metavar="LIST.tsv",
-                   help="align many document pairs: a file of `src TAB tgt TAB out` rows (paths relative to the "
-                   "list's folder; blank rows skipped), instead of SRC TGT -o OUTPUT (default: none)")
+                   help="align many document pairs: a file of `src TAB tgt TAB out` rows, no header (paths relative "
+                   "to the list's folder, - being standard input or output wherever it is; blank rows skipped), "
+                   "instead of SRC TGT -o OUTPUT (default: none)")
     add_model(p)
     p.add_argument("--src-lang", help="source language code, for encoders that use it (default: none; never "
                    "detected online)")
     p.add_argument("--tgt-lang", help="target language code (default: none)")
     p.add_argument("--format", default="beads", choices=FORMATS,
                    help="beads: `[i, j]:[k]:cost`; tsv: `cost TAB source text TAB target text` (default beads)")
-    p.add_argument("--max-beads", type=positive_int, default=d.max_beads,
-                   help=f"most lines (both sides together) in one bead, as Vecalign's alignment_max_size; 2 aligns "
-                   f"1-1 only (default {d.max_beads})")
+    p.add_argument("--max-beads", type=max_beads, default=d.max_beads,
+                   help=f"most lines (both sides together) in one bead, as Vecalign's alignment_max_size: "
+                   f"{MAX_BEADS_RULE} (default {d.max_beads})")
     p.add_argument("--cost", default=d.cost.value, choices=[c.value for c in Cost],
                    help="what a bead costs: margin (Bertalign's: its cosine less its sides' cosine with the lines "
                    "around the other side, times a length penalty) or distance (Vecalign's: 1 - cosine, divided as "
@@ -57,8 +82,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    "nearest lines near the path (neighbours), to random lines (random, as Vecalign) or nothing (none) "
                    f"(default {d.norm.value})")
     p.add_argument("--null-cost", type=float, default=None,
-                   help="cost of leaving a line unaligned, against a pair's cost (default: "
-                   + ", ".join(f"{v:g} with --cost {c.value}" for c, v in NULL_COSTS.items()) + ")")
+                   help=f"cost of leaving a line unaligned, against a pair's cost, from 0 to {MAX_WEIGHT:.0f} "
+                   "(default: " + ", ".join(f"{v:g} with --cost {c.value}" for c, v in NULL_COSTS.items()) + ")")
     p.add_argument("--band", type=positive_int, default=d.band,
                    help=f"lines either side of the coarse path that the fine search visits (default {d.band})")
     p.add_argument("--full-dp", type=positive_int, default=d.full_dp,
@@ -69,8 +94,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    f"(Vecalign) or their mean (default {d.size_weight})")
     p.add_argument("--length-weight", type=float, default=d.length_weight,
                    help="how much a bead's two lengths in characters count: the exponent of margin's length penalty "
-                   "log2(1 + short/long), the weight of the absolute log ratio in distance (0: lengths left out) "
-                   f"(default {d.length_weight:g})")
+                   "log2(1 + short/long), the weight of the absolute log ratio in distance, from 0 (lengths left "
+                   f"out) to {MAX_WEIGHT:.0f} (default {d.length_weight:g})")
     p.add_argument("--length-ratio", default=d.length_ratio.value, choices=[r.value for r in LengthRatio],
                    help="what one document's lengths are scaled by to compare with the other's: the ratio of the "
                    "characters of the lines a first alignment pairs, then aligned again (paired: unpaired lines such "
@@ -79,14 +104,15 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--number-weight", type=float, default=d.number_weight,
                    help="what the agreement of a bead's two sides' numbers (those of --number-min or more found in "
                    "both documents: dates, heights, references), from -1 (none shared) to 1 (the same), takes off its "
-                   f"cost (0: numbers left out) (default {d.number_weight:g})")
+                   f"cost, from 0 (numbers left out) to {MAX_WEIGHT:.0f} (default {d.number_weight:g})")
     p.add_argument("--number-min", type=int, default=d.number_min,
                    help="the smallest number that anchors: many languages write small numbers as words (six, a "
                    f"month's name) where others use digits (default {d.number_min})")
     p.add_argument("--bracket-cost", type=float, default=d.bracket_cost,
                    help="what a bead boundary costs between lines that one bracket holds together (a line with an "
                    f"open ( or [ and the lines up to the one closing it, within {REACH} lines: a sentence a splitter "
-                   f"cut inside a parenthesis) (0: brackets left out) (default {d.bracket_cost:g})")
+                   f"cut inside a parenthesis), from 0 (brackets left out) to {MAX_WEIGHT:.0f} (default "
+                   f"{d.bracket_cost:g})")
     p.add_argument("--resume", action="store_true",
                    help="skip the pairs whose output exists: a killed run's finished pairs (each output is written "
                    "whole); the options they were aligned with are not checked (default: every output rewritten)")

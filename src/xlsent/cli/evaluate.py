@@ -58,7 +58,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _eval(args: argparse.Namespace) -> int:
     from xlsent.api import load
-    from xlsent.evaluation.runner import TASKS, run_task
+    from xlsent.evaluation.runner import TASKS, check_task_data, run_task
 
     tasks = list(dict.fromkeys([*args.tasks, *args.more_tasks]))
     unknown = [task for task in tasks if task not in TASKS]
@@ -66,10 +66,12 @@ def _eval(args: argparse.Namespace) -> int:
         problem = f"unknown task(s) {', '.join(unknown)}" if unknown else "name at least one TASK"
         raise ValueError(f"{problem}; tasks: {' | '.join(TASKS)}")
     check_folder_output("-o", args.output)
+    options = {task: {"margin_k": args.margin_k} if task == "tatoeba" else {} for task in tasks}
+    for task in tasks:  # every task's data found before the model loads
+        check_task_data(task, langs=args.langs, root=args.data, **options[task])
     encoder = load(args.model, args.backend)
     for task in tasks:
-        options = {"margin_k": args.margin_k} if task == "tatoeba" else {}
-        result = run_task(task, encoder, langs=args.langs, root=args.data, progress=not args.quiet, **options)
+        result = run_task(task, encoder, langs=args.langs, root=args.data, progress=not args.quiet, **options[task])
         path = result.save(args.output, overwrite=args.overwrite)
         averages = ", ".join(f"{k} {v:.1f}" for k, v in result.averages.items())
         print(f"{task}: {result.main_metric} {result.main_score:.2f}{f' ({averages})' if averages else ''} -> {path}")

@@ -45,11 +45,12 @@ def add_commands(sub: Commands) -> None:
                    "and the per-filter values (default: not written)")
     p.add_argument("--histogram", metavar="SCORES.png", help="also draw a histogram of the scores (default: none)")
     p.add_argument("--threshold", type=threshold_type, default="auto",
-                   help="the score cut: a margin score, or auto for the encoder's calibrated mining threshold "
-                   "(default auto)")
+                   help="the score cut: a score of the --margin (a cosine with --margin absolute), or auto for the "
+                   "encoder's calibrated filter cut (a cosine cut where the scores are cosines: a side with fewer than "
+                   "k sentences); a cut never applies to scores of another scale (default auto)")
     p.add_argument("--keep", type=positive_float,
                    help="instead of a threshold, keep this fraction (0 to 1) of the pairs the other filters pass, the "
-                   "best by score (default: none, the threshold cuts)")
+                   "best by score; not with --threshold (default: none, the threshold cuts)")
     p.add_argument("--config", metavar="FILTER.toml",
                    help="filter settings from a TOML file (fields of xlsent.mining.filter_config.FilterConfig, at the "
                    "top level or under [filter]); the options here override it (default: none, the built-in defaults)")
@@ -67,11 +68,14 @@ def _rules(args: argparse.Namespace) -> FilterConfig:
 
     if args.keep is not None and args.keep > 1:
         raise ValueError(f"--keep is a fraction of the pairs, above 0 and at most 1, not {args.keep}")
+    if args.keep is not None and args.threshold != "auto":
+        raise ValueError(f"--keep {args.keep:g} and --threshold {args.threshold:g} both set the score cut: give one "
+                         "(--keep keeps that fraction of the pairs, the best by score; --threshold cuts at a score)")
     given = {name: getattr(args, name) for name, _ in SWITCHES if getattr(args, name) is not None}
-    if args.keep is not None:
-        given["keep"] = args.keep
+    if args.keep is not None:  # the options' cut replaces the settings file's, whichever it is
+        given.update(keep=args.keep, threshold="auto")
     if args.threshold != "auto":
-        given["threshold"] = args.threshold
+        given.update(threshold=args.threshold, keep=None)
     return FilterConfig.from_toml(args.config, **given) if args.config else FilterConfig(**given)
 
 

@@ -65,12 +65,17 @@ def _langs_list(text: str) -> list[str]:
 def add_search_options(p: argparse.ArgumentParser) -> None:
     """The options of the neighbourhoods that ``mine``, ``score`` and ``filter`` share: embeddings given, margin, k,
     search."""
-    add_model(p)
+    add_model(p, "encoder: a registered name (me5-small, muse), a model directory, or module:function (default "
+                 "me5-small; with both --src-emb and --tgt-emb none: the files name their encoder, and --model is an "
+                 "error unless --threshold auto reads its threshold, the files then checked to be made by it)",
+              default=None)
     p.add_argument("--src-lang", help="source language code (default: none)")
     p.add_argument("--tgt-lang", help="target language code (default: none)")
-    p.add_argument("--src-emb", help="embeddings of SRC from `xlsent embed`, checked against SRC (default: embed SRC)")
-    p.add_argument("--tgt-emb", help="embeddings of TGT from `xlsent embed`, checked against TGT (default: embed TGT); "
-                   "with both --src-emb and --tgt-emb the encoder is not loaded (but for --threshold auto)")
+    p.add_argument("--src-emb", help="embeddings of SRC from `xlsent embed`, checked against SRC: the same file, "
+                   "column (or field) and language (default: embed SRC)")
+    p.add_argument("--tgt-emb", help="embeddings of TGT from `xlsent embed`, checked against TGT as --src-emb is "
+                   "(default: embed TGT); with both --src-emb and --tgt-emb the encoder is not loaded (but for "
+                   "--threshold auto)")
     p.add_argument("--margin", default="ratio", choices=["ratio", "distance", "absolute"],
                    help="how a pair's cosine is compared with its neighbourhoods' mean: ratio (cos / mean), distance "
                    "(cos - mean) or absolute (cos alone) (default ratio)")
@@ -267,6 +272,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     else:
         record = calibrate(args.model, backend=args.backend, langs=args.langs, data=args.data, ship=args.ship,
                            progress=not args.quiet)
-    print(f"{args.model}: {args.purpose} ratio-margin threshold {record['threshold']:.4f}, calibrated on the dev sets "
-          f"{', '.join(record['sets'])} (saved in {', '.join(record['saved'])})")
+    cosine = f" (cosine cut {record['cosine_threshold']:.4f})" if "cosine_threshold" in record else ""
+    print(f"{args.model}: {args.purpose} ratio-margin threshold {record['threshold']:.4f}{cosine}, calibrated on the "
+          f"dev sets {', '.join(record['sets'])} (saved in {', '.join(record['saved'])})")
     return 0

@@ -37,9 +37,10 @@ def positive_float(text: str) -> float:
     return value
 
 
-def add_model(p: argparse.ArgumentParser) -> None:
-    """``--model``, the encoder a command uses, and ``--backend``, what runs it."""
-    p.add_argument("--model", default="me5-small", help=MODEL_HELP)
+def add_model(p: argparse.ArgumentParser, help: str = MODEL_HELP, default: str | None = "me5-small") -> None:
+    """``--model``, the encoder a command uses (``default`` None: the command decides, and knows whether it was
+    given), and ``--backend``, what runs it."""
+    p.add_argument("--model", default=default, help=help)
     add_backend(p)
 
 

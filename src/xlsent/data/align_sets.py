@@ -46,7 +46,7 @@ def load_textberg(root: str | Path | None = None) -> AlignSet:
     folder = dataset_path(root, "align_textberg")
     files = [folder / "dev.de", folder / "dev.fr", folder / "dev.defr"]
     src, tgt = read_lines(files[0]), read_lines(files[1])
-    gold = [(b.src, b.tgt) for b in read_beads(files[2])]
+    gold = [(b.src, b.tgt) for b in read_beads(files[2], within=((str(files[0]), len(src)), (str(files[1]), len(tgt))))]
     return AlignSet(TEXTBERG, src, tgt, gold, "de", "fr", files,
                     f"Text+Berg dev (Bleualign): {len(src)} de and {len(tgt)} fr lines, {len(gold)} gold beads")
 

@@ -61,7 +61,33 @@ def parse_bead(line: str, name: str, line_no: int) -> Bead:
     return Bead(_ids(match.group(1)), _ids(match.group(2)), cost)
 
 
-def read_beads(path: str | Path) -> list[Bead]:
-    """Every bead of the file ``path`` (blank lines skipped), naming file and line on a malformed one."""
+def read_beads(path: str | Path, within: tuple[tuple[str, int], tuple[str, int]] | None = None) -> list[Bead]:
+    """Every bead of the file ``path`` (blank lines skipped), naming file and line on a malformed one. ``within``:
+    the name and number of lines of the source and target documents the beads align; a bead citing a line past the
+    end of either is an :class:`InputError` naming the file and line (the beads are not of these documents).
+
+    >>> import tempfile
+    >>> gold = Path(tempfile.mkdtemp()) / "dev.defr"
+    >>> _ = gold.write_text("[0]:[0]\\n[1, 2]:[1]\\n")
+    >>> read_beads(gold, within=(("dev.de", 2), ("dev.fr", 2)))
+    Traceback (most recent call last):
+    ...
+    xlsent.data.text_input.InputError: .../dev.defr:2: the bead cites source line 2 (0-based), but dev.de has 2 ...
+    """
     path = Path(path)
-    return [parse_bead(line, str(path), no) for no, line in enumerate(read_lines(path), start=1) if line.strip()]
+    beads = []
+    for no, line in enumerate(read_lines(path), start=1):
+        if line.strip():
+            beads.append(bead := parse_bead(line, str(path), no))
+            if within is not None:
+                check_bead_fits(bead, within, f"{path}:{no}")
+    return beads
+
+
+def check_bead_fits(bead: Bead, within: tuple[tuple[str, int], tuple[str, int]], where: str) -> None:
+    """Raise :class:`InputError` naming ``where`` when ``bead`` cites a line past the end of a document of
+    ``within`` (the name and number of lines of the source and the target)."""
+    for side, ids, (name, lines) in (("source", bead.src, within[0]), ("target", bead.tgt, within[1])):
+        if ids and max(ids) >= lines:
+            raise InputError(f"{where}: the bead cites {side} line {max(ids)} (0-based), but {name} has {lines} "
+                             "line(s); these beads are not of these documents (a file of another version, or cut)")

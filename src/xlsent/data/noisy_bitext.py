@@ -30,6 +30,7 @@ from pathlib import Path
 from xlsent.atomic import atomic_open
 from xlsent.data._files import dataset_path
 from xlsent.data.parallel import load_ntrex, load_tatoeba_challenge
+from xlsent.data.tsv_field import clean_cell
 from xlsent.languages import TATOEBA_CHALLENGE, ntrex_code
 
 NOISE_KINDS = ("misaligned", "shifted", "wrong_language", "untranslated", "half_translated", "boilerplate",
@@ -68,7 +69,7 @@ class NoisyBitext:
     def write(self, pairs: str | Path, labels: str | Path | None = None) -> None:
         """Write the pairs as a TSV (``src TAB tgt``, no header) and, with ``labels``, their labels one a line."""
         with atomic_open(pairs) as fh:
-            fh.writelines(f"{s}\t{t}\n" for s, t in zip(self.src, self.tgt, strict=True))
+            fh.writelines(f"{clean_cell(s)}\t{clean_cell(t)}\n" for s, t in zip(self.src, self.tgt, strict=True))
         if labels is not None:
             with atomic_open(labels) as fh:
                 fh.writelines(f"{kind}\n" for kind in self.kind)

@@ -2,7 +2,9 @@
 
 Each reader yields one string per input row, in order, so row i of any output matches row i of the
 input. Invalid UTF-8 and malformed rows raise :class:`InputError` naming the file and line. A byte-order mark at the
-start of a file (Windows editors write one) is the encoding's signature and is dropped, not read as text.
+start of a file (Windows editors write one) is the encoding's signature and is dropped, not read as text. A UTF-16
+file is an error saying so (not a UTF-8 error at its first byte); a carriage return inside a line (a file whose lines
+end in CR alone reads as one line) is kept as text, with a warning.
 
 A TSV's first line is a header only when the caller says so: ``header=True`` (``--header``) skips it,
 ``header=False`` (``--no-header``) reads it as data, and a column given by name implies a header. A TSV
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -30,6 +33,8 @@ from xlsent.data._files import UTF8_BOM
 
 FORMATS = ("txt", "tsv", "jsonl", "parquet")
 STDIN = "-"
+
+log = logging.getLogger(__name__)
 
 
 class InputError(ValueError):
@@ -116,9 +121,48 @@ class InputSpec:
                 "header": self.tsv_header() if fmt == "tsv" else None}
 
 
-def check_not_an_input(outputs: Iterable[str | Path | None], inputs: Iterable[str | Path | None]) -> None:
+def reading(spec: InputSpec) -> dict[str, object]:
+    """What ``spec`` reads of its file, the same however it is spelled: the format, and for a TSV whether line 1 is
+    a header and the column (by 0-based index where the header names it), for Parquet the column, for JSONL the
+    field (defaults filled in).
+
+    >>> reading(InputSpec(Path("a.txt"))), reading(InputSpec(Path("a.tsv"), header=False))
+    ({'format': 'txt'}, {'format': 'tsv', 'header': False, 'column': '0'})
+    """
+    fmt = spec.resolved_format()
+    if fmt == "tsv":
+        column, header = spec.column if spec.column is not None else "0", spec.tsv_header()
+        if header and not column.isdigit() and spec.path.is_file():
+            names = next(_lines(spec), (0, ""))[1].split("\t")
+            column = str(names.index(column)) if column in names else column
+        return {"format": fmt, "header": header, "column": column}
+    if fmt == "parquet":
+        return {"format": fmt, "column": spec.column or "text"}
+    return {"format": fmt, "field": spec.field or "text"} if fmt == "jsonl" else {"format": fmt}
+
+
+def describe_reading(read: dict[str, object]) -> str:
+    """A :func:`reading` in words, with the options that read it so.
+
+    >>> describe_reading({"format": "tsv", "header": False, "column": "1"})
+    'column 1 of a TSV read without header (--column 1 --no-header)'
+    """
+    if read["format"] == "tsv":
+        header = "--header" if read["header"] else "--no-header"
+        return (f"column {read['column']} of a TSV read {'with' if read['header'] else 'without'} header (--column "
+                f"{read['column']} {header})")
+    if read["format"] == "parquet":
+        return f"Parquet column {read['column']!r} (--column {read['column']})"
+    if read["format"] == "jsonl":
+        return f"JSONL field {read['field']!r} (--field {read['field']})"
+    return f"the lines of a {read['format']} file"
+
+
+def check_not_an_input(outputs: Iterable[str | Path | None], inputs: Iterable[str | Path | None],
+                       rows: Iterable[str | None] | None = None) -> None:
     """Raise :class:`InputError` for an output that is one of the inputs, the same file by any path (a link, ``./``):
-    writing it would destroy that input. Standard input and output (``-``) and ``None`` are skipped.
+    writing it would destroy that input. Standard input and output (``-``) and ``None`` are skipped. ``rows``, one per
+    output, name where each output was given (``list.tsv:3``), put before the message.
 
     >>> import tempfile
     >>> doc = Path(tempfile.mkdtemp()) / "de.txt"
@@ -138,11 +182,12 @@ def check_not_an_input(outputs: Iterable[str | Path | None], inputs: Iterable[st
         return stat.st_dev, stat.st_ino
 
     files = {key: path for path in inputs if (key := identity(path)) is not None}
-    for out in outputs:
+    outs = list(outputs)
+    for out, row in zip(outs, [None] * len(outs) if rows is None else rows, strict=True):
         key = identity(out)
         if key is not None and key in files:
-            raise InputError(f"{out}: is also an input ({files[key]}); writing it would destroy that input: name "
-                             "another output file")
+            raise InputError(f"{f'{row}: ' if row else ''}{out}: is also an input ({files[key]}); writing it would "
+                             "destroy that input: name another output file")
 
 
 def check_options_apply(specs: Sequence[InputSpec]) -> None:
@@ -194,14 +239,43 @@ def _decode(raw: bytes, name: str, line_no: int) -> str:
         ) from exc
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+"""The byte-order marks that start a UTF-16 file (little- and big-endian)."""
+_CR_WARNED: set[str] = set()
+"""The inputs :func:`_lines` has warned about for a carriage return inside a line (once each per process)."""
+
+
+def _check_not_utf16(first: bytes, name: str) -> None:
+    """Raise :class:`InputError` when the first line ``first`` of the file ``name`` is UTF-16: it starts with a UTF-16
+    byte-order mark, or a NUL byte stands beside every other character (what UTF-16 makes of ASCII text)."""
+    if first.startswith(UTF16_BOMS) or (first and first.count(0) >= max(1, len(first) // 4)):
+        why = "it starts with a UTF-16 byte-order mark" if first.startswith(UTF16_BOMS) else (
+            "NUL bytes stand between its characters")
+        raise InputError(f"{name}: is UTF-16 ({why}), not UTF-8; convert it, e.g. `iconv -f UTF-16 -t UTF-8 "
+                         f"{name} > {Path(name).stem}.utf8{Path(name).suffix}`")
+
+
+def _warn_inner_cr(raw: bytes, name: str, line_no: int) -> None:
+    """Warn, once per input, about a carriage return inside line ``line_no``: a file whose lines end in CR alone
+    (classic Mac OS) is read as one line."""
+    if b"\r" in raw and name not in _CR_WARNED:
+        _CR_WARNED.add(name)
+        log.warning("%s:%d: holds %d carriage return(s) (CR) inside the line: a line ends at \\n or \\r\\n only, so a "
+                    "file whose lines end in CR alone is read as one line; convert it, e.g. `tr '\\r' '\\n'`",
+                    name, line_no, raw.count(b"\r"))
+
+
 def _lines(spec: InputSpec) -> Iterator[tuple[int, str]]:
     with open(spec.path, "rb") as fh:
         for line_no, raw in enumerate(fh, start=1):
             if line_no == 1:
+                _check_not_utf16(raw, spec.name)
                 raw = raw.removeprefix(UTF8_BOM)
                 if not raw:  # the file is a BOM alone: no line
                     return
-            yield line_no, _decode(raw.removesuffix(b"\n").removesuffix(b"\r"), spec.name, line_no)
+            raw = raw.removesuffix(b"\n").removesuffix(b"\r")
+            _warn_inner_cr(raw, spec.name, line_no)
+            yield line_no, _decode(raw, spec.name, line_no)
 
 
 def _tsv_rows(spec: InputSpec) -> Iterator[str]:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -247,8 +247,10 @@ class UserBitext:
 
 
 def load_user_bitext(specs: Sequence[BitextFile], *, hold_out: bool, seed: int) -> UserBitext:
-    """Read, check and split every ``--bitext`` file; a language outside xlsent's table gets a warning, a file or
-    language given twice an error."""
+    """Read, check and split every ``--bitext`` file; its language code is taken in its one spelling, and one
+    outside xlsent's table is warned about (:func:`xlsent.languages.check_lang`); a file or language given twice is
+    an error."""
+    specs = [replace(s, lang=str(check_lang(s.lang))) for s in specs]
     paths = [str(p.resolve()) for s in specs for p in s.files]
     twice = sorted({p for p in paths if paths.count(p) > 1})
     if twice:
@@ -260,9 +262,6 @@ def load_user_bitext(specs: Sequence[BitextFile], *, hold_out: bool, seed: int) 
                           "pairs in one file")
     bitext, records = [], []
     for i, spec in enumerate(specs):
-        if language(spec.lang) is None:
-            log.warning("--bitext %s: %r is not in xlsent's language table; it is trained as given (its name only "
-                        "labels its pairs)", spec.label, spec.lang)
         data = read_user_bitext(spec)
         b = split_user_pairs(data, hold_out=hold_out, seed=seed, index=i)
         bitext.append(b)

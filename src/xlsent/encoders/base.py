@@ -96,6 +96,15 @@ class Windowed(Protocol):
 
 
 @runtime_checkable
+class LanguageChecked(Protocol):
+    """An encoder whose vectors go through a part of the model chosen by the language (a map per source language):
+    the languages its load check (:func:`xlsent.encoders.registry.check_output`) encodes a sentence in, so that each
+    such part is proved."""
+
+    check_langs: tuple[str | None, ...]
+
+
+@runtime_checkable
 class WholeSentenceTokens(Protocol):
     """An encoder that reads each sentence whole as one token sequence (LASER's SentencePiece, static averages)."""
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from xlsent.checksum import sha256_file
@@ -45,6 +46,33 @@ def build_head(spec: FolderSpec) -> SentenceHead:
     return SentenceHead(Pooling(spec.pooling), dense, normalize=spec.normalize).eval()
 
 
+SIZE_MISMATCH = re.compile(r"size mismatch for (\S+): copying a param with shape torch\.Size\(\[(.*?)\]\) from "
+                           r"checkpoint, the shape in current model is torch\.Size\(\[(.*?)\]\)")
+"""How PyTorch reports a weight of another shape than the model's: its name, the file's shape, the model's."""
+
+
+def load_weights(spec: FolderSpec) -> TransformerModel:
+    """The folder's transformer with its weights, in eval mode; weights that are missing, unexpected or of another
+    shape than the config says are a :class:`ModelDirError` naming both files."""
+    config_path = spec.transformer / "config.json"
+    try:
+        model = TransformerModel(spec.config)
+    except (RuntimeError, ValueError, TypeError) as exc:
+        raise ModelDirError(f"{config_path}: describes no model xlsent can build ({exc})") from exc
+    try:
+        missing, unexpected = model.load_state_dict(base_model_state(spec.weights), strict=False)
+    except RuntimeError as exc:  # a tensor of another shape than the config's
+        found = SIZE_MISMATCH.findall(str(exc))
+        shapes = [f"{name} is [{held}], the config makes [{made}]" for name, held, made in found]
+        more = f" (and {len(shapes) - 2} more)" if len(shapes) > 2 else ""
+        raise ModelDirError(f"{spec.weights[0]}: weights do not match {config_path}: "
+                            f"{'; '.join(shapes[:2]) or exc}{more}") from None
+    if missing or unexpected:
+        raise ModelDirError(f"{spec.weights[0]}: weights do not match {config_path} "
+                            f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
+    return model.eval()
+
+
 class ForeignEncoder(TransformerEncoder):
     """A sentence-transformers folder (``modules.json``) or a Hugging Face model folder, encoded as
     ``SentenceTransformer(folder).encode`` encodes it (then L2-normalised, as every xlsent encoder's rows are).
@@ -64,12 +92,7 @@ class ForeignEncoder(TransformerEncoder):
         self.files_dir = spec.transformer
         self.manifest: dict[str, object] = {"type": spec.kind}
         self.config = spec.config
-        self.model = TransformerModel(self.config)
-        missing, unexpected = self.model.load_state_dict(base_model_state(spec.weights), strict=False)
-        if missing or unexpected:
-            raise ModelDirError(f"{spec.weights[0]}: weights do not match {spec.transformer / 'config.json'} "
-                                f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
-        self.model.eval()
+        self.model = load_weights(spec)
         self.tokenizer = read_tokenizer(spec.transformer)
         self.prefix = spec.prompt
         self.bos, self.eos = special_ids(self.tokenizer, spec.transformer / "tokenizer.json")

@@ -19,6 +19,7 @@ from tokenizers import Tokenizer
 
 from xlsent.encoders.model_dir import ModelDirError
 from xlsent.encoders.transformer_model import ACTIVATIONS, ARCHITECTURES, TransformerConfig
+from xlsent.settings_file import SettingsError, typed_fields
 
 WEIGHTS = "model.safetensors"
 SHARD_INDEX = "model.safetensors.index.json"
@@ -65,8 +66,12 @@ def read_config(folder: Path) -> TransformerConfig:
     if not isinstance(raw, dict):
         raise ModelDirError(f"{path}: not a Hugging Face model config (a JSON object)")
     model_type = raw.get("model_type")
+    for key in ("model_type", "hidden_act", "position_embedding_type"):
+        if key in raw and not isinstance(raw[key], str):
+            raise ModelDirError(f"{path}: {key} = {raw[key]!r}: expected a string")
     if model_type not in ARCHITECTURES:
-        named = ", ".join(raw.get("architectures") or []) or "no architectures field"
+        listed = raw.get("architectures")
+        named = ", ".join(map(str, listed)) if isinstance(listed, list) and listed else "no architectures field"
         raise ModelDirError(f"{path}: architecture {model_type!r} ({named}) is not supported; xlsent runs "
                             f"{', '.join(sorted(ARCHITECTURES))} models")
     if raw.get("position_embedding_type", "absolute") != "absolute":
@@ -76,13 +81,37 @@ def read_config(folder: Path) -> TransformerConfig:
         raise ModelDirError(f"{path}: hidden_act {raw['hidden_act']!r} is not supported "
                             f"({', '.join(ACTIVATIONS)})")
     dropout = ("hidden_dropout_prob", "attention_probs_dropout_prob")  # inference: off
-    fields = {k: raw[k] for k in TransformerConfig.__dataclass_fields__
-              if k in raw and raw[k] is not None and k not in dropout}
-    fields.setdefault("pad_token_id", 0 if model_type == "bert" else 1)
     try:
-        return TransformerConfig(**fields)
-    except TypeError as exc:
-        raise ModelDirError(f"{path}: {exc}") from exc
+        fields = typed_fields(TransformerConfig, {k: raw[k] for k in TransformerConfig.__dataclass_fields__
+                                                  if k in raw and raw[k] is not None and k not in dropout}, str(path))
+    except SettingsError as exc:
+        raise ModelDirError(str(exc)) from None
+    fields.setdefault("pad_token_id", 0 if model_type == "bert" else 1)
+    config = TransformerConfig(**fields)
+    problems = config_problems(config)
+    if problems:
+        raise ModelDirError(f"{path}: {'; '.join(problems)}")
+    return config
+
+
+def config_problems(config: TransformerConfig) -> list[str]:
+    """What makes ``config`` no runnable transformer (sizes under 1, heads that do not divide the width), one
+    message each.
+
+    >>> config_problems(TransformerConfig(hidden_size=30, num_attention_heads=4, vocab_size=0))
+    ['vocab_size must be at least 1, not 0', 'hidden_size 30 is not a multiple of num_attention_heads 4']
+    """
+    sizes = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
+             "max_position_embeddings", "type_vocab_size")
+    out = [f"{key} must be at least 1, not {getattr(config, key)}" for key in sizes if getattr(config, key) < 1]
+    if config.vocab_size >= 1 and not 0 <= config.pad_token_id < config.vocab_size:
+        out.append(f"pad_token_id {config.pad_token_id} is no token of the vocabulary of {config.vocab_size}")
+    if config.num_attention_heads >= 1 and config.hidden_size % config.num_attention_heads:
+        out.append(f"hidden_size {config.hidden_size} is not a multiple of num_attention_heads "
+                   f"{config.num_attention_heads}")
+    if not config.layer_norm_eps > 0:
+        out.append(f"layer_norm_eps must be above 0, not {config.layer_norm_eps}")
+    return out
 
 
 def weight_files(folder: Path) -> list[Path]:

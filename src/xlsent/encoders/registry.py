@@ -16,7 +16,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from xlsent.encoders.base import Encoder, FromModelDir, OwnAutoBackend, Switchable
+import numpy as np
+
+from xlsent.encoders.base import Encoder, FromModelDir, LanguageChecked, OwnAutoBackend, Switchable
 from xlsent.encoders.model_dir import MANIFEST, ModelDirError, read_manifest
 
 DEFAULT_MODEL = "me5-small"
@@ -157,10 +159,32 @@ def _from_factory(target: str) -> Encoder:
     return encoder
 
 
+CHECK_SENTENCE = "The quick brown fox jumps over the lazy dog."
+"""What every model loaded from a folder encodes once, at load, to prove its vectors (:func:`check_output`)."""
+
+
+def check_output(encoder: Encoder, where: str) -> Encoder:
+    """``encoder``, once its vector for :data:`CHECK_SENTENCE` (in each of its ``check_langs``, where it has them:
+    :class:`~xlsent.encoders.base.LanguageChecked`) has proved finite and non-zero; otherwise a
+    :class:`ModelDirError` naming ``where``: weights of NaN or infinite values give no usable vector (only zero rows,
+    which would pass for empty sentences), so such a model is never used or served."""
+    langs = encoder.check_langs if isinstance(encoder, LanguageChecked) else (None,)
+    for lang in langs:
+        vector = np.asarray(encoder.encode([CHECK_SENTENCE], lang), dtype=np.float64)
+        problem = ("holds NaN or infinite values" if not np.isfinite(vector).all()
+                   else "is all zeros" if not vector.any() else "")
+        if problem:
+            shown = f" (language {lang})" if lang else ""
+            raise ModelDirError(f"{where}: its vector for the check sentence {CHECK_SENTENCE!r}{shown} {problem}: "
+                                "the weights are broken (NaN or infinite values?), so the model is not used; "
+                                "bring an intact copy")
+    return encoder
+
+
 def _build(name_or_path: str | Path) -> Encoder:
     key = str(name_or_path)
     if key in REGISTERED:
-        return _load_named(key)
+        return check_output(_load_named(key), key)
     path = Path(key)
     if path.is_dir():
         if not (path / MANIFEST).is_file():
@@ -169,13 +193,13 @@ def _build(name_or_path: str | Path) -> Encoder:
             if is_foreign_folder(path):
                 from xlsent.encoders.foreign import ForeignEncoder
 
-                return ForeignEncoder(path)
+                return check_output(ForeignEncoder(path), str(path))
             raise ModelDirError(f"{path}: not an xlsent model directory (no {MANIFEST}), nor a sentence-transformers "
                                 f"folder (no {MODULES}) or Hugging Face model folder (no config.json); "
                                 f"registered names: {', '.join(REGISTERED)}")
         kind = read_manifest(path, verify="cached")["type"]  # every listed file, whatever the type, before loading
         encoder: Encoder = _directory_loader(path, kind)(path)
-        return encoder
+        return check_output(encoder, str(path))
     if ":" in key and not path.exists():
         return _from_factory(key)
     raise ValueError(f"unknown model {key!r}: use a registered name ({', '.join(REGISTERED)}), "

@@ -80,11 +80,12 @@ def is_foreign_folder(path: Path) -> bool:
 
 def read_folder(root: str | Path) -> FolderSpec:
     """The :class:`FolderSpec` of a sentence-transformers folder (with ``modules.json``) or of a Hugging Face model
-    folder (mean pooling, as sentence-transformers does; said in the log)."""
+    folder (mean pooling, as sentence-transformers does; a warning says so)."""
     root = Path(root).resolve()
     if (root / MODULES).is_file():
         return _sentence_transformers(root)
-    log.info("%s: no %s, so a Hugging Face model folder: mean pooling, as sentence-transformers does", root, MODULES)
+    log.warning("%s: no %s, so a Hugging Face model folder: mean pooling of the transformer's states, as "
+                "sentence-transformers pools such a folder (add a %s to pool otherwise)", root, MODULES, MODULES)
     return _assemble(root, "hugging-face", root, pooling=("mean",), dense=(), normalize=False, prompt="",
                      settings={}, files=[])
 

@@ -151,9 +151,11 @@ class TransformerEncoder:
                     out[:, None] for out in self._runner((ids.numpy(), mask.numpy()) for ids, mask in padded))
             else:
                 outputs = (self._layer_sums(ids, mask, all_layers) for ids, mask in padded)
+            done = 0  # windows encoded; the bar counts texts, whole numbers up to ``total``
             for batch, out in zip(batches, outputs, strict=True):
                 sums[batch] = out
-                bar.update(len(batch) * total / max(len(windows), 1))
+                done += len(batch)
+                bar.update(done * total // max(len(windows), 1) - bar.n)
         bar.close()
         return sums, np.asarray(lengths, dtype=np.float32)
 

@@ -100,7 +100,7 @@ class Embedded:
             golds.append([b for b in data.gold if (s0 <= min(b[0]) < s1 if b[0] else t0 <= min(b[1]) < t1)])
         out = bead_scores(golds, tests)
         if interval and pieces == 1:
-            out["strict_f1_low"], out["strict_f1_high"] = strict_f1_interval(data.gold, tests[0])
+            out["strict_f1_low"], out["strict_f1_high"] = strict_f1_interval(golds[0], tests[0])  # strict_f1's gold
         return percent(out)
 
 

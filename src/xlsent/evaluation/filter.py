@@ -8,11 +8,12 @@ Rows are ``PAIR: METHOD``; ``xlsent eval filter --model MODEL`` writes ``results
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -74,6 +75,7 @@ class Filter(Task):
     subset_kind = "dev row"
     subset_metric = "keep_f1"
     unit = "row"
+    data_check_options: ClassVar[dict[str, Any]] = {"threshold": math.nan, "mining_threshold": math.nan}
 
     def __init__(self, embed: Any, base: Path, *, threshold: float, mining_threshold: float,
                  config: FilterConfig | None = None) -> None:

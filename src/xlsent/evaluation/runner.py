@@ -50,6 +50,16 @@ def evaluate_task(task: str, embed: EmbedFn, *, encoder_id: str, langs: list[str
     return result
 
 
+def check_task_data(task: str, *, langs: list[str] | None = None, root: str | Path | None = None,
+                    **options: Any) -> list[str]:
+    """The subsets a run of ``task`` would score, before any model is loaded (:meth:`Task.check_data`: the subsets
+    the data lack, or no data at all, are errors naming them); ``options`` set to ``None`` are left at the task's
+    default."""
+    if task not in REGISTRY:
+        raise ValueError(f"unknown task {task!r}; tasks: {', '.join(TASKS)}")
+    return REGISTRY[task].check_data(langs=langs, root=root, **{k: v for k, v in options.items() if v is not None})
+
+
 def run_task(task: str, encoder: Encoder, *, langs: list[str] | None = None, root: str | Path | None = None,
              progress: bool = False, **options: Any) -> TaskResult:
     """Evaluate ``encoder`` on ``task`` (encodings cached on disk) and return its result (not yet saved); the task's

@@ -117,6 +117,9 @@ class Task(ABC):
     subset_kind: ClassVar[str]
     subset_metric: ClassVar[str]
     unit: ClassVar[str] = "lang"
+    data_check_options: ClassVar[dict[str, Any]] = {}
+    """Stand-ins for the options that :meth:`encoder_options` gives, with which :meth:`check_data` builds the task
+    before any encoder exists (nothing is scored with them)."""
 
     def __init__(self, embed: EmbedFn, base: Path) -> None:
         self.embed = embed
@@ -135,10 +138,7 @@ class Task(ABC):
         start = time.perf_counter()
         base = data_root(root)
         task = cls(_refusing_empty(embed, cls.metadata, base), base, **options)
-        subsets = task.select(langs)
-        if not subsets:
-            raise NoDataError(f"{cls.metadata.name}: no data under {base} (looked for "
-                              f"{', '.join(cls.metadata.data_files)}): fetch the data or point --data at it")
+        subsets = task._subsets(langs)
         scored = {subset: task.score(subset)
                   for subset in tqdm(subsets, disable=not progress, desc=cls.metadata.name, unit=cls.unit)}
         scores = {task.row(subset): s.metrics for subset, s in scored.items()}
@@ -154,6 +154,27 @@ class Task(ABC):
             seconds=time.perf_counter() - start, variant=summary.variant,
             notes=summary.notes + [s.note for s in scored.values() if s.note],
         )
+
+    @classmethod
+    def check_data(cls, *, langs: Sequence[str] | None = None, root: str | Path | None = None, **options: Any
+                   ) -> list[str]:
+        """The subsets that :meth:`evaluate` would score, found before any encoder is loaded: a ``ValueError`` names
+        the subsets of ``langs`` the data under ``root`` lack, a :class:`NoDataError` the data folder when it offers
+        none (``options``: the task's own, as for :meth:`evaluate`)."""
+        base = data_root(root)
+
+        def never(sentences: Sequence[str], lang: str | None) -> np.ndarray:
+            raise RuntimeError(f"{cls.metadata.name}: the data check embedded sentences")
+
+        return cls(never, base, **{**cls.data_check_options, **options})._subsets(langs)
+
+    def _subsets(self, langs: Sequence[str] | None) -> list[str]:
+        """:meth:`select`'s subsets; a :class:`NoDataError` naming the data folder when there are none."""
+        subsets = self.select(langs)
+        if not subsets:
+            raise NoDataError(f"{self.metadata.name}: no data under {self.base} (looked for "
+                              f"{', '.join(self.metadata.data_files)}): fetch the data or point --data at it")
+        return subsets
 
     @classmethod
     def encoder_options(cls, encoder: Encoder) -> dict[str, Any]:

@@ -8,6 +8,11 @@ F1-optimal margin cut among the pairs that pass the rule filters, on the *tune* 
 encoder's record in ``$XLSENT_HOME/calibration/filter/`` (``xlsent calibrate --for filter``), then among the cuts
 shipped with xlsent (``filter_thresholds.json`` beside this module, ``--ship``); without one, ``--threshold auto``
 takes the mining threshold, with a warning.
+
+A record also holds ``cosine_threshold``, the cut calibrated the same way on the cosines of the same pairs: the cut
+of a run whose scores are cosines (``--margin absolute``, or a side with fewer than k sentences, where no margin can
+be computed). A cut is never applied to scores of another scale (:meth:`~xlsent.mining.auto_threshold.AutoThreshold.
+cut_for`): without a cosine cut such a run is refused, naming what to do.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from xlsent.data.noisy_bitext import DEV_PAIRS, build_noisy_bitext
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.inference import fp32_id
-from xlsent.mining.auto_threshold import AutoThreshold, auto_threshold
+from xlsent.mining.auto_threshold import AutoThreshold, calibrated_record
 from xlsent.mining.config import SearchConfig
 from xlsent.mining.filter_config import FilterConfig
 from xlsent.mining.filtering import decide, pair_values
@@ -49,7 +54,8 @@ SHIPPED_ABOUT = ("Score cuts of `xlsent filter --threshold auto`, keyed by encod
 def calibrate_filter(encoder: Encoder, *, pairs: Sequence[str] = DEV_PAIRS, root: str | Path | None = None,
                      config: FilterConfig | None = None, progress: bool = False) -> dict[str, Any]:
     """The filter cut of ``encoder``: for each dev pair's tune split, the F1-optimal cut (clean pairs positive) on
-    the margin scores of the pairs that ``config``'s rule filters pass; their mean, with how it was obtained."""
+    the margin scores of the pairs that ``config``'s rule filters pass; their mean, with how it was obtained. The same
+    on the cosines of those pairs gives ``cosine_threshold``, the cut of runs whose scores are cosines."""
     cfg, search = config or FilterConfig(), SearchConfig()
     per_pair: dict[str, dict[str, float]] = {}
     for pair in pairs:
@@ -61,12 +67,15 @@ def calibrate_filter(encoder: Encoder, *, pairs: Sequence[str] = DEV_PAIRS, root
                                  threshold=None).reason) == ""
         clean = np.array(bitext.kind) == "clean"
         best = best_threshold(scored.score[passed], clean[passed], int(clean.sum()))
+        cosine = best_threshold(scored.cosine[passed], clean[passed], int(clean.sum()))
         per_pair[pair] = {"threshold": best.threshold, "f1": best.f1, "precision": best.precision,
-                          "recall": best.recall}
-    return {"threshold": float(np.mean([p["threshold"] for p in per_pair.values()])), "encoder": encoder_id(encoder),
-            "margin": search.margin, "k": search.k, "sets": list(per_pair), "per_pair": per_pair,
-            "method": "mean of the F1-optimal margin cuts, among the pairs the default rule filters pass, on the tune "
-                      "split of the noisy dev bitexts (xlsent.data.noisy_bitext)",
+                          "recall": best.recall, "cosine_threshold": cosine.threshold, "cosine_f1": cosine.f1}
+    return {"threshold": float(np.mean([p["threshold"] for p in per_pair.values()])),
+            "cosine_threshold": float(np.mean([p["cosine_threshold"] for p in per_pair.values()])),
+            "encoder": encoder_id(encoder), "margin": search.margin, "k": search.k, "sets": list(per_pair),
+            "per_pair": per_pair,
+            "method": "mean of the F1-optimal margin cuts (cosine_threshold: cosine cuts), among the pairs the default "
+                      "rule filters pass, on the tune split of the noisy dev bitexts (xlsent.data.noisy_bitext)",
             "date": datetime.now(UTC).date().isoformat(), "xlsent_version": __version__}
 
 
@@ -106,14 +115,15 @@ def filter_threshold(encoder: Encoder, path: Path | None = None) -> tuple[dict[s
 
 def auto_filter_threshold(encoder: Encoder, *, margin: str, k: int) -> AutoThreshold:
     """The cut of ``--threshold auto``: ``encoder``'s filter cut (:func:`filter_threshold`), else its mining
-    threshold (:func:`~xlsent.mining.auto_threshold.auto_threshold`) with a warning that it drops more clean pairs."""
+    threshold (:func:`~xlsent.mining.auto_threshold.calibrated_record`) with a warning that it drops more clean pairs;
+    the cut for the scores a run computes is :meth:`~xlsent.mining.auto_threshold.AutoThreshold.cut_for`'s."""
     found = filter_threshold(encoder)
     if found is None:
         log.warning("%s has no filter cut (xlsent calibrate --for filter): --threshold auto takes its mining "
                     "threshold, which drops more clean pairs", encoder_id(encoder))
-        return auto_threshold(encoder, margin=margin, k=k)
+        return calibrated_record(encoder)
     record, where = found
-    if (record.get("margin"), record.get("k")) != (margin, k):
+    if (record.get("margin"), record.get("k")) != (margin, k) and margin == record.get("margin"):
         log.warning("--threshold auto: the filter cut was calibrated with margin=%s, k=%s; this run uses margin=%s, "
                     "k=%d", record.get("margin"), record.get("k"), margin, k)
     return AutoThreshold(float(record["threshold"]), record, where)

@@ -2,7 +2,8 @@
 
 Every filter is on by default; the defaults were chosen on the noisy dev bitext of
 :mod:`xlsent.data.noisy_bitext` only (``docs/filter.md`` has the measurements). A TOML file can set any field
-(``xlsent filter --config filter.toml``), top level or under ``[filter]``:
+(``xlsent filter --config filter.toml``), top level or under ``[filter]``; every value is checked against the
+field's type (:mod:`xlsent.settings_file`: ``"false"`` is no boolean, ``1.5`` no whole number):
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "filter.toml"
@@ -15,10 +16,11 @@ Every filter is on by default; the defaults were chosen on the noisy dev bitext 
 from __future__ import annotations
 
 import math
-import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from xlsent.settings_file import read_settings
 
 REASONS = ("empty", "nontext", "length", "copy", "language", "duplicate", "score")
 """The filters in the order they are applied: a dropped pair's reason is the first that drops it."""
@@ -72,7 +74,9 @@ class FilterConfig:
                    (self.threshold == "auto" or (isinstance(self.threshold, int | float) and
                                                  math.isfinite(self.threshold)),
                     f"threshold must be a finite number or 'auto', not {self.threshold!r}"),
-                   (self.keep is None or 0 < self.keep <= 1, f"keep must be above 0 and at most 1, not {self.keep}")]
+                   (self.keep is None or 0 < self.keep <= 1, f"keep must be above 0 and at most 1, not {self.keep}"),
+                   (self.keep is None or self.threshold == "auto",
+                    f"keep ({self.keep}) and threshold ({self.threshold!r}) both set the score cut: give one")]
         return [message for ok, message in checks if not ok]
 
     def __post_init__(self) -> None:
@@ -83,16 +87,13 @@ class FilterConfig:
     @classmethod
     def from_toml(cls, path: str | Path, **overrides: Any) -> FilterConfig:
         """The configuration in the TOML file ``path`` (its ``[filter]`` table, else its top level), then
-        ``overrides``; ``ValueError`` naming the file for a key that is no field."""
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
-        table = raw.get("filter", raw)
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(table) - known)
-        if unknown:
-            raise ValueError(f"{path}: unknown filter setting(s) {', '.join(unknown)}; known: "
-                             f"{', '.join(sorted(known))}")
-        return cls(**{**table, **overrides})
+        ``overrides``; ``ValueError`` naming the file for a key that is no field, a value of the wrong type
+        (:func:`xlsent.settings_file.read_settings`) or out of range."""
+        values = read_settings(cls, path, table="filter", what="filter setting")
+        try:
+            return cls(**{**values, **overrides})
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
 
     def active(self) -> list[str]:
         """The filters that run, as :data:`REASONS` names them (``empty`` always runs).

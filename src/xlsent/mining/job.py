@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,8 +38,10 @@ from xlsent.data.text_input import (
     InputSpec,
     check_not_an_input,
     check_options_apply,
+    describe_reading,
     iter_rows,
     readable,
+    reading,
 )
 from xlsent.mining.config import MineConfig, MineSummary, ScoreSummary, SearchConfig
 from xlsent.mining.engine import Engine, Side
@@ -60,7 +62,10 @@ from xlsent.mining.stages import (
     write_pairs,
 )
 from xlsent.mining.unify import Unified, unify
-from xlsent.store import load_embeddings, read_metadata
+from xlsent.store import EmbeddingFileError, load_embeddings, read_metadata
+
+if TYPE_CHECKING:
+    from xlsent.mining.auto_threshold import AutoThreshold
 
 OUTPUT_SUFFIXES = (".tsv", ".txt")
 
@@ -82,8 +87,13 @@ def check_output(output: str | Path) -> None:
         raise ValueError(f"{work}: exists and is not a folder; remove it (it would hold the run's finished stages)")
 
 
-def check_mine_paths(src: InputSpec, tgt: InputSpec, output: str | Path) -> None:
-    """Raise ValueError for inputs or an output that a job cannot use, before anything is computed."""
+EMB_FLAGS = ("--src-emb", "--tgt-emb")
+"""The options that give each side's embeddings, as messages name them."""
+
+
+def check_mine_paths(src: InputSpec, tgt: InputSpec, output: str | Path, task: str = "mine") -> None:
+    """Raise ValueError for inputs or an output that a job cannot use, before anything is computed (``task``: what
+    the job does, as messages name it)."""
     src.check()
     tgt.check()
     check_options_apply([src, tgt])
@@ -91,20 +101,44 @@ def check_mine_paths(src: InputSpec, tgt: InputSpec, output: str | Path) -> None
         raise InputError("SRC and TGT cannot both be standard input (-): it can be read once")
     for side in (src, tgt):
         if not side.is_stream():  # a stream is checked once copied, by readable_sides
-            check_has_text(side)
+            check_has_text(side, task)
     check_output(output)
     check_not_an_input([output], [src.path, tgt.path])
 
 
-def check_job(src: InputSpec, tgt: InputSpec, output: str | Path, embs: tuple[Path | None, Path | None] = (None, None)
-              ) -> None:
+def check_job(src: InputSpec, tgt: InputSpec, output: str | Path, embs: tuple[Path | None, Path | None] = (None, None),
+              *, task: str = "mine", langs: tuple[str | None, str | None] = (None, None)) -> None:
     """Everything about a file job that can be refused before an encoder is loaded: the inputs, the output and the
-    given embedding files (readable, with a header)."""
-    check_mine_paths(src, tgt, output)
+    given embedding files (readable, with a header, made from what each side reads: :func:`check_made_from`)."""
+    check_mine_paths(src, tgt, output, task)
     check_not_an_input([output], embs)
-    for given in embs:
+    for spec, given, flag, lang in zip((src, tgt), embs, EMB_FLAGS, langs, strict=True):
         if given is not None:
-            read_metadata(given)
+            meta = read_metadata(given)
+            if not spec.is_stream():  # a stream is checked once copied
+                check_made_from(given, meta, spec, flag, lang)
+
+
+def check_made_from(given: Path, meta: dict[str, Any], spec: InputSpec, flag: str, lang: str | None) -> None:
+    """Raise :class:`~xlsent.store.EmbeddingFileError` unless the embeddings ``given`` (metadata ``meta``) were made
+    from what ``spec`` reads of its file (format, header, column or field: :func:`~xlsent.data.text_input.reading`)
+    and, where both say, in the language ``lang``: one column's vectors never score another's texts. (That the file
+    is the same one, by checksum, is :func:`~xlsent.store.load_embeddings`'s check.)"""
+    recorded = meta.get("source") or {}
+    if "format" in recorded:
+        made = reading(InputSpec(spec.path, str(recorded["format"]), recorded.get("column"), recorded.get("field"),
+                                 recorded.get("header"), spec.label))
+        wanted = reading(spec)
+        if made != wanted:
+            raise EmbeddingFileError(
+                f"{given}: {flag} was made from {describe_reading(made)} of {recorded.get('path', 'its input')}, but "
+                f"this run reads {describe_reading(wanted)} of {spec.name}: the vectors are of other text; embed "
+                f"what this run reads (xlsent embed {spec.name} ...) or give the file of that side")
+    made_lang = recorded.get("lang")
+    if lang is not None and made_lang is not None and made_lang != lang:
+        raise EmbeddingFileError(f"{given}: {flag} was embedded as language {made_lang!r}, but this run gives "
+                                 f"{lang!r} for {spec.name}; embed it with --lang {lang}, or give the language it was "
+                                 "embedded as")
 
 
 def check_same_rows(src: InputSpec, tgt: InputSpec) -> None:
@@ -122,16 +156,16 @@ def _check_row_counts(src: InputSpec, src_rows: int, tgt: InputSpec, tgt_rows: i
                          "line i of the other, so they must have as many")
 
 
-def check_has_text(spec: InputSpec) -> None:
+def check_has_text(spec: InputSpec, task: str = "mine") -> None:
     """Raise :class:`InputError` unless ``spec`` (a file, or a stream copied by ``readable``) has a row with text:
-    there is nothing to mine in an empty side."""
+    there is nothing to ``task`` (mine, score, filter) in an empty side."""
     rows = 0
     for row in iter_rows(spec):
         if not is_empty(row):
             return
         rows += 1
     what = "is empty" if rows == 0 else f"has no text ({rows} blank row(s))"
-    raise InputError(f"{spec.name}: {what}, so there is nothing to mine or score; give one sentence a line")
+    raise InputError(f"{spec.name}: {what}, so there is nothing to {task}; give one sentence a line")
 
 
 def _has_progress(work: Path) -> bool:
@@ -148,12 +182,12 @@ def clean_up(work: Path, exc: BaseException, temporary: bool) -> None:
 
 
 @contextmanager
-def readable_sides(src: InputSpec, tgt: InputSpec) -> Iterator[tuple[InputSpec, InputSpec]]:
+def readable_sides(src: InputSpec, tgt: InputSpec, task: str = "mine") -> Iterator[tuple[InputSpec, InputSpec]]:
     """Both sides as :func:`readable` gives them (streams copied), each checked to have text (:func:`check_has_text`)
     before any work."""
     with readable(src) as src_file, readable(tgt) as tgt_file:
-        check_has_text(src_file)
-        check_has_text(tgt_file)
+        check_has_text(src_file, task)
+        check_has_text(tgt_file, task)
         yield src_file, tgt_file
 
 
@@ -180,12 +214,20 @@ def prepare_work(work: Path, key: dict[str, Any]) -> None:
     write_json(state, key)
 
 
-def _given_embeddings(given: Path | None, sha: str, expect_encoder: str | None) -> tuple[np.ndarray | None, str | None]:
-    """The embeddings in ``given`` (checked against the input's checksum and the encoder id, where known) and the
-    id of the encoder that made them; ``(None, expect_encoder)`` without ``given``."""
+def _given_embeddings(given: Path | None, side: Side, flag: str, expect_encoder: str | None
+                      ) -> tuple[np.ndarray | None, str | None]:
+    """The embeddings in ``given`` for ``side`` (checked against its input's checksum, against what it reads of the
+    file and its language (:func:`check_made_from`), and against the encoder id where known) and the id of the
+    encoder that made them; ``(None, expect_encoder)`` without ``given``."""
     if given is None:
         return None, expect_encoder
-    array, meta = load_embeddings(given, expect_sha256=sha, expect_encoder=expect_encoder)
+    made_by = read_metadata(given).get("encoder")
+    if expect_encoder is not None and made_by != expect_encoder:
+        raise EmbeddingFileError(f"{given}: {flag} was made by encoder {made_by}, but this run's encoder is "
+                                 f"{expect_encoder} (--model, or the other side's embeddings); give the --model that "
+                                 "made it, or embed the side again")
+    array, meta = load_embeddings(given, expect_sha256=side.sha256)
+    check_made_from(given, meta, side.spec, flag, side.lang)
     return array, str(meta["encoder"])
 
 
@@ -207,21 +249,25 @@ class _Job:
 @contextmanager
 def _file_job(kind: str, src: InputSpec, tgt: InputSpec, output: Path, cfg: SearchConfig, engine: Engine, *,
               langs: tuple[str | None, str | None], embs: tuple[Path | None, Path | None], work_dir: Path | None,
-              keep_work: bool, progress: bool) -> Iterator[_Job]:
-    """The opening and the end every file job shares: check and read both sides, check the given embeddings, key and
-    prepare the work folder, embed (or take the given embeddings) and keep each side's distinct sentences; after the
-    body, remove the work folder (or on failure keep what a re-run reuses, :func:`clean_up`)."""
+              keep_work: bool, progress: bool, check_texts: Callable[[Side, Side], None] | None = None
+              ) -> Iterator[_Job]:
+    """The opening and the end every file job shares: check and read both sides (then ``check_texts`` them, before
+    anything is embedded), check the given embeddings, key and prepare the work folder, embed (or take the given
+    embeddings) and keep each side's distinct sentences; after the body, remove the work folder (or on failure keep
+    what a re-run reuses, :func:`clean_up`)."""
     start = time.perf_counter()
-    check_mine_paths(src, tgt, output)
+    check_mine_paths(src, tgt, output, kind)
     if engine.encoder_id() is None and None in embs:
         raise ValueError(f"{kind} without an encoder needs the embeddings of both sides (--src-emb and --tgt-emb)")
-    with readable_sides(src, tgt) as (src, tgt):
+    with readable_sides(src, tgt, kind) as (src, tgt):
         src_sha, tgt_sha = sha256_file(src.path), sha256_file(tgt.path)
-        x_given, made_by = _given_embeddings(embs[0], src_sha, engine.encoder_id())
-        y_given, made_by = _given_embeddings(embs[1], tgt_sha, made_by)
         sides = (Side(src, list(iter_rows(src)), src_sha, langs[0]), Side(tgt, list(iter_rows(tgt)), tgt_sha, langs[1]))
+        x_given, made_by = _given_embeddings(embs[0], sides[0], EMB_FLAGS[0], engine.encoder_id())
+        y_given, made_by = _given_embeddings(embs[1], sides[1], EMB_FLAGS[1], made_by)
         if kind != "mine":  # given pairs
             _check_row_counts(src, len(sides[0].texts), tgt, len(sides[1].texts))
+        if check_texts is not None:
+            check_texts(*sides)
         key = {"job": kind, **job_key(src, tgt, src_sha, tgt_sha, str(made_by), cfg), **engine.job_key()}
         temporary = str(output) == STDOUT and work_dir is None
         work = Path(tempfile.mkdtemp(prefix=f"xlsent-{kind}-")) if temporary else (
@@ -304,23 +350,31 @@ def check_filter_outputs(output: str | Path, scores: Path | None, histogram: Pat
 
 
 def filter_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engine, cfg: SearchConfig,
-                 rules: FilterConfig, *, threshold: float | None, threshold_source: str = "given",
-                 scores_out: Path | None = None, histogram: Path | None = None, src_lang: str | None = None,
-                 tgt_lang: str | None = None, src_emb: Path | None = None, tgt_emb: Path | None = None,
-                 work_dir: Path | None = None, keep_work: bool = False, progress: bool = True) -> FilterSummary:
+                 rules: FilterConfig, *, cut: AutoThreshold | None, scores_out: Path | None = None,
+                 histogram: Path | None = None, src_lang: str | None = None, tgt_lang: str | None = None,
+                 src_emb: Path | None = None, tgt_emb: Path | None = None, work_dir: Path | None = None,
+                 keep_work: bool = False, progress: bool = True) -> FilterSummary:
     """Filter the pairs (row i of ``src``, row i of ``tgt``): score them as :func:`score_files` does, measure them
     for the rule filters of ``rules`` and keep or drop each (:func:`xlsent.mining.filtering.decide`, the score cut
-    at ``threshold``). Write the kept pairs (``src TAB tgt``, input order) into ``output``, every pair with its
-    values into ``scores_out`` and a histogram of the scores into ``histogram`` (each optional but ``output``);
-    resumable like :func:`score_files`, and nothing is written on error."""
+    ``cut`` for the scores the run computes: :func:`filter_cut`; None: no cut, or ``rules.keep``'s). Write the kept
+    pairs (``src TAB tgt``, input order) into ``output``, every pair with its values into ``scores_out`` and a
+    histogram of the scores into ``histogram`` (each optional but ``output``); resumable like :func:`score_files`, and
+    nothing is written on error."""
     output = Path(output)
     check_filter_outputs(output, scores_out, histogram, [src.path, tgt.path, src_emb, tgt_emb])
+    chosen: list[tuple[float | None, str]] = []
+
+    def choose_cut(src_side: Side, tgt_side: Side) -> None:
+        texts = (src_side.texts, tgt_side.texts)
+        chosen.append(filter_cut(cut, *score_scale(texts, side_names(src_side.spec, tgt_side.spec), cfg)))
+
     with _file_job("filter", src, tgt, output, cfg, engine, langs=(src_lang, tgt_lang), embs=(src_emb, tgt_emb),
-                   work_dir=work_dir, keep_work=keep_work, progress=progress) as job:
+                   work_dir=work_dir, keep_work=keep_work, progress=progress, check_texts=choose_cut) as job:
         scored = job_margins(job, cfg, engine, progress)
         say(progress, "[filters] " + ", ".join(rules.active()))
         values = pair_values(job.src.texts, job.tgt.texts, (src_lang, tgt_lang), rules)
-        decisions = decide(values, scored.score, rules, threshold=threshold, threshold_source=threshold_source)
+        threshold, source = chosen[0]
+        decisions = decide(values, scored.score, rules, threshold=threshold, threshold_source=source)
         if scores_out is not None:
             write_lines(scores_out, score_rows(job.src.texts, job.tgt.texts, scored.score, scored.cosine, values,
                                                decisions, first_line=job.src.spec.first_line))
@@ -332,15 +386,58 @@ def filter_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Eng
                          time.perf_counter() - job.start)
 
 
+def filter_cut(cut: AutoThreshold | None, margin: str, why: str) -> tuple[float | None, str]:
+    """The score cut of ``cut`` for scores of ``margin`` (``why``: why they are cosines, where they are) and how the
+    summary names it (:meth:`~xlsent.mining.auto_threshold.AutoThreshold.cut_for`: a cut of another scale is an
+    error saying what to do); ``(None, "given")`` without a cut."""
+    if cut is None:
+        return None, "given"
+    fix = ("lower --k for margins, or give a cosine cut with --margin absolute --threshold VALUE, keep the best pairs "
+           "with --keep FRACTION, or switch the cut off with --no-score") if why else ""
+    if why and cut.flag == "--threshold auto":
+        fix += " (or record a cosine cut: xlsent calibrate --for filter)"
+    return cut.cut_for(margin, why=why, fix=fix), cut.source(margin)
+
+
+def check_filter_cut(src: InputSpec, tgt: InputSpec, cfg: SearchConfig, cut: AutoThreshold | None) -> None:
+    """Raise ValueError, before anything is loaded, when ``cut`` does not fit the scores that the given pairs of the
+    files ``src`` and ``tgt`` will have (:func:`filter_cut`; streams are checked once read)."""
+    if cut is not None and not (src.is_stream() or tgt.is_stream()):
+        filter_cut(cut, *score_scale((list(iter_rows(src)), list(iter_rows(tgt))), side_names(src, tgt), cfg))
+
+
 @dataclass(frozen=True)
 class PairScores:
     """The margin score (float64) and cosine of each given pair, both NaN where a side is blank (``blank``), and
-    what the scores are (``measure``: the margin and k, or cosines where a side is too small for k neighbours)."""
+    what the scores are (``measure``: the margin and k, or cosines where a side is too small for k neighbours;
+    ``margin``: the margin the scores are of, ``absolute`` for cosines; ``why``: why they are cosines, or empty)."""
 
     score: np.ndarray
     cosine: np.ndarray
     blank: np.ndarray
     measure: str
+    margin: str = "ratio"
+    why: str = ""
+
+
+def too_small(sides: Sequence[Unified], names: Sequence[str], k: int) -> tuple[str, int]:
+    """Why pairs of these sides cannot have margins: each side with fewer than ``k`` distinct non-blank sentences,
+    named (``names``) with its count (empty when none), and the least count of a side.
+
+    >>> too_small([unify(["a", "b"], True), unify(["a", "b", "c"], True)], ["de.txt", "en.txt"], 3)
+    ('de.txt has 2 distinct sentence(s)', 2)
+    """
+    counts = [sum(not is_empty(text) for text in u.texts) for u in sides]
+    small = [f"{name} has {n} distinct sentence(s)" for name, n in zip(names, counts, strict=True) if n < k]
+    return " and ".join(small), min(counts)
+
+
+def score_scale(texts: tuple[list[str], list[str]], names: tuple[str, str], cfg: SearchConfig) -> tuple[str, str]:
+    """The margin the scores of the pairs (``texts[0][i]``, ``texts[1][i]``) are of, as :func:`margins` computes
+    them (``absolute``, cosines, where a side has fewer than ``cfg.k`` sentences), and why they are cosines then
+    (empty otherwise)."""
+    small, _ = too_small([unify(side, cfg.unify) for side in texts], names, cfg.k)
+    return (Margin.ABSOLUTE.value, f" ({small}, fewer than k={cfg.k})") if small else (cfg.margin, "")
 
 
 def margins(texts: tuple[list[str], list[str]], sides: tuple[Unified, Unified], x: np.ndarray, y: np.ndarray,
@@ -352,13 +449,11 @@ def margins(texts: tuple[list[str], list[str]], sides: tuple[Unified, Unified], 
     such sentences has no k neighbours: the scores are then cosines, with a warning naming it (``names``)."""
     src_u, tgt_u = sides
     live = [np.flatnonzero([not is_empty(text) for text in u.texts]) for u in sides]
-    small = [f"{name} has {len(rows)} distinct sentence(s)" for name, rows in zip(names, live, strict=True)
-             if len(rows) < cfg.k]
-    measure = f"{cfg.margin} margin (k={cfg.k})"
+    small, _ = too_small(sides, names, cfg.k)
+    measure, why = f"{cfg.margin} margin (k={cfg.k})", ""
     if small:
-        log.warning("%s, fewer than k=%d: the scores are cosines, not margins (lower --k for margins)",
-                    " and ".join(small), cfg.k)
-        measure = "cosine: a side has fewer than k sentences"
+        log.warning("%s, fewer than k=%d: the scores are cosines, not margins (lower --k for margins)", small, cfg.k)
+        measure, why = "cosine: a side has fewer than k sentences", f" ({small}, fewer than k={cfg.k})"
         means = (np.ones(len(src_u.texts)), np.ones(len(tgt_u.texts)))
         margin = Margin.ABSOLUTE
     else:
@@ -372,7 +467,14 @@ def margins(texts: tuple[list[str], list[str]], sides: tuple[Unified, Unified], 
     blank = np.array([is_empty(s) or is_empty(t) for s, t in zip(*texts, strict=True)], dtype=bool)
     cosine = cosine.astype(np.float64)
     score[blank] = cosine[blank] = np.nan
-    return PairScores(score, cosine, blank, measure)
+    return PairScores(score, cosine, blank, measure, margin.value, why)
+
+
+def side_names(src: InputSpec, tgt: InputSpec) -> tuple[str, str]:
+    """How messages name the two sides: their inputs, with the column where both are one file (``--tsv``)."""
+    if src.name != tgt.name:
+        return src.name, tgt.name
+    return f"{src.name} column {src.column}", f"{tgt.name} column {tgt.column}"
 
 
 def job_margins(job: _Job, cfg: SearchConfig, engine: Engine, progress: bool) -> PairScores:
@@ -380,7 +482,7 @@ def job_margins(job: _Job, cfg: SearchConfig, engine: Engine, progress: bool) ->
     ``engine`` runs it."""
     return margins((job.src.texts, job.tgt.texts), (job.src_u, job.tgt_u), job.x, job.y, cfg,
                    lambda xs, ys: _neighbourhoods(xs, ys, cfg, job.work, engine, progress),
-                   names=(job.src.spec.name, job.tgt.spec.name), progress=progress)
+                   names=side_names(job.src.spec, job.tgt.spec), progress=progress)
 
 
 def score_texts(src: list[str], tgt: list[str], x: np.ndarray, y: np.ndarray, cfg: SearchConfig) -> PairScores:

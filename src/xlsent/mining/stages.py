@@ -22,6 +22,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_open, atomic_path
+from xlsent.data.tsv_field import clean_cell  # the one TSV field rule (re-exported: mining and filter use it)
 from xlsent.mining.auto_index import choose_index, describe_choice
 from xlsent.mining.config import IVF_BF16, Candidates, MineConfig, SearchConfig
 from xlsent.mining.faiss_index import complete_rows, fill_index, search_rows, set_search_effort, train_index
@@ -334,12 +335,3 @@ def write_pairs(output: Path, cands: Candidates, src: Unified, tgt: Unified, cfg
 
 def _line_numbers(side: Unified, sentence: int, first_line: int) -> str:
     return ",".join(str(row + first_line) for row in side.rows(sentence).tolist())
-
-
-def clean_cell(text: str) -> str:
-    """``text`` as one TSV cell: tabs and line breaks become spaces.
-
-    >>> clean_cell("a\\tb\\nc")
-    'a b c'
-    """
-    return text.replace("\t", " ").replace("\n", " ")

@@ -31,7 +31,7 @@ from xlsent.serve.docs_page import docs_page
 from xlsent.serve.engine import Engine, ModelSource, ModelWorker
 from xlsent.serve.errors import ApiError, install_error_handlers
 from xlsent.serve.guards import ApiKeyGuard, BodyGuard
-from xlsent.serve.inputs import TokenCounts, check_texts, check_tokens, count_tokens
+from xlsent.serve.inputs import TokenCounts, check_document, check_texts, check_tokens, count_tokens
 from xlsent.serve.metrics import CONTENT_TYPE, Metrics, RequestCounter
 from xlsent.serve.schemas import (
     AlignRequest,
@@ -261,7 +261,7 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
         worker = engine.worker(req.model)
         cfg = AlignConfig(max_beads=req.max_beads)
         for lines, param in ((req.src, "src"), (req.tgt, "tgt")):
-            check_texts(lines, param, settings)
+            check_document(lines, param, settings)  # an empty line is a null bead, as in `xlsent align`
         (src, src_texts), (tgt, tgt_texts) = document_spans(req.src, cfg), document_spans(req.tgt, cfg)
         encoder = worker.encoder()
         src_counts = await asyncio.to_thread(count_tokens, encoder, src_texts)

@@ -50,8 +50,10 @@ def _where(param: str, i: int, n: int) -> str:
     return param if n == 1 and param == "input" else f"{param}[{i}]"
 
 
-def check_texts(texts: Sequence[str], param: str, settings: ServeSettings) -> None:
-    """Raise :class:`ApiError` for an empty, blank or unencodable text (400) or one over the character limits (413).
+def check_texts(texts: Sequence[str], param: str, settings: ServeSettings, *, empty_lines: bool = False) -> None:
+    """Raise :class:`ApiError` for an empty, blank or unencodable text (400) or one over the character limits (413);
+    with ``empty_lines`` (the lines of a document), an empty text (:func:`~xlsent.data.empty_text.is_empty`) is
+    allowed.
 
     >>> check_texts(["ok", " "], "input", ServeSettings())
     Traceback (most recent call last):
@@ -68,7 +70,7 @@ def check_texts(texts: Sequence[str], param: str, settings: ServeSettings) -> No
             raise ApiError(413, f"{where} has {len(text)} characters; at most {settings.max_input_chars} per input",
                            code="input_too_long", param=where)
         total += len(text)
-        if is_empty(text):
+        if is_empty(text) and not empty_lines:
             raise ApiError(400, f"{where} is empty or blank: every input needs some text", code="empty_input",
                            param=where)
         bad = _bad_character(text)
@@ -77,6 +79,22 @@ def check_texts(texts: Sequence[str], param: str, settings: ServeSettings) -> No
     if total > settings.max_request_chars:
         raise ApiError(413, f"{param} has {total} characters in all; at most {settings.max_request_chars} per request",
                        code="request_too_long", param=param)
+
+
+def check_document(lines: Sequence[str], param: str, settings: ServeSettings) -> None:
+    """Raise :class:`ApiError` for the lines of a document (``/v1/align`` document mode) as :func:`check_texts` does,
+    but an empty line is a line of the document (a null bead of its own, as ``xlsent align`` makes it): only a
+    document without text (400) is refused.
+
+    >>> check_document(["", "\u200b"], "src", ServeSettings())
+    Traceback (most recent call last):
+    ...
+    xlsent.serve.errors.ApiError: src has no text (2 line(s), every one empty or blank): there is nothing to align
+    """
+    check_texts(lines, param, settings, empty_lines=True)
+    if all(is_empty(line) for line in lines):
+        raise ApiError(400, f"{param} has no text ({len(lines)} line(s), every one empty or blank): there is nothing "
+                       "to align", code="empty_input", param=param)
 
 
 def count_tokens(encoder: Encoder, texts: Sequence[str]) -> TokenCounts:

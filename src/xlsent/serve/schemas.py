@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from xlsent.languages import CODE_PATTERN, check_lang
-from xlsent.mining.docalign.config import AlignConfig
+from xlsent.mining.docalign.config import MAX_BEADS_RULE, MIN_BEADS, MOST_BEADS, AlignConfig
 from xlsent.mining.margin import Margin, Mode
 from xlsent.serve.settings import OPENAI_MAX_INPUTS
 
@@ -117,9 +117,10 @@ class AlignRequest(PairedRequest):
     include_matrix: bool = Field(False, description="also return the cosine matrix")
     document: bool = Field(False, description="document mode: src and tgt are a document and its translation, one "
                            "sentence each, aligned in order as `xlsent align` does (beads in document order instead of "
-                           "pairs); the mining options above are then unused")
-    max_beads: int = Field(AlignConfig().max_beads, ge=2, le=8,
-                           description="document mode: most lines (both sides) in one bead")
+                           "pairs; an empty or blank line is a null bead of its own); the mining options above are "
+                           "then unused")
+    max_beads: int = Field(AlignConfig().max_beads, ge=MIN_BEADS, le=MOST_BEADS,
+                           description=f"document mode: most lines (both sides) in one bead, {MAX_BEADS_RULE}")
 
     _integral_ints = field_validator("k", "max_beads", mode="before")(integral)
 

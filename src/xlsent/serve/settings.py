@@ -13,13 +13,12 @@ ValueError: invalid serve settings: max_wait_ms must be >= 0 (got -1)
 
 from __future__ import annotations
 
-import dataclasses
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from xlsent.inference import DEFAULT_BATCH_TOKENS
+from xlsent.settings_file import read_settings
 
 API_KEY_ENV = "XLSENT_API_KEY"
 OPENAI_MAX_INPUTS = 2048
@@ -93,21 +92,9 @@ class ServeSettings:
 
     @classmethod
     def from_toml(cls, path: str | Path, **overrides: Any) -> ServeSettings:
-        """Settings from the TOML file ``path`` (unknown keys are an error naming the file), then ``overrides``."""
-        path = Path(path)
-        try:
-            values = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ValueError(f"{path}: cannot read the serve settings ({exc})") from exc
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"{path}: unknown serve setting(s) {', '.join(unknown)}; "
-                             f"known: {', '.join(sorted(known))}")
-        for name, value in values.items():
-            expected = type(getattr(cls(), name))
-            if not (isinstance(value, expected) or (expected is float and type(value) is int)):
-                raise ValueError(f"{path}: serve setting {name} must be of type {expected.__name__}, not {value!r}")
+        """Settings from the TOML file ``path``, then ``overrides``: a key that is no setting, a value of the wrong
+        type (:func:`xlsent.settings_file.read_settings`) or out of range is an error naming the file."""
+        values = read_settings(cls, path, what="serve setting")
         try:
             return cls(**{**values, **overrides})
         except ValueError as exc:

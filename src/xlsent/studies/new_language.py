@@ -29,6 +29,7 @@ import numpy as np
 
 from xlsent.atomic import atomic_open
 from xlsent.data.parallel import load_ntrex, load_tatoeba_challenge
+from xlsent.data.tsv_field import clean_cell
 from xlsent.encoders.base import Encoder
 from xlsent.evaluation.selection import retrieval_criterion
 
@@ -93,7 +94,7 @@ def write_pairs(path: Path, xx: Sequence[str], en: Sequence[str]) -> Path:
     """``xx`` and ``en`` as a TSV (``text TAB english``), written atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(path) as fh:
-        fh.writelines(f"{x}\t{e}\n" for x, e in zip(xx, en, strict=True))
+        fh.writelines(f"{clean_cell(x)}\t{clean_cell(e)}\n" for x, e in zip(xx, en, strict=True))
     return path
 
 

@@ -85,6 +85,12 @@ class MappedEncoder(abc.ABC):
         self.dim: int = self.inputs.dim
         self.id: str = f"{self.name}@{model_checksum(self.manifest)}"
 
+    @property
+    def check_langs(self) -> tuple[str | None, ...]:
+        """The languages the load check encodes a sentence in: each source language, so that every map is proved
+        (:func:`xlsent.encoders.registry.check_output`)."""
+        return tuple(self.sources)
+
     def auto_backend(self) -> str:
         """``auto``'s choice: the measured table's where the inputs are a transformer backbone's own vectors,
         ``torch`` otherwise (the only backend of averaged subword inputs)."""

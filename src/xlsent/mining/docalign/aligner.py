@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from xlsent.data.beads import Bead
+from xlsent.data.empty_text import is_empty
 from xlsent.mining.docalign.band import Band, band_around, full_band, path_extent, project
 from xlsent.mining.docalign.brackets import bracket_cuts
 from xlsent.mining.docalign.config import NULL_COSTS, AlignConfig, Cost, LengthRatio, Norm
@@ -37,7 +38,9 @@ EMPTY_LINE_COST = 0.0
 
 @dataclass(frozen=True)
 class Doc:
-    """One side of a document pair: every line, the ids of those with text, and the spans over them."""
+    """One side of a document pair: every line, the ids of those with text (not
+    :func:`~xlsent.data.empty_text.is_empty`: a line of whitespace, format and control characters only is an empty
+    line), and the spans over them."""
 
     lines: Sequence[str]
     ids: np.ndarray
@@ -45,7 +48,7 @@ class Doc:
 
     @classmethod
     def of(cls, lines: Sequence[str], overlaps: int) -> Doc:
-        ids = np.array([i for i, line in enumerate(lines) if line.strip()], dtype=np.int64)
+        ids = np.array([i for i, line in enumerate(lines) if not is_empty(line)], dtype=np.int64)
         return cls(lines, ids, span_ok(ids, overlaps))
 
     @cached_property

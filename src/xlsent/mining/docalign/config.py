@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -23,6 +22,42 @@ class Cost(StrEnum):
 
     MARGIN = "margin"
     DISTANCE = "distance"
+
+
+MIN_BEADS, MOST_BEADS = 2, 8
+"""The range of ``max_beads`` (``--max-beads``, the service's ``max_beads``): 2 allows 1-1 beads only; 8 is
+Vecalign's largest setting (``alignment_max_size``), and the spans embedded grow with it."""
+MAX_BEADS_RULE = f"a whole number from {MIN_BEADS} (1-1 beads only) to {MOST_BEADS}"
+"""How every message about ``--max-beads`` states its range."""
+MAX_WEIGHT = 1e6
+"""The largest ``--null-cost``, ``--length-weight``, ``--number-weight`` and ``--bracket-cost``: a bead's cost is a
+float32 and a path's a sum of them, so a setting near the float limits would overflow to infinity; a million is far
+past any setting that still changes an alignment (a bead's margin is at most 2)."""
+WEIGHT_FLAGS = ("--null-cost", "--length-weight", "--number-weight", "--bracket-cost")
+
+
+def check_max_beads(value: int) -> None:
+    """Raise ValueError naming ``--max-beads`` unless ``value`` is in its range (:data:`MAX_BEADS_RULE`).
+
+    >>> check_max_beads(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: --max-beads must be a whole number from 2 (1-1 beads only) to 8, not 1
+    """
+    if not MIN_BEADS <= value <= MOST_BEADS:
+        raise ValueError(f"--max-beads must be {MAX_BEADS_RULE}, not {value}")
+
+
+def check_weight(flag: str, value: float) -> None:
+    """Raise ValueError naming ``flag`` unless ``value`` is a number from 0 to :data:`MAX_WEIGHT`.
+
+    >>> check_weight("--bracket-cost", 1e300)
+    Traceback (most recent call last):
+    ...
+    ValueError: --bracket-cost must be a number from 0 to 1000000, not 1e+300
+    """
+    if not 0 <= value <= MAX_WEIGHT:  # also refuses nan
+        raise ValueError(f"{flag} must be a number from 0 to {MAX_WEIGHT:.0f}, not {value:g}")
 
 
 NULL_COSTS = {Cost.MARGIN: 0.0, Cost.DISTANCE: 0.8}
@@ -65,7 +100,8 @@ class AlignConfig:
     adds to the path (the default, 1, is as much as a bead's margin can take off: brackets all but decide); 0 leaves
     brackets out.
     ``null_cost``: the cost of a null bead (default: :data:`NULL_COSTS` of the
-    cost). ``band``: lines on either side of the coarse path that the fine search looks at. ``full_dp``: documents
+    cost). The four weights are numbers from 0 to :data:`MAX_WEIGHT`; ``max_beads`` is in :data:`MAX_BEADS_RULE`'s
+    range. ``band``: lines on either side of the coarse path that the fine search looks at. ``full_dp``: documents
     of at most this many lines on both sides are searched whole (no coarse path). ``size_weight``: see
     :data:`SIZE_WEIGHTS`. ``neighbours``/``window``: the ``k`` nearest lines of the ``neighbours`` normalisation,
     among ``window`` lines either side of the path. ``samples``: random lines of the ``random`` normalisation.
@@ -99,19 +135,16 @@ class AlignConfig:
         object.__setattr__(self, "cost", Cost(self.cost))
         object.__setattr__(self, "norm", Norm(self.norm))
         object.__setattr__(self, "length_ratio", LengthRatio(self.length_ratio))
-        if self.max_beads < 2:
-            raise ValueError(f"--max-beads must be at least 2 (a 1-1 bead), not {self.max_beads}")
+        check_max_beads(self.max_beads)
         for flag, value in (("--band", self.band), ("--full-dp", self.full_dp), ("--neighbours", self.neighbours),
                             ("--window", self.window), ("--samples", self.samples)):
             if value < 1:
                 raise ValueError(f"{flag} must be at least 1, not {value}")
         if self.size_weight not in SIZE_WEIGHTS:
             raise ValueError(f"--size-weight must be one of {', '.join(SIZE_WEIGHTS)}, not {self.size_weight!r}")
-        for flag, weight in (("--length-weight", self.length_weight), ("--number-weight", self.number_weight),
-                             ("--bracket-cost", self.bracket_cost),
-                             ("--null-cost", 0.0 if self.null_cost is None else self.null_cost)):
-            if not 0 <= weight < math.inf:
-                raise ValueError(f"{flag} must be a finite number, 0 or more, not {weight}")
+        for flag, weight in zip(WEIGHT_FLAGS, (self.null, self.length_weight, self.number_weight, self.bracket_cost),
+                                strict=True):
+            check_weight(flag, weight)
         if self.number_min < 0:
             raise ValueError(f"--number-min must be 0 or more, not {self.number_min}")
 

@@ -1,26 +1,34 @@
 """Files in, bead files out: one document pair (``xlsent align SRC TGT -o OUT``) or a list of pairs
-(``--pairs LIST.tsv``) aligned with one encoder, several documents embedded in one call.
+(``--pairs LIST.tsv``) aligned with one encoder.
 
 Everything that can be refused is refused before the encoder is loaded: a missing input, invalid UTF-8 or a
-document without text (naming the file and line), a malformed row of the list, two pairs writing one output, an
-output that is a directory. Each output is written atomically, so it is complete or absent: a killed run of many
-pairs continues with ``resume`` (:func:`unwritten`: the pairs whose output exists are not aligned again).
+document without text (naming the file and line, and the row of the list), a malformed row of the list, two pairs
+writing one output (under any spelling of its path), an output that is an input or a directory. Every path of a
+list is read one way (:func:`listed_path`): ``-`` is standard input (a document) or standard output (an output)
+wherever the list is, any other path is relative to the list's folder; two paths are one file when
+:func:`file_key` says so. Standard input and pipes are read once into a temporary file (:func:`readable_pairs`, as
+``mine`` and ``embed`` read them). Each pair's beads are written atomically as soon as they are found, so a killed run
+of many pairs continues with ``resume`` (:func:`unwritten`: the pairs whose output exists are not aligned again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_open
 from xlsent.data.beads import Bead, format_bead
-from xlsent.data.text_input import InputError, InputSpec, check_not_an_input, iter_rows
+from xlsent.data.empty_text import is_empty
+from xlsent.data.text_input import HEADER_NAMES, STDIN, InputError, InputSpec, check_not_an_input, iter_rows, readable
+from xlsent.data.tsv_field import clean_cell
 from xlsent.mining.docalign.aligner import Doc, align_spans
 from xlsent.mining.docalign.config import AlignConfig
 from xlsent.mining.docalign.overlaps import Embed, embed_spans
@@ -30,16 +38,37 @@ log = logging.getLogger(__name__)
 STDOUT = "-"
 FORMATS = ("beads", "tsv")
 """``beads``: ``[i, j]:[k]:cost`` lines (Vecalign's output, Bleualign's gold); ``tsv``: ``cost TAB source text TAB
-target text``, the lines of a side joined by a space."""
+target text``, the lines of a side joined by a space, each field as :func:`~xlsent.data.tsv_field.clean_cell` writes
+it."""
+STDOUT_KEY = ("standard output",)
+"""The :func:`file_key` of standard output."""
+LIST_HEADER_NAMES = HEADER_NAMES | {"out", "output", "beads", "doc", "document"}
+"""Cells that mark row 1 of a ``--pairs`` list as a header (a list has none: :func:`read_pairs_list` refuses it)."""
 
 
 @dataclass(frozen=True)
 class DocPair:
-    """A source document, its translation, and where their beads go (``-``: standard output)."""
+    """A source document, its translation, where their beads go (``-``: standard output), and the row of the list
+    that names them (``list.tsv:3``; None for a pair given as SRC TGT -o OUTPUT)."""
 
-    src: Path
-    tgt: Path
+    src: InputSpec
+    tgt: InputSpec
     out: str
+    row: str | None = None
+
+    @classmethod
+    def of(cls, src: str | Path, tgt: str | Path, out: str | Path, row: str | None = None) -> DocPair:
+        """The pair of the paths ``src``, ``tgt`` (``-``: standard input) and ``out`` (``-``: standard output),
+        read as text."""
+        return cls(InputSpec(Path(src), format="txt"), InputSpec(Path(tgt), format="txt"), str(out), row)
+
+    def where(self, message: str) -> str:
+        """``message`` about this pair, after the row of the list that names it.
+
+        >>> DocPair.of("a", "b", "c", "list.tsv:3").where("a: no such file")
+        'list.tsv:3: a: no such file'
+        """
+        return f"{self.row}: {message}" if self.row else message
 
 
 @dataclass(frozen=True)
@@ -58,37 +87,79 @@ class AlignSummary:
                 f"(a line without counterpart) in {self.seconds:.1f}s{kept}")
 
 
+def listed_path(base: Path, cell: str) -> Path:
+    """The path a cell of a list names: ``-`` as it is (standard input or output, wherever the list is), any other
+    path relative to the list's folder ``base`` (an absolute one as it is).
+
+    >>> listed_path(Path("lists"), "-"), listed_path(Path("lists"), "./de.txt"), listed_path(Path("lists"), "/x")
+    (PosixPath('-'), PosixPath('lists/de.txt'), PosixPath('/x'))
+    """
+    cell = cell.strip()
+    return Path(cell) if cell == STDIN else base / cell
+
+
+def file_key(path: str | Path) -> object:
+    """What every spelling of one file shares: for an existing file (or stream), its device and inode; for one not
+    there yet, its absolute path with links, ``.`` and ``..`` resolved; for standard input (``-``), the stream's.
+
+    >>> file_key("a/../b.txt") == file_key("./b.txt")
+    True
+    """
+    if str(path) == STDIN:
+        try:
+            stat = os.fstat(sys.stdin.fileno())
+        except (OSError, ValueError):  # no file descriptor (an in-memory stream)
+            return STDIN
+        return stat.st_dev, stat.st_ino
+    try:
+        stat = os.stat(path)
+    except OSError:  # not there (yet)
+        return os.path.realpath(path)
+    return stat.st_dev, stat.st_ino
+
+
+def _header_like(cells: Sequence[str]) -> bool:
+    """Whether every cell of a row is a column name (:data:`LIST_HEADER_NAMES`)."""
+    return all(cell.strip().lower() in LIST_HEADER_NAMES for cell in cells)
+
+
 def read_pairs_list(path: str | Path) -> list[DocPair]:
-    """The pairs of a ``src TAB tgt TAB out`` list (relative paths are relative to the list's folder; blank lines
-    are skipped), naming the file and line of a malformed row."""
+    """The pairs of a ``src TAB tgt TAB out`` list (paths as :func:`listed_path` reads them; the list's folder is the
+    current one for a list on standard input; blank rows are skipped), naming the file and line of a malformed row
+    and of a header (a list has none)."""
     spec = InputSpec(Path(path), format="txt")
     spec.check()
-    base = Path(path).parent
+    base = Path(".") if spec.is_stream() else spec.path.parent
     pairs: list[DocPair] = []
-    seen: dict[str, int] = {}
-    for line_no, row in enumerate(iter_rows(spec), start=1):
-        if not row.strip():
-            continue
-        cells = row.split("\t")
-        if len(cells) != 3 or not all(c.strip() for c in cells):
-            raise InputError(f"{path}:{line_no}: {len(cells)} column(s); each row of --pairs is SRC TAB TGT TAB OUT")
-        src, tgt, out = (base / c.strip() for c in cells)
-        if str(out) in seen:
-            raise InputError(f"{path}:{line_no}: the output {out} is also the output of line {seen[str(out)]}")
-        seen[str(out)] = line_no
-        pairs.append(DocPair(src, tgt, str(out)))
+    with readable(spec) as copy:
+        for line_no, row in enumerate(iter_rows(copy), start=1):
+            where = f"{spec.name}:{line_no}"
+            if is_empty(row):
+                continue
+            cells = row.split("\t")
+            if len(cells) != 3 or any(is_empty(c) for c in cells):
+                raise InputError(f"{where}: {len(cells)} column(s); each row of --pairs is SRC TAB TGT TAB OUT")
+            src, tgt, out = (listed_path(base, c) for c in cells)
+            if spec.is_stdin() and STDIN in (str(src), str(tgt)):
+                raise InputError(f"{where}: - (standard input) is the list itself here, read already; name the "
+                                 "document's file")
+            if not pairs and _header_like(cells) and not src.exists():
+                raise InputError(f"{where}: this row looks like a header ({', '.join(c.strip() for c in cells)}), but "
+                                 "a --pairs list has none (every row is SRC TAB TGT TAB OUT): remove that line")
+            pairs.append(DocPair.of(src, tgt, out, where))
     if not pairs:
-        raise InputError(f"{path}: lists no document pair; each row is SRC TAB TGT TAB OUT")
+        raise InputError(f"{spec.name}: lists no document pair; each row is SRC TAB TGT TAB OUT")
     return pairs
 
 
-def read_document(path: Path) -> list[str]:
-    """Every line of the text file ``path``; :class:`InputError` naming the file (and line) for a missing file,
-    invalid UTF-8 or a document without text."""
-    lines = list(iter_rows(InputSpec(path, format="txt")))
-    if not any(line.strip() for line in lines):
+def read_document(spec: InputSpec) -> list[str]:
+    """Every line of the text document ``spec`` (a stream already copied by :func:`readable_pairs`);
+    :class:`InputError` naming the file (and line) for a missing file, invalid UTF-8 or a document without text
+    (:func:`~xlsent.data.empty_text.is_empty` lines only)."""
+    lines = list(iter_rows(spec))
+    if all(is_empty(line) for line in lines):
         what = "is empty" if not lines else f"has no text ({len(lines)} blank line(s))"
-        raise InputError(f"{path}: {what}; there is nothing to align")
+        raise InputError(f"{spec.name}: {what}; there is nothing to align")
     return lines
 
 
@@ -108,39 +179,83 @@ def unwritten(pairs: Sequence[DocPair]) -> list[DocPair]:
     """The pairs whose output does not exist yet (standard output always counts as unwritten). Outputs are written
     atomically, so an existing one is a finished pair of an earlier run, never a partial file.
 
-    >>> unwritten([DocPair(Path("de.txt"), Path("fr.txt"), "-"), DocPair(Path("a"), Path("b"), "/")])
-    [DocPair(src=PosixPath('de.txt'), tgt=PosixPath('fr.txt'), out='-')]
+    >>> [p.out for p in unwritten([DocPair.of("de.txt", "fr.txt", "-"), DocPair.of("a", "b", "/")])]
+    ['-']
     """
     return [p for p in pairs if p.out == STDOUT or not Path(p.out).exists()]
 
 
-def check_not_overwritten(pairs: Sequence[DocPair], pairs_list: str | Path | None = None) -> None:
-    """Raise :class:`InputError` for an output of ``pairs`` that is a document of any of them, or the list
-    ``pairs_list`` they came from (whether or not a ``resume`` would skip it)."""
-    check_not_an_input([p.out for p in pairs], [pairs_list, *(path for p in pairs for path in (p.src, p.tgt))])
-
-
-def check_pairs(pairs: Sequence[DocPair]) -> None:
-    """Read every document once and check every output, so a bad pair fails the run before any work."""
-    if sum(p.out == STDOUT for p in pairs) > 1:
-        raise ValueError("only one document pair can be written to standard output (-)")
+def check_paths(pairs: Sequence[DocPair], pairs_list: str | Path | None = None) -> None:
+    """Raise :class:`InputError`, naming the row, for paths of ``pairs`` that cannot go together (whether or not a
+    ``resume`` would skip the pair): two outputs that are one file (:func:`file_key`), standard output twice, a stream
+    (standard input, a pipe: read once) as two documents, an output that is a document of any pair or the list
+    ``pairs_list`` they came from."""
+    outputs: dict[object, DocPair] = {}
+    streams: dict[object, DocPair] = {}
     for pair in pairs:
+        for doc in (pair.src, pair.tgt):
+            if doc.is_stream():
+                key = file_key(doc.path)
+                if key in streams:
+                    other = streams[key].row or "this pair"
+                    raise InputError(pair.where(f"{doc.name}: is also a document of {other}; standard input and "
+                                                "pipes are read once, so they can be one document of a run only"))
+                streams[key] = pair
+        key = STDOUT_KEY if pair.out == STDOUT else file_key(pair.out)
+        if key in outputs:
+            first = outputs[key]
+            what = ("only one document pair can be written to standard output (-)" if pair.out == STDOUT else
+                    f"{pair.out}: is also the output of {first.row} ({first.out}); each pair needs its own output")
+            raise InputError(pair.where(what))
+        outputs[key] = pair
+    check_not_an_input([p.out for p in pairs], [pairs_list, *(d.path for p in pairs for d in (p.src, p.tgt))],
+                       [p.row for p in pairs])
+
+
+@contextlib.contextmanager
+def readable_pairs(pairs: Sequence[DocPair]) -> Iterator[list[DocPair]]:
+    """``pairs`` with every document that is standard input or a pipe read once into a temporary file
+    (:func:`~xlsent.data.text_input.readable`, named as given in messages), removed when the block ends."""
+    with contextlib.ExitStack() as stack:
+        def copied(spec: InputSpec) -> InputSpec:
+            return stack.enter_context(readable(spec)) if spec.is_stream() else spec
+
+        yield [replace(p, src=copied(p.src), tgt=copied(p.tgt)) for p in pairs]
+
+
+def check_pair(pair: DocPair) -> None:
+    """Read both documents of ``pair`` and check its output; a ValueError names the row of the list."""
+    try:
         read_document(pair.src)
         read_document(pair.tgt)
         check_output(pair.out)
+    except ValueError as exc:
+        if pair.row is None:
+            raise
+        raise type(exc)(pair.where(str(exc))) from exc
+
+
+def check_pairs(pairs: Sequence[DocPair]) -> None:
+    """Check every pair (:func:`check_pair`), so a bad pair fails the run before any work."""
+    for pair in pairs:
+        check_pair(pair)
 
 
 def bead_lines(beads: Sequence[Bead], src: Sequence[str], tgt: Sequence[str], fmt: str) -> list[str]:
     """The lines an output holds, in the format ``fmt`` (one of :data:`FORMATS`).
 
     >>> b = [Bead((0, 1), (0,), 0.125), Bead((), (1,), 1.0)]
-    >>> bead_lines(b, ["Ja.", "Gut."], ["Yes, good.", "Hm."], "tsv")
+    >>> bead_lines(b, ["Ja.", "Gut."], ["Yes,\\tgood.", "Hm."], "tsv")
     ['0.125000\\tJa. Gut.\\tYes, good.', '1.000000\\t\\tHm.']
     """
     if fmt == "beads":
         return [format_bead(b) for b in beads]
-    return [f"{b.cost:.6f}\t{' '.join(src[i].strip() for i in b.src)}\t{' '.join(tgt[j].strip() for j in b.tgt)}"
-            for b in beads]
+    return [f"{b.cost:.6f}\t{_side(src, b.src)}\t{_side(tgt, b.tgt)}" for b in beads]
+
+
+def _side(lines: Sequence[str], ids: Sequence[int]) -> str:
+    """The text of a bead's side as one TSV field: its lines joined by a space."""
+    return clean_cell(" ".join(lines[i].strip() for i in ids))
 
 
 def write_beads(out: str, lines: Sequence[str]) -> None:
@@ -154,41 +269,23 @@ def write_beads(out: str, lines: Sequence[str]) -> None:
         fh.write(text)
 
 
-def _batches(pairs: Sequence[DocPair], sizes: dict[Path, int], batch_lines: int) -> list[list[DocPair]]:
-    """Consecutive pairs grouped so that each group's documents hold about ``batch_lines`` lines or fewer."""
-    groups: list[list[DocPair]] = [[]]
-    size = 0
-    for pair in pairs:
-        lines = sizes[pair.src] + sizes[pair.tgt]
-        if groups[-1] and size + lines > batch_lines:
-            groups.append([])
-            size = 0
-        groups[-1].append(pair)
-        size += lines
-    return groups
-
-
 def align_files(pairs: Sequence[DocPair], embed: Embed, cfg: AlignConfig, *, fmt: str = "beads",
-                src_lang: str | None = None, tgt_lang: str | None = None, batch_lines: int = 20000,
-                progress: bool = False) -> AlignSummary:
-    """Align every pair of ``pairs`` (already checked with :func:`check_pairs`) and write its beads; ``progress``
-    shows a bar of the pairs written."""
+                src_lang: str | None = None, tgt_lang: str | None = None, progress: bool = False) -> AlignSummary:
+    """Align every pair of ``pairs`` (already checked with :func:`check_pairs`), one after the other, and write each
+    pair's beads as soon as they are found (atomically: a killed run leaves the pairs it finished, for ``resume``);
+    ``progress`` shows a bar of the pairs written."""
     if fmt not in FORMATS:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     start = time.perf_counter()
     beads = nulls = 0
-    sizes = {p: len(read_document(p)) for pair in pairs for p in (pair.src, pair.tgt)}
-    bar = tqdm(total=len(pairs), unit="pair", desc="align", disable=not progress or len(pairs) < 2)
-    for group in _batches(pairs, sizes, batch_lines):
-        srcs = [Doc.of(read_document(p.src), cfg.overlaps) for p in group]
-        tgts = [Doc.of(read_document(p.tgt), cfg.overlaps) for p in group]
-        xs = embed_spans(embed, [d.texts for d in srcs], [d.ok for d in srcs], src_lang)
-        ys = embed_spans(embed, [d.texts for d in tgts], [d.ok for d in tgts], tgt_lang)
-        for pair, src, tgt, x, y in zip(group, srcs, tgts, xs, ys, strict=True):
+    with tqdm(total=len(pairs), unit="pair", desc="align", disable=not progress or len(pairs) < 2) as bar:
+        for pair in pairs:
+            src, tgt = Doc.of(read_document(pair.src), cfg.overlaps), Doc.of(read_document(pair.tgt), cfg.overlaps)
+            (x,), (y,) = (embed_spans(embed, [doc.texts], [doc.ok], lang)
+                          for doc, lang in ((src, src_lang), (tgt, tgt_lang)))
             aligned = align_spans(src, tgt, x, y, cfg)
             write_beads(pair.out, bead_lines(aligned, src.lines, tgt.lines, fmt))
             beads, nulls = beads + len(aligned), nulls + sum(b.is_null for b in aligned)
-            log.info("%s + %s -> %s: %d beads", pair.src, pair.tgt, pair.out, len(aligned))
+            log.info("%s + %s -> %s: %d beads", pair.src.name, pair.tgt.name, pair.out, len(aligned))
             bar.update()
-    bar.close()
     return AlignSummary(len(pairs), beads, nulls, time.perf_counter() - start)
