@@ -13,7 +13,7 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from xlsent.data._files import read_lines
+from xlsent.data._files import read_lines, utf16_reason
 from xlsent.data.text_input import InputError, InputSpec, iter_rows
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -115,6 +115,12 @@ def test_bad_bytes_stop_at_their_line_named(raw_lines: list[bytes]) -> None:
     with written(data) as path:
         got: list[str] = []
         readers: list[Callable[[], object]] = [lambda: got.extend(iter_rows(InputSpec(path))), lambda: read_lines(path)]
+        if raw_lines and utf16_reason(raw_lines[0] + b"\n"):  # the documented UTF-16 rule, before any line is read
+            for read in readers:
+                with pytest.raises(ValueError, match=rf"^{path}: is UTF-16"):
+                    read()
+            assert got == []
+            return
         for read in readers:
             if bad is None:
                 read()

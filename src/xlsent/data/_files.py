@@ -21,13 +21,41 @@ UTF8_BOM = b"\xef\xbb\xbf"
 reader drops it from the start of a file (as Python's ``utf-8-sig``) and keeps one found anywhere else."""
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+"""The byte-order marks that start a UTF-16 file (little- and big-endian)."""
+
+
+def utf16_reason(first: bytes) -> str | None:
+    """Why the first line ``first`` of a file is UTF-16, or None: it starts with a UTF-16 byte-order mark, or (at least
+    one character) every other byte is NUL and no other byte is, which is what UTF-16 makes of ASCII text. A NUL
+    elsewhere is a valid UTF-8 character and is read as one.
+
+    >>> utf16_reason("ab".encode("utf-16-le")), utf16_reason("ab".encode("utf-16-be"))
+    ('NUL bytes stand between its characters', 'NUL bytes stand between its characters')
+    >>> utf16_reason(bytes([97, 0, 0, 98])) is None  # a NUL between two characters: UTF-8 text
+    True
+    """
+    if first.startswith(UTF16_BOMS):
+        return "it starts with a UTF-16 byte-order mark"
+    body = first.removesuffix(b"\n").removesuffix(b"\r")
+    if len(body) >= 2:
+        for nuls, chars in ((body[1::2], body[0::2]), (body[0::2], body[1::2])):
+            if not nuls.strip(b"\x00") and 0 not in chars:
+                return "NUL bytes stand between its characters"
+    return None
+
+
 def read_lines(path: Path) -> list[str]:
     """The lines of a UTF-8 file without their ending (``\\n`` or ``\\r\\n``) or a leading :data:`UTF8_BOM`.
 
     Only ``\\n`` ends a line: other Unicode line separators found inside sentences are kept. Invalid UTF-8 raises
-    ``ValueError`` naming the file and line.
+    ``ValueError`` naming the file and line; a UTF-16 file (:func:`utf16_reason`) one naming the file.
     """
-    raw = path.read_bytes().removeprefix(UTF8_BOM)
+    raw = path.read_bytes()
+    why = utf16_reason(raw.split(b"\n", 1)[0])
+    if why is not None:
+        raise ValueError(f"{path}: is UTF-16 ({why}), not UTF-8; convert it, e.g. `iconv -f UTF-16 -t UTF-8 {path}`")
+    raw = raw.removeprefix(UTF8_BOM)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

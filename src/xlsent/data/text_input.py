@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from xlsent.data._files import UTF8_BOM
+from xlsent.data._files import UTF8_BOM, utf16_reason
 
 FORMATS = ("txt", "tsv", "jsonl", "parquet")
 STDIN = "-"
@@ -239,18 +239,14 @@ def _decode(raw: bytes, name: str, line_no: int) -> str:
         ) from exc
 
 
-UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-"""The byte-order marks that start a UTF-16 file (little- and big-endian)."""
 _CR_WARNED: set[str] = set()
 """The inputs :func:`_lines` has warned about for a carriage return inside a line (once each per process)."""
 
 
 def _check_not_utf16(first: bytes, name: str) -> None:
-    """Raise :class:`InputError` when the first line ``first`` of the file ``name`` is UTF-16: it starts with a UTF-16
-    byte-order mark, or a NUL byte stands beside every other character (what UTF-16 makes of ASCII text)."""
-    if first.startswith(UTF16_BOMS) or (first and first.count(0) >= max(1, len(first) // 4)):
-        why = "it starts with a UTF-16 byte-order mark" if first.startswith(UTF16_BOMS) else (
-            "NUL bytes stand between its characters")
+    """Raise :class:`InputError` when the first line ``first`` of the file ``name`` is UTF-16 (:func:`utf16_reason`)."""
+    why = utf16_reason(first)
+    if why is not None:
         raise InputError(f"{name}: is UTF-16 ({why}), not UTF-8; convert it, e.g. `iconv -f UTF-16 -t UTF-8 "
                          f"{name} > {Path(name).stem}.utf8{Path(name).suffix}`")
 
