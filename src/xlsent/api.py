@@ -261,8 +261,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
 
     if (pairs is None) == (src is None or tgt is None or output is None):
         raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
-    check_lang(src_lang)
-    check_lang(tgt_lang)
+    src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
     listed = read_pairs_list(pairs) if pairs is not None else [DocPair.of(str(src), str(tgt), str(output))]
     check_paths(listed, pairs)
     todo = unwritten(listed) if resume else listed

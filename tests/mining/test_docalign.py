@@ -550,3 +550,23 @@ def test_align_reads_standard_input_and_pipes(tmp_path: Path, monkeypatch: pytes
     with pytest.raises(InputError, match="<stdin>: is also a document of this pair"):
         xlsent.api.align("-", "-", str(tmp_path / "c.beads"), progress=False)
     assert not any(scratch.iterdir()), "temporary copies left behind"
+
+
+def test_align_passes_each_language_code_in_its_one_spelling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsent.api
+
+    seen: list[str | None] = []
+
+    class Recording:
+        name, dim = "rec", 64
+
+        def encode(self, texts: Sequence[str], lang: str | None = None, **kwargs: object) -> np.ndarray:
+            seen.append(lang)
+            return toy_embed(texts, lang)
+
+    monkeypatch.setattr(xlsent.api, "load", lambda model, backend="auto": Recording())
+    (tmp_path / "de.txt").write_text("Hallo.\nWelt.\n", encoding="utf-8")
+    (tmp_path / "en.txt").write_text("Hello.\nWorld.\n", encoding="utf-8")
+    xlsent.api.align(tmp_path / "de.txt", tmp_path / "en.txt", str(tmp_path / "a.beads"), src_lang="DE",
+                     tgt_lang="En", progress=False)
+    assert seen and set(seen) <= {"de", "en"}
