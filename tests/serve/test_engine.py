@@ -186,8 +186,11 @@ def test_a_model_that_fails_to_load_is_reported(serve) -> None:
 
 def test_shutdown_with_requests_in_flight_answers_every_one(serve, hash_encoder) -> None:
     n = 8
-    settings = ServeSettings(batch_collect_tokens=1, inference_threads=1, shutdown_grace_s=0.5, warmup=False)
-    with serve({"toy": hash_encoder(delay=0.3)}, settings) as live:
+    # each encoding takes 1 s, so all n requests are accepted while the first one runs even on a loaded machine
+    # (at 0.3 s the first could finish before the last was queued: the test timed out under load); the grace of
+    # 1.5 s lets the first finish and not the second
+    settings = ServeSettings(batch_collect_tokens=1, inference_threads=1, shutdown_grace_s=1.5, warmup=False)
+    with serve({"toy": hash_encoder(delay=1.0)}, settings) as live:
         worker = live.server.config.app.state.engine.workers["toy"]
 
         def post(i: int) -> httpx.Response | Exception:
