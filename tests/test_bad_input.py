@@ -709,6 +709,18 @@ CASES = [
          "argument --precision: invalid choice: 'fp16'"),
     # filter: given pairs checked (and its outputs) before the encoder is loaded; a header row and blank sides are
     # documented behaviours
+    case("filter-scorer-missing", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scorer {w}/nope {nothing}", 2,
+         "nope: no filter scorer there"),
+    case("filter-scorer-not-json", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scorer {w}/s.json {nothing}", 2,
+         "s.json: not a filter scorer", setup=with_files({"s.json": "\x80\x04K."})),
+    case("filter-scorer-other-format", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scorer {w}/s.json {nothing}", 2,
+         "s.json: not an xlsent filter scorer", setup=with_files({"s.json": '{"format": "pickle"}'})),
+    case("filter-min-p-clean-above-one", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --min-p-clean 1.5 {nothing}", 2,
+         "min_p_clean must be 'auto' or a probability between 0 and 1, not 1.5"),
+    case("train-filter-unknown-key", "train filter --out {w}/s --set nope=1 {nothing}", 2,
+         "--set 'nope=1': expected key=value with a key of"),
+    case("train-filter-resume", "train filter --out {w}/s --resume {nothing}", 2,
+         "--resume, --mode and --device are options of the encoder methods"),
     case("filter-scores-is-an-input", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scores {w}/de.txt {nothing}", 2,
          "de.txt: is also an input"),
     case("filter-tsv-one-column", "filter {w}/pairs.tsv -o {w}/k.tsv {nothing}", 2,

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from xlsent.mining.docalign.job import AlignSummary
     from xlsent.mining.engine import Engine
     from xlsent.mining.filter_config import FilterConfig
+    from xlsent.mining.filter_scorer import Scorer
     from xlsent.mining.filtering import FilterSummary
 
 Input = str | Path | InputSpec
@@ -218,18 +219,42 @@ def filter(src: Input, tgt: Input, output: str | Path, *, scores: str | Path | N
     if rules.score and rules.keep is None and rules.threshold != "auto":
         cut = given_cut(float(rules.threshold), cfg.margin)
     check_filter_cut(_spec(src), _spec(tgt), cfg, cut)  # a given cut before any model loads
+    scorer = _filter_scorer(rules, model, backend)
     if auto:
-        from xlsent.mining.filter_calibration import auto_filter_threshold
+        from xlsent.mining.filter_calibration import auto_filter_threshold, filter_threshold
 
-        cut = auto_filter_threshold(load(model, backend), margin=cfg.margin, k=cfg.k)
-        check_filter_cut(_spec(src), _spec(tgt), cfg, cut)
-        if progress:
-            print(cut.describe(), file=sys.stderr)
+        found = filter_threshold(load(model, backend)) if scorer is not None else None
+        if scorer is None or found is not None:  # with a scorer, the margin cut only serves files without margins
+            cut = auto_filter_threshold(load(model, backend), margin=cfg.margin, k=cfg.k)
+            check_filter_cut(_spec(src), _spec(tgt), cfg, cut)
+    if progress:
+        print(scorer.describe() if scorer is not None else cut.describe() if cut is not None else "no score cut",
+              file=sys.stderr)
     with _engine(model, backend, engine, ray, needs_encoder=None in embs or auto) as runner:
-        return filter_files(_spec(src), _spec(tgt), output, runner, cfg, rules, cut=cut,
+        return filter_files(_spec(src), _spec(tgt), output, runner, cfg, rules, cut=cut, scorer=scorer,
                             scores_out=Path(scores) if scores else None,
                             histogram=Path(histogram) if histogram else None, src_lang=src_lang, tgt_lang=tgt_lang,
                             src_emb=embs[0], tgt_emb=embs[1], progress=progress)
+
+
+def _filter_scorer(rules: FilterConfig, model: str | Path, backend: str) -> Scorer | None:
+    """The learned scorer ``xlsent filter`` runs with (:attr:`FilterConfig.scorer`): none unless the config wants
+    one; ``auto``: the one shipped for the model's weights, if any (else the margin cut decides, logged); a path:
+    that scorer, which must have been trained with the model."""
+    from xlsent.encoders.cache import encoder_id
+    from xlsent.mining.filter_scorer import check_encoder, load_scorer, shipped_scorer
+
+    if not rules.wants_scorer():
+        return None
+    given = load_scorer(rules.scorer) if rules.scorer != "auto" else None  # checked before the model loads
+    key = encoder_id(load(model, backend))
+    if given is not None:
+        check_encoder(given, key)
+        return given
+    scorer = shipped_scorer(key)
+    if scorer is None:
+        log.info("no learned filter scorer ships for %s: the margin cut decides", key)
+    return scorer
 
 
 def align(src: str | Path | None = None, tgt: str | Path | None = None, output: str | None = None, *,
@@ -323,6 +348,40 @@ def export_sentence_transformers(model: str | Path, out: str | Path) -> Path:
     if not isinstance(encoder, TransformerEncoder):
         raise ValueError(f"{model}: only transformer models can be exported to sentence-transformers")
     return _export(encoder, out)
+
+
+def train_filter(out: str | Path, *, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
+                 config_files: Sequence[str | Path] = (), sets: Sequence[str] = (), bitext: Sequence[str] = (),
+                 bitext_only: bool = False, data: str | Path | None = None, ship: bool = False,
+                 progress: bool = True) -> Path:
+    """Train the learned filter scorer of ``model`` (:mod:`xlsent.mining.scorer_training`) into ``out/scorer.json``:
+    on noisy bitexts made from the shipped pairs (:data:`~xlsent.mining.scorer_training.TRAIN_PAIRS`) and from each
+    ``bitext`` (``LANG=FILE``, pairs with English, as for ``train``; ``bitext_only``: those alone), its cut chosen on
+    the tune split of the dev pairs; ``config_files`` (a ``[scorer]`` table or top-level keys) and ``key=value``
+    ``sets`` change :class:`~xlsent.mining.scorer_training.ScorerTraining`. With ``ship``, it also becomes the
+    scorer shipped for the model's name. Returns the scorer's file.
+
+    >>> from xlsent.api import train_filter
+    >>> train_filter("my-scorer", bitext=["kab=kab-en.tsv"])  # doctest: +SKIP
+    """
+    from xlsent.data.user_bitext import load_user_bitext, parse_bitext_option
+    from xlsent.mining.filter_scorer import SCORER_FILE, SHIPPED
+    from xlsent.mining.scorer_training import scorer_config, train_scorer
+
+    target = Path(out) / SCORER_FILE
+    if target.exists():
+        raise ValueError(f"{target} exists: train into a new --out, or remove it")
+    cfg = scorer_config(config_files, sets)
+    user = load_user_bitext([parse_bitext_option(raw) for raw in bitext], hold_out=False, seed=cfg.seed)
+    if bitext_only and not user.bitext:
+        raise ValueError("--bitext-only needs at least one --bitext LANG=FILE")
+    encoder = load(model, backend)
+    scorer = train_scorer(encoder, cfg, root=data, user=[(f"{b.lang}-en", b.xx, b.en) for b in user.bitext],
+                          bitext_only=bitext_only, progress=progress)
+    path = scorer.save(target)
+    if ship:
+        scorer.save(SHIPPED / f"{scorer.encoder.partition('@')[0]}.json")
+    return path
 
 
 def train(method: str, out: str | Path, *, config_files: Sequence[str | Path] = (), sets: Sequence[str] = (),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from xlsent.cli import main
-from xlsent.data.noisy_bitext import NOISE_KINDS, build_noisy_bitext
+from xlsent.data.noisy_bitext import DEV_PAIRS, NOISE_KINDS, build_noisy_bitext
 from xlsent.data.text_input import InputSpec
 from xlsent.evaluation.filter import keep_metrics
 from xlsent.mining.filter_calibration import filter_threshold, save_filter_threshold
@@ -74,7 +74,7 @@ def test_each_filter_drops_its_noise_and_scores_follow_the_input(toy: Path, tmp_
     assert len(rows) - 1 == len(lines)
     for row, line in zip(rows[1:], lines, strict=True):  # row i of --scores is input line i
         assert "\t".join(row[-2:]) == line
-    assert [row[2] for row in rows[1:]] == REASONS
+    assert [row[SCORE_COLUMNS.index("reason")] for row in rows[1:]] == REASONS
     assert [row[0] for row in rows[1:]] == ["1" if not r else "0" for r in REASONS]
     assert rows[1 + len(CLEAN) + 4][SCORE_COLUMNS.index("duplicate_of")] == "4"  # the 1-based line of its first copy
     assert read_tsv(kept) == [list(pair) for pair in CLEAN]
@@ -87,7 +87,7 @@ def test_keep_ratio_and_switches(toy: Path, tmp_path: Path) -> None:
     kept, scores = tmp_path / "kept.tsv", tmp_path / "all.tsv"
     assert main(["filter", str(toy), "-o", str(kept), "--scores", str(scores), "--src-lang", "de", "--tgt-lang",
                  "en", "--keep", "0.5", "--no-langid", "--no-copies", "-q"]) == 0
-    reasons = [row[2] for row in read_tsv(scores)[1:]]
+    reasons = [row[SCORE_COLUMNS.index("reason")] for row in read_tsv(scores)[1:]]
     passed_rules = sum(r in ("", "score") for r in reasons)
     assert reasons.count("") == round(0.5 * passed_rules)
     assert "language" not in reasons and "copy" not in reasons
@@ -269,7 +269,7 @@ def test_dev_evaluation_rows_and_baselines_on_an_oracle_encoder() -> None:
     from xlsent.evaluation.filter import METHODS, Filter
 
     root = dataset_or_skip("parallel")
-    bitexts = {pair: build_noisy_bitext(pair, root) for pair in ("de-en", "zh-en")}
+    bitexts = {pair: build_noisy_bitext(pair, root) for pair in DEV_PAIRS}
     truth = {line: i for bitext in bitexts.values() for i, (s, t, k) in enumerate(zip(
         bitext.src, bitext.tgt, bitext.kind, strict=True)) if k in ("clean", "untranslated") for line in (s, t)}
 
@@ -278,12 +278,14 @@ def test_dev_evaluation_rows_and_baselines_on_an_oracle_encoder() -> None:
                          for s in sentences])
         return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
-    result = Filter.evaluate(embed, encoder_id="oracle", root=root, threshold=1.0, mining_threshold=1.05)
-    assert list(result.scores) == [f"{pair}: {method}" for pair in ("de-en", "zh-en") for method in METHODS]
-    for pair in ("de-en", "zh-en"):
+    result = Filter.evaluate(embed, encoder_id="oracle", root=root, threshold=1.0, scorer=None)
+    assert list(result.scores) == [f"{pair}: {method}" for pair in DEV_PAIRS for method in METHODS]
+    for pair in DEV_PAIRS:
         ours, cosine = result.scores[f"{pair}: xlsent filter"], result.scores[f"{pair}: best cosine threshold"]
         assert ours["drop_untranslated"] == 100.0 and cosine["drop_untranslated"] < 100.0
-    assert len(result.dataset_files) > 4 and any("done-when" in note for note in result.notes)
+        assert ours == result.scores[f"{pair}: rules + margin cut"]  # no scorer: the filter is the rules and the cut
+    assert len(result.dataset_files) > 4 and any("issue 60's bar" in note for note in result.notes)
+    assert "no learned scorer" in result.notes[0]
 
 
 def test_ray_engine_filters_as_this_process_does(local_ray: None, tmp_path: Path, tiny_model_dir: Path) -> None:
@@ -313,7 +315,7 @@ def test_filter_calibration_records_a_cosine_cut_beside_the_margin_cut(tmp_path:
 
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
     root = dataset_or_skip("parallel")
-    truth = {line: i for pair in ("de-en", "zh-en") for bitext in [build_noisy_bitext(pair, root, split="tune")]
+    truth = {line: i for pair in DEV_PAIRS for bitext in [build_noisy_bitext(pair, root, split="tune")]
              for i, (s, t, k) in enumerate(zip(bitext.src, bitext.tgt, bitext.kind, strict=True)) if k == "clean"
              for line in (s, t)}
 
@@ -329,7 +331,7 @@ def test_filter_calibration_records_a_cosine_cut_beside_the_margin_cut(tmp_path:
             return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
     record = calibrate_filter(Oracle(), root=root)  # type: ignore[arg-type]
-    cosines = [record["per_pair"][pair]["cosine_threshold"] for pair in ("de-en", "zh-en")]
+    cosines = [record["per_pair"][pair]["cosine_threshold"] for pair in DEV_PAIRS]
     assert record["cosine_threshold"] == pytest.approx(float(np.mean(cosines)))
     assert 0.5 < record["cosine_threshold"] <= 1.0 + 1e-6  # the clean pairs' cosine is 1, the noise's about 0
     cut = AutoThreshold(record["threshold"], record, "the test's record")

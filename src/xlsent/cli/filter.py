@@ -28,14 +28,18 @@ SWITCHES = (("nontext", "non-text lines: URLs, e-mail addresses, numbers, dates,
 def add_commands(sub: Commands) -> None:
     """Add ``filter``."""
     p = sub.add_parser(
-        "filter", help="clean a bitext: language ID, length, copies, non-text, duplicates and a calibrated margin cut",
+        "filter", help="clean a bitext: language ID, length, copies, non-text, duplicates, then a learned scorer "
+        "(or a calibrated margin cut)",
         description="Keep the pairs of PAIRS.tsv (source TAB target; line 1 is data unless --header) or of SRC TGT "
         "(line i of each a pair) that pass every filter, in input order, into -o; --scores writes every pair with "
-        "keep (1/0), score (its margin, as `xlsent score` gives it), reason (empty for kept pairs, else the first "
-        "filter that dropped it: empty, nontext, length, copy, language, duplicate, score) and each filter's value. "
-        "The filters are on by default (docs/filter.md gives their defaults and how they were chosen); the cut is "
-        "the encoder's calibrated mining threshold unless --threshold or --keep says otherwise. A summary (pairs "
-        "dropped per reason, the cut) ends the run. Resumable like mine; nothing is written on error.",
+        "keep (1/0), score (its margin, as `xlsent score` gives it), p_clean (the learned scorer's probability that "
+        "the pair is clean), reason (empty for kept pairs, else the first filter that dropped it: empty, nontext, "
+        "length, copy, language, duplicate, score, scorer) and each filter's value. The filters are on by default "
+        "(docs/filter.md gives their defaults and how they were chosen). The last one is the learned scorer shipped "
+        "for the encoder (me5-small, models/me5-distill; --scorer DIR for one of `xlsent train filter`): it keeps a "
+        "pair whose p_clean reaches its cut; an encoder without one, --scorer none or a --threshold cut the margin "
+        "instead. A summary (pairs dropped per reason, the cut) ends the run. Resumable like mine; nothing is "
+        "written on error.",
     )
     p.add_argument("pairs", nargs="+", metavar="PAIRS.tsv | SRC TGT",
                    help="the pairs: one TSV file of exactly two columns, or two files of as many rows")
@@ -51,6 +55,13 @@ def add_commands(sub: Commands) -> None:
     p.add_argument("--keep", type=positive_float,
                    help="instead of a threshold, keep this fraction (0 to 1) of the pairs the other filters pass, the "
                    "best by score; not with --threshold (default: none, the threshold cuts)")
+    p.add_argument("--scorer", metavar="auto|none|SCORER",
+                   help="the learned scorer: auto (the one shipped for the encoder; the margin cut where none is), "
+                   "none (the margin cut), or a scorer file or folder of `xlsent train filter`, trained with --model "
+                   "(default auto)")
+    p.add_argument("--min-p-clean", type=float, metavar="P",
+                   help="keep a pair when the scorer's p_clean is at least P (default: the scorer's own cut, chosen "
+                   "on the dev tune split)")
     p.add_argument("--config", metavar="FILTER.toml",
                    help="filter settings from a TOML file (fields of xlsent.mining.filter_config.FilterConfig, at the "
                    "top level or under [filter]); the options here override it (default: none, the built-in defaults)")
@@ -76,6 +87,7 @@ def _rules(args: argparse.Namespace) -> FilterConfig:
         given.update(keep=args.keep, threshold="auto")
     if args.threshold != "auto":
         given.update(threshold=args.threshold, keep=None)
+    given.update({key: value for key in ("scorer", "min_p_clean") if (value := getattr(args, key)) is not None})
     return FilterConfig.from_toml(args.config, **given) if args.config else FilterConfig(**given)
 
 

@@ -53,7 +53,9 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     from xlsent.training.method import method_names
 
     p.add_argument("-h", "--help", action=_TrainHelp)
-    p.add_argument("method", choices=method_names(), metavar="METHOD", help=" | ".join(method_names()))
+    p.add_argument("method", choices=[*method_names(), "filter"], metavar="METHOD",
+                   help=" | ".join(method_names()) + " | filter (the learned scorer of `xlsent filter` for --model: "
+                   "noisy bitexts made from the shipped pairs and your --bitext, see docs/filter.md)")
     p.add_argument("--out", "-o", required=True, help="model directory to write")
     p.add_argument("--config", action="append", metavar="FILE", help="TOML file overriding the defaults (repeatable)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -69,6 +71,11 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                         "FILE_X,FILE_EN two line-aligned files; a seeded part is held out to choose the checkpoint")
     p.add_argument("--bitext-only", action="store_true",
                    help="train on the --bitext pairs alone (default: they join the shipped bitext, replayed)")
+    p.add_argument("--model", default=None,
+                   help="filter only: the encoder whose vectors the scorer's features use (default me5-small)")
+    p.add_argument("--backend", default="auto", help="filter only: the encoder's backend (default auto)")
+    p.add_argument("--ship", action="store_true",
+                   help="filter only: also make it the scorer shipped for the model's name (maintainers)")
     add_data(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_train, writes=("out",))
@@ -77,6 +84,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
 def _train(args: argparse.Namespace) -> int:
     from xlsent.api import train
 
+    if args.method == "filter":
+        return _train_filter(args)
+    if args.model is not None or args.ship:
+        raise ValueError(f"--model and --ship are options of `xlsent train filter`, not of {args.method}")
     sets = list(args.set or [])
     sets += [f"{key}={value}" for key in ("seed", "device") if (value := getattr(args, key)) is not None]
     out = train(args.method, args.out, config_files=args.config or (), sets=sets, mode=args.mode,
@@ -85,4 +96,21 @@ def _train(args: argparse.Namespace) -> int:
     print(f"wrote model directory {out}")
     print(f"to mine with it at a calibrated threshold (`xlsent mine --threshold auto`), calibrate it (slow on CPU, so "
           f"not run here):\n  xlsent calibrate --model {shlex.quote(str(out))}")
+    return 0
+
+
+def _train_filter(args: argparse.Namespace) -> int:
+    from xlsent.api import DEFAULT_MODEL, train_filter
+
+    if args.resume or args.mode or args.device:
+        raise ValueError("--resume, --mode and --device are options of the encoder methods, not of "
+                         "`xlsent train filter` (it trains in a minute once the pairs are embedded; embeddings are "
+                         "cached, so a second run starts where the first stopped)")
+    sets = [*(args.set or []), *([f"seed={args.seed}"] if args.seed is not None else [])]
+    path = train_filter(args.out, model=args.model or DEFAULT_MODEL, backend=args.backend,
+                        config_files=args.config or (), sets=sets, bitext=args.bitext, bitext_only=args.bitext_only,
+                        data=args.data, ship=args.ship, progress=not args.quiet)
+    print(f"wrote filter scorer {path}")
+    model, scorer = shlex.quote(args.model or DEFAULT_MODEL), shlex.quote(str(path))
+    print(f"to filter with it:\n  xlsent filter PAIRS.tsv -o KEPT.tsv --model {model} --scorer {scorer}")
     return 0

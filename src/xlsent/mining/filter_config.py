@@ -22,7 +22,7 @@ from typing import Any
 
 from xlsent.settings_file import read_settings
 
-REASONS = ("empty", "nontext", "length", "copy", "language", "duplicate", "score")
+REASONS = ("empty", "nontext", "length", "copy", "language", "duplicate", "score", "scorer")
 """The filters in the order they are applied: a dropped pair's reason is the first that drops it."""
 
 
@@ -42,9 +42,13 @@ class FilterConfig:
       most frequent language.
     - ``duplicates``: drop a pair equal to an earlier pair of the file, exactly or once normalised
       (:func:`xlsent.mining.pair_rules.normalise`: case, punctuation, spacing).
-    - ``score``: drop a pair whose margin score is under ``threshold``: a number, or ``auto`` for the encoder's
-      calibrated mining threshold. ``keep`` (0 to 1) instead keeps that fraction of the pairs that pass the other
-      filters, the best by score.
+    - ``score``: drop a pair the score filter rejects. With ``threshold = "auto"`` and a learned scorer
+      (``scorer``: ``auto``, the one shipped for the encoder; or a scorer file or folder; ``none``: never), a pair
+      whose ``p_clean`` (:mod:`xlsent.mining.filter_scorer`) is under ``min_p_clean`` (``auto``: the scorer's own
+      cut) is dropped with reason ``scorer``; else (no scorer for the encoder, ``scorer = "none"`` or a number for
+      ``threshold``) a pair whose margin score is under the cut (``auto``: the encoder's calibrated filter cut) is
+      dropped with reason ``score``. ``keep`` (0 to 1) instead keeps that fraction of the pairs that pass the other
+      filters, the best by ``p_clean`` (by score without a scorer).
     """
 
     nontext: bool = True
@@ -62,6 +66,8 @@ class FilterConfig:
     score: bool = True
     threshold: float | str = "auto"
     keep: float | None = None
+    scorer: str = "auto"
+    min_p_clean: float | str = "auto"
 
     def problems(self) -> list[str]:
         """What is wrong with the settings, one message each (empty when they are fine)."""
@@ -75,6 +81,10 @@ class FilterConfig:
                                                  math.isfinite(self.threshold)),
                     f"threshold must be a finite number or 'auto', not {self.threshold!r}"),
                    (self.keep is None or 0 < self.keep <= 1, f"keep must be above 0 and at most 1, not {self.keep}"),
+                   (self.min_p_clean == "auto" or (isinstance(self.min_p_clean, int | float) and
+                                                   0 <= self.min_p_clean <= 1),
+                    f"min_p_clean must be 'auto' or a probability between 0 and 1, not {self.min_p_clean!r}"),
+                   (bool(self.scorer.strip()), "scorer must be 'auto', 'none' or the path of a scorer"),
                    (self.keep is None or self.threshold == "auto",
                     f"keep ({self.keep}) and threshold ({self.threshold!r}) both set the score cut: give one")]
         return [message for ok, message in checks if not ok]
@@ -100,7 +110,19 @@ class FilterConfig:
 
         >>> FilterConfig(langid=False, score=False).active()
         ['empty', 'nontext', 'length', 'copy', 'duplicate']
+        >>> FilterConfig(scorer="none").active()[-2:]
+        ['duplicate', 'score']
         """
         on = {"empty": True, "nontext": self.nontext, "length": self.length, "copy": self.copies,
-              "language": self.langid, "duplicate": self.duplicates, "score": self.score}
+              "language": self.langid, "duplicate": self.duplicates, "score": self.score,
+              "scorer": self.wants_scorer()}
         return [reason for reason in REASONS if on[reason]]
+
+    def wants_scorer(self) -> bool:
+        """Whether the score filter looks for a learned scorer (it runs with ``threshold = "auto"``, ``scorer`` not
+        ``none``).
+
+        >>> FilterConfig().wants_scorer(), FilterConfig(threshold=1.1).wants_scorer()
+        (True, False)
+        """
+        return self.score and self.threshold == "auto" and self.scorer != "none"

@@ -31,9 +31,9 @@ from xlsent.mining.stages import clean_cell
 
 log = logging.getLogger(__name__)
 
-SCORE_COLUMNS = ("keep", "score", "reason", "cosine", "src_lang", "src_lang_prob", "tgt_lang", "tgt_lang_prob",
-                 "src_length", "tgt_length", "length_ratio", "similarity", "src_nontext", "tgt_nontext",
-                 "duplicate_of", "src", "tgt")
+SCORE_COLUMNS = ("keep", "score", "p_clean", "reason", "cosine", "src_lang", "src_lang_prob", "tgt_lang",
+                 "tgt_lang_prob", "src_length", "tgt_length", "length_ratio", "similarity", "src_nontext",
+                 "tgt_nontext", "duplicate_of", "src", "tgt")
 """The columns of the ``--scores`` file, after its header line."""
 
 
@@ -148,11 +148,23 @@ def rule_failures(values: PairValues, cfg: FilterConfig) -> dict[str, np.ndarray
     return {reason: checks[reason] for reason in cfg.active() if reason in checks}
 
 
+def rules_pass(values: PairValues, cfg: FilterConfig) -> np.ndarray:
+    """The pairs that every rule filter of ``cfg`` and the duplicate check pass: those the score filter judges."""
+    failed = np.zeros(len(values.blank), dtype=bool)
+    for rule in rule_failures(values, cfg).values():
+        failed |= rule
+    if cfg.duplicates:
+        failed |= values.duplicate_of >= 0
+    return ~failed
+
+
 def decide(values: PairValues, scores: np.ndarray, cfg: FilterConfig, *, threshold: float | None,
-           threshold_source: str = "given") -> Decisions:
+           threshold_source: str = "given", p_clean: np.ndarray | None = None) -> Decisions:
     """Keep or drop every pair: the rule filters in the order of :data:`~xlsent.mining.filter_config.REASONS`,
-    then duplicates of an earlier pair, then the score cut (``threshold``; with ``cfg.keep``, the cut that keeps
-    that fraction of the pairs the rules pass)."""
+    then duplicates of an earlier pair, then the score filter. With ``p_clean`` (a learned scorer's probabilities)
+    it drops a pair under ``threshold`` (the scorer's cut) with reason ``scorer``; without, a pair whose score is
+    under ``threshold`` with reason ``score``; with ``cfg.keep``, the cut is the one that keeps that fraction of the
+    pairs the rules pass."""
     reason = np.full(len(scores), "", dtype=object)
     for name, failed in rule_failures(values, cfg).items():
         reason[(reason == "") & failed] = name
@@ -160,12 +172,13 @@ def decide(values: PairValues, scores: np.ndarray, cfg: FilterConfig, *, thresho
         reason[(reason == "") & (values.duplicate_of >= 0)] = "duplicate"
     if cfg.score:
         passed = reason == ""
+        judged = scores if p_clean is None else p_clean
         if cfg.keep is not None:
-            ranked = np.sort(scores[passed])[::-1]
+            ranked = np.sort(judged[passed])[::-1]
             threshold = float(ranked[max(round(cfg.keep * len(ranked)), 1) - 1]) if len(ranked) else None
             threshold_source = f"--keep {cfg.keep:g} of the {len(ranked)} pairs the other filters pass"
         if threshold is not None:
-            reason[passed & ~(scores >= threshold)] = "score"
+            reason[passed & ~(judged >= threshold)] = "score" if p_clean is None else "scorer"
     else:
         threshold, threshold_source = None, "no score filter"
     return Decisions(reason == "", reason.tolist(), threshold, threshold_source)
@@ -176,13 +189,16 @@ def _num(value: float, digits: int = 4) -> str:
 
 
 def score_rows(src: list[str], tgt: list[str], scores: np.ndarray, cosines: np.ndarray, values: PairValues,
-               decisions: Decisions, first_line: int = 1) -> Iterator[str]:
+               decisions: Decisions, first_line: int = 1, p_clean: np.ndarray | None = None) -> Iterator[str]:
     """The lines of the ``--scores`` file: a header (:data:`SCORE_COLUMNS`), then one line per pair in input order;
-    ``duplicate_of`` is the input line number of the earlier pair (``first_line``: that of row 0)."""
+    ``duplicate_of`` is the input line number of the earlier pair (``first_line``: that of row 0); ``p_clean`` is
+    empty without a learned scorer and for the pairs a rule dropped."""
     yield "\t".join(SCORE_COLUMNS) + "\n"
+    probs = np.full(len(src), np.nan) if p_clean is None else p_clean
     for i, (s, t) in enumerate(zip(src, tgt, strict=True)):
         dup = int(values.duplicate_of[i])
-        cells = [str(int(decisions.keep[i])), _num(scores[i], 6), decisions.reason[i], _num(cosines[i], 6),
+        cells = [str(int(decisions.keep[i])), _num(scores[i], 6), _num(probs[i], 4), decisions.reason[i],
+                 _num(cosines[i], 6),
                  values.src_top[i], _num(values.src_prob[i]), values.tgt_top[i], _num(values.tgt_prob[i]),
                  str(values.src_length[i]), str(values.tgt_length[i]), _num(values.ratio[i], 3),
                  _num(values.similarity[i], 3), values.src_nontext[i], values.tgt_nontext[i],

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xlsent.atomic import write_json
+from xlsent.atomic import atomic_open, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import (
@@ -46,9 +46,27 @@ from xlsent.data.text_input import (
 from xlsent.mining.config import MineConfig, MineSummary, ScoreSummary, SearchConfig
 from xlsent.mining.engine import Engine, Side
 from xlsent.mining.filter_config import FilterConfig
-from xlsent.mining.filtering import FilterSummary, decide, kept_rows, pair_values, save_histogram, score_rows
+from xlsent.mining.filter_scorer import Scorer
+from xlsent.mining.filtering import (
+    FilterSummary,
+    PairValues,
+    decide,
+    kept_rows,
+    pair_values,
+    rules_pass,
+    save_histogram,
+    score_rows,
+)
 from xlsent.mining.knn import KnnResult, take_rows
 from xlsent.mining.margin import Margin, margin_scores
+from xlsent.mining.pair_features import (
+    HalfPlan,
+    PairSignals,
+    half_cosines,
+    half_plan,
+    pair_features,
+    relative_lengths,
+)
 from xlsent.mining.stages import (
     STDOUT,
     candidates_from_knn,
@@ -244,17 +262,23 @@ class _Job:
     y: np.ndarray
     work: Path
     start: float
+    extra: tuple[np.ndarray, np.ndarray] | None = None
+
+
+# More lines a job embeds beside its sides (texts in each side's language), chosen from the read sides.
+ExtraTexts = Callable[[Side, Side], tuple[list[str], list[str]]]
 
 
 @contextmanager
 def _file_job(kind: str, src: InputSpec, tgt: InputSpec, output: Path, cfg: SearchConfig, engine: Engine, *,
               langs: tuple[str | None, str | None], embs: tuple[Path | None, Path | None], work_dir: Path | None,
-              keep_work: bool, progress: bool, check_texts: Callable[[Side, Side], None] | None = None
-              ) -> Iterator[_Job]:
+              keep_work: bool, progress: bool, check_texts: Callable[[Side, Side], None] | None = None,
+              extra_texts: ExtraTexts | None = None) -> Iterator[_Job]:
     """The opening and the end every file job shares: check and read both sides (then ``check_texts`` them, before
     anything is embedded), check the given embeddings, key and prepare the work folder, embed (or take the given
-    embeddings) and keep each side's distinct sentences; after the body, remove the work folder (or on failure keep
-    what a re-run reuses, :func:`clean_up`)."""
+    embeddings) and keep each side's distinct sentences, and embed the ``extra_texts`` of the sides (in the job's
+    ``extra``; only with an encoder); after the body, remove the work folder (or on failure keep what a re-run
+    reuses, :func:`clean_up`)."""
     start = time.perf_counter()
     check_mine_paths(src, tgt, output, kind)
     if engine.encoder_id() is None and None in embs:
@@ -279,13 +303,33 @@ def _file_job(kind: str, src: InputSpec, tgt: InputSpec, output: Path, cfg: Sear
             x, y = (u.distinct(given if given is not None else engine.embed(side, work / f"{name}.npy", progress),
                                work / f"{name}-distinct.npy")
                     for side, name, given, u in zip(sides, ("src", "tgt"), (x_given, y_given), unified, strict=True))
+            extra = None
+            if extra_texts is not None and engine.encoder_id() is not None:
+                extra = _embed_extra(engine, sides, extra_texts(*sides), work, progress)
             engine.embedded()
-            yield _Job(*sides, *unified, x, y, work, start)
+            yield _Job(*sides, *unified, x, y, work, start, extra)
         except BaseException as exc:
             clean_up(work, exc, temporary)
             raise
     if temporary or not keep_work:
         shutil.rmtree(work)
+
+
+def _embed_extra(engine: Engine, sides: tuple[Side, Side], texts: tuple[list[str], list[str]], work: Path,
+                 progress: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The vectors of ``texts`` (lines in the language of each side), written to the work folder as text files
+    and embedded like the sides (resumable)."""
+    out = []
+    for side, lines, name in zip(sides, texts, ("src-extra", "tgt-extra"), strict=True):
+        if not lines:
+            out.append(np.zeros((0, 0), np.float32))
+            continue
+        path = work / f"{name}.txt"
+        with atomic_open(path) as fh:
+            fh.writelines(f"{line}\n" for line in lines)
+        spec = InputSpec(path, format="txt")
+        out.append(engine.embed(Side(spec, lines, sha256_file(path), side.lang), work / f"{name}.npy", progress))
+    return out[0], out[1]
 
 
 def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engine, cfg: MineConfig, *,
@@ -350,40 +394,111 @@ def check_filter_outputs(output: str | Path, scores: Path | None, histogram: Pat
 
 
 def filter_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engine, cfg: SearchConfig,
-                 rules: FilterConfig, *, cut: AutoThreshold | None, scores_out: Path | None = None,
-                 histogram: Path | None = None, src_lang: str | None = None, tgt_lang: str | None = None,
-                 src_emb: Path | None = None, tgt_emb: Path | None = None, work_dir: Path | None = None,
-                 keep_work: bool = False, progress: bool = True) -> FilterSummary:
+                 rules: FilterConfig, *, cut: AutoThreshold | None, scorer: Scorer | None = None,
+                 scores_out: Path | None = None, histogram: Path | None = None, src_lang: str | None = None,
+                 tgt_lang: str | None = None, src_emb: Path | None = None, tgt_emb: Path | None = None,
+                 work_dir: Path | None = None, keep_work: bool = False, progress: bool = True) -> FilterSummary:
     """Filter the pairs (row i of ``src``, row i of ``tgt``): score them as :func:`score_files` does, measure them
-    for the rule filters of ``rules`` and keep or drop each (:func:`xlsent.mining.filtering.decide`, the score cut
-    ``cut`` for the scores the run computes: :func:`filter_cut`; None: no cut, or ``rules.keep``'s). Write the kept
-    pairs (``src TAB tgt``, input order) into ``output``, every pair with its values into ``scores_out`` and a
-    histogram of the scores into ``histogram`` (each optional but ``output``); resumable like :func:`score_files`, and
-    nothing is written on error."""
+    for the rule filters of ``rules`` and keep or drop each (:func:`xlsent.mining.filtering.decide`): with
+    ``scorer``, by its ``p_clean`` of the pairs' features (:mod:`xlsent.mining.pair_features`: the halves of long
+    sides are embedded too); else by the score cut ``cut`` for the scores the run computes (:func:`filter_cut`;
+    None: no cut, or ``rules.keep``'s). Write the kept pairs (``src TAB tgt``, input order) into ``output``, every
+    pair with its values into ``scores_out`` and a histogram of the scores into ``histogram`` (each optional but
+    ``output``); resumable like :func:`score_files`, and nothing is written on error."""
     output = Path(output)
     check_filter_outputs(output, scores_out, histogram, [src.path, tgt.path, src_emb, tgt_emb])
     chosen: list[tuple[float | None, str]] = []
+    measured: list[tuple[PairValues, np.ndarray, HalfPlan]] = []
 
     def choose_cut(src_side: Side, tgt_side: Side) -> None:
         texts = (src_side.texts, tgt_side.texts)
         chosen.append(filter_cut(cut, *score_scale(texts, side_names(src_side.spec, tgt_side.spec), cfg)))
 
-    with _file_job("filter", src, tgt, output, cfg, engine, langs=(src_lang, tgt_lang), embs=(src_emb, tgt_emb),
-                   work_dir=work_dir, keep_work=keep_work, progress=progress, check_texts=choose_cut) as job:
-        scored = job_margins(job, cfg, engine, progress)
+    def halves(src_side: Side, tgt_side: Side) -> tuple[list[str], list[str]]:
         say(progress, "[filters] " + ", ".join(rules.active()))
-        values = pair_values(job.src.texts, job.tgt.texts, (src_lang, tgt_lang), rules)
+        values = pair_values(src_side.texts, tgt_side.texts, (src_lang, tgt_lang), rules)
+        live, plan = rules_pass(values, rules), HalfPlan(np.zeros(0, np.int64), np.zeros(0, np.int64), [])
+        if scorer is not None:
+            plan = half_plan(src_side.texts, tgt_side.texts, relative_lengths(values.src_length, values.tgt_length),
+                             live)
+        measured.append((values, live, plan))
+        return plan.texts_of(0), plan.texts_of(1)
+
+    with _file_job("filter", src, tgt, output, cfg, engine, langs=(src_lang, tgt_lang), embs=(src_emb, tgt_emb),
+                   work_dir=work_dir, keep_work=keep_work, progress=progress, check_texts=choose_cut,
+                   extra_texts=halves) as job:
+        scored = job_margins(job, cfg, engine, progress)
+        if not measured:  # no encoder to embed the halves: the given embeddings are all there is
+            halves(job.src, job.tgt)
+        values, live, plan = measured[0]
         threshold, source = chosen[0]
-        decisions = decide(values, scored.score, rules, threshold=threshold, threshold_source=source)
+        p_clean = None
+        if scorer is not None and scored.why:
+            log.warning("the learned scorer measures margins, and these scores are cosines%s: the cosine cut decides "
+                        "(%s)", scored.why, source)
+        elif scorer is not None and job.extra is not None:
+            vecs = plan.assemble(*job.extra) if plan.texts else np.zeros((0, job.x.shape[1]), np.float32)
+            half_cos = half_cosines(plan, vecs, job.x, job.y, job.src_u.inverse, job.tgt_u.inverse)
+            features = pair_features(job.src.texts, job.tgt.texts, scorer_signals(scored, values), live, plan,
+                                     half_cos)
+            p_clean = scorer.p_clean(features)
+            threshold, source = scorer_cut(scorer, rules), scorer.describe()
+        elif scorer is not None:
+            log.warning("the learned scorer needs the encoder to embed halves of lines; with embeddings given and no "
+                        "encoder, the score cut decides (%s)", source)
+        decisions = decide(values, scored.score, rules, threshold=threshold, threshold_source=source, p_clean=p_clean)
         if scores_out is not None:
             write_lines(scores_out, score_rows(job.src.texts, job.tgt.texts, scored.score, scored.cosine, values,
-                                               decisions, first_line=job.src.spec.first_line))
+                                               decisions, first_line=job.src.spec.first_line, p_clean=p_clean))
         if histogram is not None:
             save_histogram(histogram, scored.score, decisions)
         write_lines(output, kept_rows(job.src.texts, job.tgt.texts, decisions))
     return FilterSummary(output, len(decisions.keep), decisions.counts(), decisions.threshold,
                          decisions.threshold_source, values.langs, scored.measure, scores_out, histogram,
                          time.perf_counter() - job.start)
+
+
+def scorer_cut(scorer: Scorer, rules: FilterConfig) -> float:
+    """The ``p_clean`` a pair needs to be kept: ``rules.min_p_clean``, or the scorer's own cut for ``auto``."""
+    return scorer.cut if rules.min_p_clean == "auto" else float(rules.min_p_clean)
+
+
+def scorer_signals(scored: PairScores, values: PairValues) -> PairSignals:
+    """What the scorer's features are made of, from a run's scores and its rule filters' values."""
+    rival = scored.rival if scored.rival is not None else np.full(len(scored.score), np.nan)
+    return PairSignals(scored.score, scored.cosine, rival, values.src_length, values.tgt_length, values.src_prob,
+                       values.tgt_prob, values.similarity, values.langs)
+
+
+@dataclass(frozen=True)
+class MeasuredPairs:
+    """Pairs in memory as ``xlsent filter`` sees them: the rule filters' values, the scores, which pairs the rules
+    pass (``live``) and the scorer's features of each pair (:data:`xlsent.mining.pair_features.FEATURES`)."""
+
+    values: PairValues
+    scored: PairScores
+    live: np.ndarray
+    features: np.ndarray
+
+
+def measure_texts(src: list[str], tgt: list[str], langs: tuple[str | None, str | None],
+                  embed: Callable[[list[str], str | None], np.ndarray], rules: FilterConfig,
+                  search: SearchConfig) -> MeasuredPairs:
+    """:class:`MeasuredPairs` of the pairs (``src[i]``, ``tgt[i]``) in memory, ``embed(texts, lang)`` giving unit
+    vectors: what :func:`filter_files` measures of the same lines (the dev-set evaluation and the scorer's training
+    use it)."""
+    x, y = embed(src, langs[0]), embed(tgt, langs[1])
+    scored = score_texts(src, tgt, x, y, search)
+    values = pair_values(src, tgt, langs, rules)
+    live = rules_pass(values, rules)
+    plan = half_plan(src, tgt, relative_lengths(values.src_length, values.tgt_length), live)
+    side_vecs = [embed(texts, lang) if texts else np.zeros((0, x.shape[1]), np.float32)
+                 for texts, lang in ((plan.texts_of(0), langs[0]), (plan.texts_of(1), langs[1]))]
+    vecs = plan.assemble(*side_vecs) if plan.texts else np.zeros((0, x.shape[1]), np.float32)
+    rows = np.arange(len(src))
+    half_cos = half_cosines(plan, vecs, x, y, rows, rows)
+    return MeasuredPairs(values, scored, live,
+                         pair_features(src, tgt, scorer_signals(scored, values), live, plan, half_cos))
 
 
 def filter_cut(cut: AutoThreshold | None, margin: str, why: str) -> tuple[float | None, str]:
@@ -410,7 +525,9 @@ def check_filter_cut(src: InputSpec, tgt: InputSpec, cfg: SearchConfig, cut: Aut
 class PairScores:
     """The margin score (float64) and cosine of each given pair, both NaN where a side is blank (``blank``), and
     what the scores are (``measure``: the margin and k, or cosines where a side is too small for k neighbours;
-    ``margin``: the margin the scores are of, ``absolute`` for cosines; ``why``: why they are cosines, or empty)."""
+    ``margin``: the margin the scores are of, ``absolute`` for cosines; ``why``: why they are cosines, or empty);
+    ``rival``: the best cosine of either side of the pair with a k-NN neighbour that is not the other side (NaN
+    without neighbours)."""
 
     score: np.ndarray
     cosine: np.ndarray
@@ -418,6 +535,7 @@ class PairScores:
     measure: str
     margin: str = "ratio"
     why: str = ""
+    rival: np.ndarray | None = None
 
 
 def too_small(sides: Sequence[Unified], names: Sequence[str], k: int) -> tuple[str, int]:
@@ -466,8 +584,33 @@ def margins(texts: tuple[list[str], list[str]], sides: tuple[Unified, Unified], 
     score = margin_scores(cosine, means[0][src_u.inverse], means[1][tgt_u.inverse], margin)
     blank = np.array([is_empty(s) or is_empty(t) for s, t in zip(*texts, strict=True)], dtype=bool)
     cosine = cosine.astype(np.float64)
-    score[blank] = cosine[blank] = np.nan
-    return PairScores(score, cosine, blank, measure, margin.value, why)
+    rival = np.full(len(blank), np.nan) if small else best_rivals(knn, live, (src_u.inverse, tgt_u.inverse),
+                                                                   (len(src_u.texts), len(tgt_u.texts)))
+    score[blank] = cosine[blank] = rival[blank] = np.nan
+    return PairScores(score, cosine, blank, measure, margin.value, why, rival)
+
+
+def best_rivals(knn: KnnResult, live: Sequence[np.ndarray], pairs: tuple[np.ndarray, np.ndarray],
+                sizes: tuple[int, int]) -> np.ndarray:
+    """For each pair (source row ``pairs[0][i]``, target row ``pairs[1][i]`` of the distinct sentences), the best
+    cosine of either side with one of its k-NN neighbours other than the pair's other side (``knn`` over the
+    ``live`` rows of each side; NaN where every neighbour is the other side).
+
+    >>> knn = KnnResult(np.array([[0, 1], [1, 0]]), np.array([[0.9, 0.5], [0.8, 0.4]], np.float32),
+    ...                 np.array([[0, 1], [1, 0]]), np.array([[0.9, 0.3], [0.8, 0.5]], np.float32))
+    >>> rows = np.arange(2)
+    >>> best_rivals(knn, [rows, rows], (rows, rows), (2, 2)).round(2).tolist()
+    [0.5, 0.5]
+    """
+    best = np.full(len(pairs[0]), -np.inf)
+    for side, (idx, sim) in enumerate(((knn.fwd_idx, knn.fwd_sim), (knn.bwd_idx, knn.bwd_sim))):
+        ids, sims = np.full((sizes[side], idx.shape[1]), -1, np.int64), np.full((sizes[side], idx.shape[1]), -np.inf)
+        ids[live[side]] = live[1 - side][idx]
+        sims[live[side]] = sim
+        own, other = pairs[side], pairs[1 - side]
+        best = np.maximum(best, np.where(ids[own] == other[:, None], -np.inf, sims[own]).max(axis=1))
+    best[~np.isfinite(best)] = np.nan
+    return best
 
 
 def side_names(src: InputSpec, tgt: InputSpec) -> tuple[str, str]:
