@@ -79,6 +79,17 @@ def library_quotes() -> list[str]:
             f"go from 0 to {MAX_WEIGHT:.0f}, `--max-beads` from {MIN_BEADS} to {MOST_BEADS}"]
 
 
+def filter_quotes() -> list[str]:
+    from xlsent.data.noisy_bitext import DEV_PAIRS, build_noisy_bitext
+    from xlsent.mining.pair_features import FEATURES
+    from xlsent.mining.scorer_training import TRAIN_PAIRS
+
+    clean = inspect.signature(build_noisy_bitext).parameters["clean"].default
+    return [f"a LightGBM model over {len(FEATURES)} measurements of the pair",
+            f"made from {len(TRAIN_PAIRS)} language pairs", f"{len(DEV_PAIRS)} dev bitexts".replace("6", "six"),
+            f"{clean} of them clean"]
+
+
 def bounds(tolerance: dict[str, float]) -> list[str]:
     """README's statement of the lossy backends' batch-invariance bounds."""
     assert tolerance["torch-bf16"] == tolerance["openvino-bf16"]  # README gives the bf16 backends one bound
@@ -108,7 +119,7 @@ def training_quotes() -> list[str]:
             f"within {d.MAX_STSB_LOSS:g} on average"]
 
 
-@pytest.mark.parametrize("quotes", [serve_quotes, bench_quotes, library_quotes, training_quotes])
+@pytest.mark.parametrize("quotes", [serve_quotes, bench_quotes, library_quotes, training_quotes, filter_quotes])
 def test_readme_quotes_the_settings_the_code_has(quotes: Any) -> None:
     readme = flat((ROOT / "README.md").read_text(encoding="utf-8"))
     missing = [quote for quote in quotes() if flat(quote) not in readme]

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from xlsent.mining.filter_config import FilterConfig
     from xlsent.mining.filter_scorer import Scorer
     from xlsent.mining.filtering import FilterSummary
+    from xlsent.split_job import SplitSummary
 
 Input = str | Path | InputSpec
 
@@ -257,17 +258,36 @@ def _filter_scorer(rules: FilterConfig, model: str | Path, backend: str) -> Scor
     return scorer
 
 
+def split(source: Input, output: str | Path, *, lang: str) -> SplitSummary:
+    """Split a file of paragraphs (one a row) into sentences of ``lang`` (:mod:`xlsent.data.sentence_split`): a
+    sentence a line into ``output`` (``.txt`` or ``-``), or with ``.tsv`` each sentence's input line and character
+    span (:mod:`xlsent.split_job`).
+
+    >>> from xlsent.api import split
+    >>> split("article.de.txt", "sentences.de.tsv", lang="de")  # doctest: +SKIP
+    """
+    from xlsent.languages import check_lang
+    from xlsent.split_job import split_file
+
+    code = check_lang(lang)
+    if code is None:
+        raise ValueError("--lang is required: sentence ends depend on the language")
+    return split_file(_spec(source), output, code)
+
+
 def align(src: str | Path | None = None, tgt: str | Path | None = None, output: str | None = None, *,
           pairs: str | Path | None = None, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
           config: AlignConfig | None = None, fmt: str = "beads", src_lang: str | None = None,
-          tgt_lang: str | None = None, resume: bool = False, progress: bool = True) -> AlignSummary:
+          tgt_lang: str | None = None, resume: bool = False, split: bool = False,
+          progress: bool = True) -> AlignSummary:
     """Sentence-align the document ``src`` with its translation ``tgt`` (``-``: standard input; a pipe too) into
     ``output`` (``-``: standard output), or every ``src TAB tgt TAB out`` row of the list ``pairs`` with one model:
     one bead a line, ``[i, j]:[k]:cost`` (``fmt="tsv"``: ``cost TAB source text TAB target text``), every line of
     both documents in exactly one bead; each pair's output is written as soon as its beads are found.
     See :mod:`xlsent.mining.docalign`; every input and output is checked before the model is loaded. With
     ``resume``, pairs whose output exists (a killed run's finished pairs: outputs are written whole) are skipped,
-    unchecked, and no model is loaded when none is left.
+    unchecked, and no model is loaded when none is left. With ``split``, the documents are paragraphs (one a line),
+    aligned sentence by sentence: see :func:`xlsent.mining.docalign.job.align_files`.
 
     >>> xlsent.align("de.txt", "fr.txt", "de-fr.beads")  # doctest: +SKIP
     """
@@ -278,6 +298,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
         align_files,
         check_pairs,
         check_paths,
+        check_split,
         read_pairs_list,
         readable_pairs,
         unwritten,
@@ -289,6 +310,8 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
     listed = read_pairs_list(pairs) if pairs is not None else [DocPair.of(str(src), str(tgt), str(output))]
     check_paths(listed, pairs)
+    if split:
+        check_split(listed, src_lang, tgt_lang)
     todo = unwritten(listed) if resume else listed
     skipped = len(listed) - len(todo)
     if skipped:
@@ -302,7 +325,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
             bars = progress and len(todo) == 1  # a run of many pairs shows one bar, of the pairs
             done = align_files(todo, lambda texts, lang: encoder.encode(texts, lang, progress=bars),
                                config or AlignConfig(), fmt=fmt, src_lang=src_lang, tgt_lang=tgt_lang,
-                               progress=progress)
+                               split=split, progress=progress)
     return replace(done, skipped=skipped)
 
 

@@ -21,8 +21,8 @@ from xlsent.cli.commands import Commands, Handler
 from xlsent.output_lock import exclusive_outputs
 from xlsent.version import __version__
 
-COMMAND_GROUPS = ("models", "embed", "export", "evaluate", "mine", "filter", "align", "search", "serve", "train",
-                  "report", "demo")
+COMMAND_GROUPS = ("models", "embed", "export", "evaluate", "mine", "filter", "split", "align", "search", "serve",
+                  "train", "report", "demo")
 """The modules of this package that add commands, in the order ``xlsent --help`` lists them."""
 
 

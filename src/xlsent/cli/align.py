@@ -113,6 +113,11 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    f"open ( or [ and the lines up to the one closing it, within {REACH} lines: a sentence a splitter "
                    f"cut inside a parenthesis), from 0 (brackets left out) to {MAX_WEIGHT:.0f} (default "
                    f"{d.bracket_cost:g})")
+    p.add_argument("--split", action="store_true",
+                   help="the documents are paragraphs, one a line: split each into sentences (as `xlsent split`, "
+                   "with --src-lang and --tgt-lang) and align the sentences; the beads number sentences, and "
+                   "OUTPUT.src-sentences.tsv and OUTPUT.tgt-sentences.tsv map each to its line and character span "
+                   "(default: a sentence a line already)")
     p.add_argument("--resume", action="store_true",
                    help="skip the pairs whose output exists: a killed run's finished pairs (each output is written "
                    "whole); the options they were aligned with are not checked (default: every output rewritten)")
@@ -134,6 +139,6 @@ def _align(args: argparse.Namespace) -> int:
                       number_weight=args.number_weight, number_min=args.number_min, bracket_cost=args.bracket_cost)
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
-                    resume=args.resume, progress=not args.quiet)
+                    resume=args.resume, split=args.split, progress=not args.quiet)
     print(summary.describe(), file=sys.stderr)
     return 0

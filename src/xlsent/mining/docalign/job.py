@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 from xlsent.atomic import atomic_open
 from xlsent.data.beads import Bead, format_bead
 from xlsent.data.empty_text import is_empty
+from xlsent.data.sentence_split import Sentence, sentence_lines, split_paragraphs
 from xlsent.data.text_input import HEADER_NAMES, STDIN, InputError, InputSpec, check_not_an_input, iter_rows, readable
 from xlsent.data.tsv_field import clean_cell
 from xlsent.mining.docalign.aligner import Doc, align_spans
@@ -269,21 +270,67 @@ def write_beads(out: str, lines: Sequence[str]) -> None:
         fh.write(text)
 
 
+SENTENCE_MAPS = (".src-sentences.tsv", ".tgt-sentences.tsv")
+"""With ``--split``: the suffixes added to an output's name for the maps of its two documents' sentences."""
+
+
+def sentence_maps(out: str) -> tuple[Path, Path]:
+    """Where ``align --split`` writes the sentence maps of the pair written to ``out``.
+
+    >>> [p.name for p in sentence_maps("de-fr.beads")]
+    ['de-fr.beads.src-sentences.tsv', 'de-fr.beads.tgt-sentences.tsv']
+    """
+    return Path(out + SENTENCE_MAPS[0]), Path(out + SENTENCE_MAPS[1])
+
+
+def check_split(pairs: Sequence[DocPair], src_lang: str | None, tgt_lang: str | None) -> None:
+    """ValueError for an ``align --split`` that cannot run: a language not given (sentence ends depend on it), an
+    output on standard output (its sentence maps are files beside it), a map that is one of the documents."""
+    if src_lang is None or tgt_lang is None:
+        raise ValueError("--split needs --src-lang and --tgt-lang: sentence ends depend on the language")
+    for pair in pairs:
+        if pair.out == STDOUT:
+            raise ValueError(pair.where("--split writes each document's sentence map beside the output "
+                                        f"(OUT{SENTENCE_MAPS[0]}, OUT{SENTENCE_MAPS[1]}): name an output file"))
+    check_not_an_input([m for p in pairs for m in sentence_maps(p.out)],
+                       [d.path for p in pairs for d in (p.src, p.tgt)])
+
+
+def _sentences(spec: InputSpec, lang: str | None, split: bool) -> tuple[list[str], list[Sentence]]:
+    """A document's lines to align: its lines, or with ``split`` its sentences (and those, for the map)."""
+    lines = read_document(spec)
+    if not split or lang is None:
+        return lines, []
+    sentences = split_paragraphs(lines, lang)
+    return [s.text for s in sentences], sentences
+
+
 def align_files(pairs: Sequence[DocPair], embed: Embed, cfg: AlignConfig, *, fmt: str = "beads",
-                src_lang: str | None = None, tgt_lang: str | None = None, progress: bool = False) -> AlignSummary:
+                src_lang: str | None = None, tgt_lang: str | None = None, split: bool = False,
+                progress: bool = False) -> AlignSummary:
     """Align every pair of ``pairs`` (already checked with :func:`check_pairs`), one after the other, and write each
     pair's beads as soon as they are found (atomically: a killed run leaves the pairs it finished, for ``resume``);
-    ``progress`` shows a bar of the pairs written."""
+    ``progress`` shows a bar of the pairs written. With ``split`` (:func:`check_split` first) the documents are
+    paragraphs, one a line: each is split into sentences (:mod:`xlsent.data.sentence_split`), the beads number
+    sentences, and each document's sentence map (its line and character span, as ``xlsent split`` writes a
+    ``.tsv``) is written beside the output (:func:`sentence_maps`), before it."""
     if fmt not in FORMATS:
         raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
     start = time.perf_counter()
     beads = nulls = 0
     with tqdm(total=len(pairs), unit="pair", desc="align", disable=not progress or len(pairs) < 2) as bar:
         for pair in pairs:
-            src, tgt = Doc.of(read_document(pair.src), cfg.overlaps), Doc.of(read_document(pair.tgt), cfg.overlaps)
+            (src_lines, src_map), (tgt_lines, tgt_map) = (_sentences(pair.src, src_lang, split),
+                                                          _sentences(pair.tgt, tgt_lang, split))
+            src, tgt = Doc.of(src_lines, cfg.overlaps), Doc.of(tgt_lines, cfg.overlaps)
             (x,), (y,) = (embed_spans(embed, [doc.texts], [doc.ok], lang)
                           for doc, lang in ((src, src_lang), (tgt, tgt_lang)))
             aligned = align_spans(src, tgt, x, y, cfg)
+            if split:
+                for path, sentences, spec in zip(sentence_maps(pair.out), (src_map, tgt_map), (pair.src, pair.tgt),
+                                                 strict=True):
+                    write_beads(str(path), [line.rstrip("\n") for line in sentence_lines(
+                        sentences, tsv=True, first_line=spec.first_line)])
             write_beads(pair.out, bead_lines(aligned, src.lines, tgt.lines, fmt))
             beads, nulls = beads + len(aligned), nulls + sum(b.is_null for b in aligned)
             log.info("%s + %s -> %s: %d beads", pair.src.name, pair.tgt.name, pair.out, len(aligned))
