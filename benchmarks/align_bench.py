@@ -53,10 +53,10 @@ def peak_rss_gib() -> float:
 
 def case_row(lines: int, embed_max: int, model: str) -> BenchRow:
     """Align one document pair of ``lines`` lines a side; the DP's seconds against the embedding's."""
+    from xlsent.align.aligner import Doc, align_spans, search_band
+    from xlsent.align.config import AlignConfig
+    from xlsent.align.overlaps import embed_spans
     from xlsent.api import load
-    from xlsent.mining.docalign.aligner import Doc, align_spans, search_band
-    from xlsent.mining.docalign.config import AlignConfig
-    from xlsent.mining.docalign.overlaps import embed_spans
 
     cfg = AlignConfig()
     src_lines, tgt_lines = documents(lines)
@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     record: BenchRecord = start_record("align", "Document alignment: the dynamic programme against embedding",
                                        __file__, argv, args, PACKAGES)
-    from xlsent.mining.docalign.aligner import align_texts
+    from xlsent.align.aligner import align_texts
 
     align_texts(["warm"], ["up"], lambda t, lang: np.ones((len(t), 4), dtype=np.float32) / 2)  # numba compiles
     record.rows += [case_row(n, args.embed_max, args.model) for n in args.sizes]

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
+from xlsent.align.config import MAX_WEIGHT, MIN_BEADS, MOST_BEADS
 from xlsent.encoders.batch_invariance import FP32_TOLERANCE, LOSSY_TOLERANCE
 from xlsent.encoders.me5_convert import prepare_default_model
 from xlsent.methods.distill import study as distill_study
-from xlsent.mining.docalign.config import MAX_WEIGHT, MIN_BEADS, MOST_BEADS
 from xlsent.mining.faiss_index import AUTO_FLAT_MAX_ROWS
 from xlsent.mining.precision import BF16_MIN_ROWS
 from xlsent.serve.schemas import MAX_SIDE

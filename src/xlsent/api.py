@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xlsent.align.config import AlignConfig
 from xlsent.data.text_input import InputSpec
 from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.registry import DEFAULT_MODEL, load_encoder
 from xlsent.mining.config import MineConfig, MineSummary, ScoreSummary, SearchConfig
-from xlsent.mining.docalign.config import AlignConfig
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +53,9 @@ def encode(sentences: Sequence[str], model: str | Path = DEFAULT_MODEL, lang: st
 
 
 if TYPE_CHECKING:
+    from xlsent.align.job import AlignSummary
     from xlsent.mining.auto_threshold import AutoThreshold
     from xlsent.mining.distributed import RayConfig
-    from xlsent.mining.docalign.job import AlignSummary
     from xlsent.mining.engine import Engine
     from xlsent.mining.filter_config import FilterConfig
     from xlsent.mining.filter_scorer import Scorer
@@ -284,15 +284,14 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     ``output`` (``-``: standard output), or every ``src TAB tgt TAB out`` row of the list ``pairs`` with one model:
     one bead a line, ``[i, j]:[k]:cost`` (``fmt="tsv"``: ``cost TAB source text TAB target text``), every line of
     both documents in exactly one bead; each pair's output is written as soon as its beads are found.
-    See :mod:`xlsent.mining.docalign`; every input and output is checked before the model is loaded. With
+    See :mod:`xlsent.align`; every input and output is checked before the model is loaded. With
     ``resume``, pairs whose output exists (a killed run's finished pairs: outputs are written whole) are skipped,
     unchecked, and no model is loaded when none is left. With ``split``, the documents are paragraphs (one a line),
-    aligned sentence by sentence: see :func:`xlsent.mining.docalign.job.align_files`.
+    aligned sentence by sentence: see :func:`xlsent.align.job.align_files`.
 
     >>> xlsent.align("de.txt", "fr.txt", "de-fr.beads")  # doctest: +SKIP
     """
-    from xlsent.languages import check_lang
-    from xlsent.mining.docalign.job import (
+    from xlsent.align.job import (
         AlignSummary,
         DocPair,
         align_files,
@@ -303,6 +302,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
         readable_pairs,
         unwritten,
     )
+    from xlsent.languages import check_lang
     from xlsent.output_lock import exclusive_outputs
 
     if (pairs is None) == (src is None or tgt is None or output is None):

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from xlsent.align.config import AlignConfig
 from xlsent.data.align_sets import load_textberg
 from xlsent.data.doc_perturb import Perturbation, gold_beads, perturb, perturb_side, split_point
 from xlsent.data.text_input import InputError
 from xlsent.evaluation.align import Align, cut_points
 from xlsent.evaluation.bead_scores import bead_scores, strict_f1_interval
-from xlsent.mining.docalign.config import AlignConfig
 from xlsent.testing import dataset_or_skip
 
 

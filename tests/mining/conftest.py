@@ -91,8 +91,3 @@ def bench(bench_script: Callable[[str], ModuleType]) -> ModuleType:
     """``benchmarks/mining_bench.py`` loaded as a module."""
     return bench_script("mining_bench")
 
-
-@pytest.fixture(scope="session")
-def align_bench(bench_script: Callable[[str], ModuleType]) -> ModuleType:
-    """``benchmarks/align_bench.py`` loaded as a module."""
-    return bench_script("align_bench")

@@ -6,8 +6,8 @@ import httpx
 import numpy as np
 import pytest
 
-from xlsent.mining.docalign.aligner import align_texts
-from xlsent.mining.docalign.config import AlignConfig
+from xlsent.align.aligner import align_texts
+from xlsent.align.config import AlignConfig
 from xlsent.testing import LookupEncoder
 
 DE = ["ein Hund", "eine Katze schläft", "ein Vogel", "fremde Zeile", "ein Fisch"]

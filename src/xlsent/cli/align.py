@@ -11,8 +11,8 @@ from xlsent.cli.options import add_model, positive_int
 
 def max_beads(text: str) -> int:
     """argparse type of ``--max-beads``: a whole number in the range every front end states
-    (:data:`~xlsent.mining.docalign.config.MAX_BEADS_RULE`)."""
-    from xlsent.mining.docalign.config import MAX_BEADS_RULE, check_max_beads
+    (:data:`~xlsent.align.config.MAX_BEADS_RULE`)."""
+    from xlsent.align.config import MAX_BEADS_RULE, check_max_beads
 
     try:
         check_max_beads(int(text))
@@ -40,8 +40,8 @@ def add_commands(sub: Commands) -> None:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    from xlsent.mining.docalign.brackets import REACH
-    from xlsent.mining.docalign.config import (
+    from xlsent.align.brackets import REACH
+    from xlsent.align.config import (
         MAX_BEADS_RULE,
         MAX_WEIGHT,
         NULL_COSTS,
@@ -51,7 +51,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
         LengthRatio,
         Norm,
     )
-    from xlsent.mining.docalign.job import FORMATS
+    from xlsent.align.job import FORMATS
 
     d = AlignConfig()
     p.add_argument("src", nargs="?", help="source document, one sentence a line (UTF-8 text); - (or /dev/stdin, a "
@@ -126,8 +126,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _align(args: argparse.Namespace) -> int:
+    from xlsent.align.config import AlignConfig
     from xlsent.api import align
-    from xlsent.mining.docalign.config import AlignConfig
 
     if args.pairs is not None and (args.src or args.tgt or args.output):
         raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")

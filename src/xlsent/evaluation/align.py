@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from xlsent.align.config import AlignConfig
 from xlsent.data.align_sets import TEXTBERG, AlignSet, align_set_names, load_align_set
 from xlsent.evaluation.bead_scores import BOOTSTRAP_BLOCK, BOOTSTRAP_SAMPLES, bead_scores, strict_f1_interval
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
-from xlsent.mining.docalign.config import AlignConfig
 
 _DATA_FILES = ("align_textberg/dev.*", "parallel/ntrex128/NTREX-128/newstest2019-*.txt")
 _LANGUAGES = ("de", "fr", "en", "ru", "zh", "ar", "ja", "th", "ko")
@@ -70,8 +70,8 @@ class Embedded:
         self.sets: dict[str, tuple[AlignSet, np.ndarray, np.ndarray]] = {}
 
     def get(self, name: str) -> tuple[AlignSet, np.ndarray, np.ndarray]:
-        from xlsent.mining.docalign.aligner import Doc
-        from xlsent.mining.docalign.overlaps import embed_spans
+        from xlsent.align.aligner import Doc
+        from xlsent.align.overlaps import embed_spans
 
         if name not in self.sets:
             data = load_align_set(name, self.base)
@@ -85,7 +85,7 @@ class Embedded:
         """Bead scores (percent) of ``cfg``'s alignment of the set ``name``, cut into ``pieces`` documents aligned
         one by one (:func:`cut_points`; counts summed); with ``interval``, also the 95% interval of its strict F1
         (``strict_f1_low``, ``strict_f1_high``: :func:`strict_f1_interval`, one piece only)."""
-        from xlsent.mining.docalign.aligner import Doc, align_spans  # numba: imported when a task runs
+        from xlsent.align.aligner import Doc, align_spans  # numba: imported when a task runs
 
         data, x, y = self.get(name)
         whole_src, whole_tgt = Doc.of(data.src, self.overlaps), Doc.of(data.tgt, self.overlaps)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
+from xlsent.align.config import AlignConfig, Cost, LengthRatio, Norm
 from xlsent.data.align_sets import TEXTBERG
 from xlsent.evaluation.align import METADATA as ALIGN_METADATA
 from xlsent.evaluation.align import PIECES, TEXTBERG_PIECES, Embedded, available, options
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task
-from xlsent.mining.docalign.config import AlignConfig, Cost, LengthRatio, Norm
 
 METADATA = replace(
     ALIGN_METADATA, name="align_ablation",

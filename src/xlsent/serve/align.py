@@ -1,15 +1,15 @@
 """``/v1/similarity`` and ``/v1/align`` on vectors the engine made: a cosine matrix, margin-scored pairs chosen
 by the mining job in memory (:func:`xlsent.mining.job.mine_texts`), exactly as ``xlsent mine`` chooses them on the
-same lines, and in document mode the beads of ``xlsent align`` (:mod:`xlsent.mining.docalign`)."""
+same lines, and in document mode the beads of ``xlsent align`` (:mod:`xlsent.align`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from xlsent.align.aligner import Doc, align_spans
+from xlsent.align.config import AlignConfig
+from xlsent.align.overlaps import span_array, span_texts
 from xlsent.data.beads import Bead
-from xlsent.mining.docalign.aligner import Doc, align_spans
-from xlsent.mining.docalign.config import AlignConfig
-from xlsent.mining.docalign.overlaps import span_array, span_texts
 from xlsent.mining.job import MinedPair, mine_texts
 
 __all__ = ["MinedPair", "align", "cosine_matrix", "document_spans", "document_beads"]

@@ -23,9 +23,9 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.responses import HTMLResponse, Response
 
+from xlsent.align.config import AlignConfig
 from xlsent.encoders.base import l2_normalize
 from xlsent.mining.config import MineConfig
-from xlsent.mining.docalign.config import AlignConfig
 from xlsent.serve.align import align, cosine_matrix, document_beads, document_spans
 from xlsent.serve.docs_page import docs_page
 from xlsent.serve.engine import Engine, ModelSource, ModelWorker

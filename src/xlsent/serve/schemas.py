@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
+from xlsent.align.config import MAX_BEADS_RULE, MIN_BEADS, MOST_BEADS, AlignConfig
 from xlsent.languages import CODE_PATTERN, check_lang
-from xlsent.mining.docalign.config import MAX_BEADS_RULE, MIN_BEADS, MOST_BEADS, AlignConfig
 from xlsent.mining.margin import Margin, Mode
 from xlsent.serve.settings import OPENAI_MAX_INPUTS
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from xlsent.mining.docalign.config import AlignConfig, Norm
+from xlsent.align.config import AlignConfig, Norm
 
 
 @numba.njit(parallel=True, cache=True, fastmath=True)

@@ -11,13 +11,13 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from xlsent.align.aligner import Doc, align_spans, align_texts, paired_ratio, search_band, span_lengths
+from xlsent.align.band import full_band
+from xlsent.align.config import MAX_WEIGHT, AlignConfig, LengthRatio
+from xlsent.align.job import bead_lines
 from xlsent.data.beads import Bead, format_bead, parse_bead, read_beads
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
-from xlsent.mining.docalign.aligner import Doc, align_spans, align_texts, paired_ratio, search_band, span_lengths
-from xlsent.mining.docalign.band import full_band
-from xlsent.mining.docalign.config import MAX_WEIGHT, AlignConfig, LengthRatio
-from xlsent.mining.docalign.job import bead_lines
 
 
 def _random(key: str, dim: int) -> np.ndarray:
@@ -213,9 +213,9 @@ def test_output_formats_round_trip() -> None:
     # a tab or a carriage return inside a line is a space, as every TSV xlsent writes (xlsent.data.tsv_field)
     raw = bead_lines(beads[:1], ["Ja\tso.", "Gut.\rHm."], ["Yes,\r\ngood."], "tsv")
     assert raw == ["0.500000\tJa so. Gut. Hm.\tYes,  good."]
+    from xlsent.align import job as align_job
     from xlsent.data import tsv_field
     from xlsent.mining import filtering, job, stages
-    from xlsent.mining.docalign import job as align_job
 
     assert stages.clean_cell is filtering.clean_cell is job.clean_cell is align_job.clean_cell is tsv_field.clean_cell
 
@@ -231,7 +231,7 @@ def test_real_alignment_on_shifted_embeddings() -> None:
     src, tgt = _long_pair(300, seed=5)
     cfg = AlignConfig()
     s, t = Doc.of(src, cfg.overlaps), Doc.of(tgt, cfg.overlaps)
-    from xlsent.mining.docalign.overlaps import embed_spans
+    from xlsent.align.overlaps import embed_spans
 
     (x,), (y,) = embed_spans(toy_embed, [s.texts], [s.ok], "a"), embed_spans(toy_embed, [t.texts], [t.ok], "b")
     beads = align_spans(s, t, x, y, cfg)
@@ -243,7 +243,7 @@ def test_real_alignment_on_shifted_embeddings() -> None:
 
 
 def test_margin_costs_match_a_direct_computation() -> None:
-    from xlsent.mining.docalign.costs import margin_costs
+    from xlsent.align.costs import margin_costs
 
     rng = np.random.default_rng(0)
     n, m, levels, dim = 5, 2, 2, 8  # a target span of two lines covers its whole document: no line around it
@@ -277,8 +277,8 @@ def test_margin_costs_match_a_direct_computation() -> None:
 
 
 def test_number_agreement_is_taken_off_the_cost_as_a_direct_computation() -> None:
-    from xlsent.mining.docalign.costs import margin_costs
-    from xlsent.mining.docalign.numbers import NumberAnchors
+    from xlsent.align.costs import margin_costs
+    from xlsent.align.numbers import NumberAnchors
 
     rng = np.random.default_rng(1)
     src = [" ".join(str(k) for k in rng.integers(10, 16, size=rng.integers(0, 3))) for _ in range(6)]
@@ -309,7 +309,7 @@ def test_number_agreement_is_taken_off_the_cost_as_a_direct_computation() -> Non
 
 
 def test_numbers_are_shared_across_scripts_and_leading_zeros() -> None:
-    from xlsent.mining.docalign.numbers import line_numbers
+    from xlsent.align.numbers import line_numbers
 
     src, tgt = line_numbers(["في ٢٠٢٠ و ٠١٨", "بلا رقم", "٣٣"], ["in 2020 and 18", "page 17"])
     assert src.starts.tolist() == [0, 2, 2, 2] and tgt.starts.tolist() == [0, 2, 2]  # 33 and 17: one side only
@@ -318,7 +318,7 @@ def test_numbers_are_shared_across_scripts_and_leading_zeros() -> None:
 
 def test_numbers_under_ten_are_no_anchors() -> None:
     """One side writes six, the other 6: a digit under ten says little, even where both sides happen to have it."""
-    from xlsent.mining.docalign.numbers import line_numbers
+    from xlsent.align.numbers import line_numbers
 
     src, tgt = line_numbers(["2018 nahmen 6 Menschen teil, 09 Uhr"], ["in 2018, 6 people took part, at nine"])
     assert len(src.ids) == len(tgt.ids) == 1 and src.ids.tolist() == tgt.ids.tolist()
@@ -380,7 +380,7 @@ def test_paired_ratio_counts_the_characters_of_paired_lines_only() -> None:
 def test_paired_length_ratio_aligns_again_with_the_first_alignments_ratio(monkeypatch: pytest.MonkeyPatch) -> None:
     """A long foreign line in the target skews its documents' total; the second alignment scales lengths by the
     ratio of the lines the first one pairs (the foreign line left out), and a ``documents`` ratio aligns once."""
-    import xlsent.mining.docalign.aligner as aligner
+    import xlsent.align.aligner as aligner
 
     ratios: list[float | None] = []
     real = aligner.BeadCosts.at

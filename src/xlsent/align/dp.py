@@ -7,8 +7,8 @@ that cuts the source before line ``i`` (a bead with source lines ending in row `
 that cuts the target before line ``j`` ``cuts[1][j]`` (:mod:`.brackets`). The programme runs row after row over the
 band's cells only.
 
->>> from xlsent.mining.docalign.band import full_band
->>> from xlsent.mining.docalign.costs import distance_costs
+>>> from xlsent.align.band import full_band
+>>> from xlsent.align.costs import distance_costs
 >>> x = np.eye(2, dtype=np.float32)[None]           # one overlap level, two source lines
 >>> y = np.eye(2, dtype=np.float32)[None]
 >>> ones = np.ones((1, 2), dtype=np.float32)
@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from xlsent.mining.docalign.band import Band
+from xlsent.align.band import Band
 
 NO_MOVE = -1
 

@@ -8,7 +8,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from xlsent.mining.docalign.numbers import SMALLEST
+from xlsent.align.numbers import SMALLEST
 
 SIZE_WEIGHTS = ("product", "lines")
 """What a bead's normalised distance is multiplied by: its sizes' product ``a * b`` (Vecalign), or its mean size

@@ -24,15 +24,15 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from xlsent.align.aligner import Doc, align_spans
+from xlsent.align.config import AlignConfig
+from xlsent.align.overlaps import Embed, embed_spans
 from xlsent.atomic import atomic_open
 from xlsent.data.beads import Bead, format_bead
 from xlsent.data.empty_text import is_empty
 from xlsent.data.sentence_split import Sentence, sentence_lines, split_paragraphs
 from xlsent.data.text_input import HEADER_NAMES, STDIN, InputError, InputSpec, check_not_an_input, iter_rows, readable
 from xlsent.data.tsv_field import clean_cell
-from xlsent.mining.docalign.aligner import Doc, align_spans
-from xlsent.mining.docalign.config import AlignConfig
-from xlsent.mining.docalign.overlaps import Embed, embed_spans
 
 log = logging.getLogger(__name__)
 

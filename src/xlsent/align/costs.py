@@ -23,7 +23,7 @@ Both costs then take off the anchors' weight (``number_weight``) times the bead'
 (:mod:`.numbers`): ``(shared - unshared) / all`` over the distinct numbers of its two sides that occur in both
 documents, from -1 (none shared) to 1 (the same numbers), 0 where neither side has one.
 
->>> from xlsent.mining.docalign.band import full_band
+>>> from xlsent.align.band import full_band
 >>> x = np.eye(2, dtype=np.float32)[None]; y = x.copy()
 >>> valid = np.ones((1, 2), dtype=np.bool_)
 >>> lengths = np.full((1, 2), 10.0, dtype=np.float32)
@@ -37,8 +37,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from xlsent.mining.docalign.band import Band
-from xlsent.mining.docalign.numbers import NumberAnchors
+from xlsent.align.band import Band
+from xlsent.align.numbers import NumberAnchors
 
 LENGTH_SMOOTHING = 10.0
 """Characters added to both lengths of a bead before the ``distance`` cost's log ratio, so short lines do not

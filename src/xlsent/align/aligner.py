@@ -19,16 +19,16 @@ from functools import cached_property
 
 import numpy as np
 
+from xlsent.align.band import Band, band_around, full_band, path_extent, project
+from xlsent.align.brackets import bracket_cuts
+from xlsent.align.config import NULL_COSTS, AlignConfig, Cost, LengthRatio, Norm
+from xlsent.align.costs import distance_costs, margin_costs
+from xlsent.align.dp import Found, best_beads
+from xlsent.align.normalise import normalisers, random_distance
+from xlsent.align.numbers import NumberAnchors
+from xlsent.align.overlaps import Embed, embed_spans, span_ok
 from xlsent.data.beads import Bead
 from xlsent.data.empty_text import is_empty
-from xlsent.mining.docalign.band import Band, band_around, full_band, path_extent, project
-from xlsent.mining.docalign.brackets import bracket_cuts
-from xlsent.mining.docalign.config import NULL_COSTS, AlignConfig, Cost, LengthRatio, Norm
-from xlsent.mining.docalign.costs import distance_costs, margin_costs
-from xlsent.mining.docalign.dp import Found, best_beads
-from xlsent.mining.docalign.normalise import normalisers, random_distance
-from xlsent.mining.docalign.numbers import NumberAnchors
-from xlsent.mining.docalign.overlaps import Embed, embed_spans, span_ok
 
 log = logging.getLogger(__name__)
 

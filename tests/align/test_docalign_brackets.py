@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xlsent.mining.docalign.aligner import align_texts
-from xlsent.mining.docalign.band import full_band
-from xlsent.mining.docalign.brackets import REACH, bracket_cuts
-from xlsent.mining.docalign.config import AlignConfig
-from xlsent.mining.docalign.dp import best_beads
+from xlsent.align.aligner import align_texts
+from xlsent.align.band import full_band
+from xlsent.align.brackets import REACH, bracket_cuts
+from xlsent.align.config import AlignConfig
+from xlsent.align.dp import best_beads
 
 from .test_docalign import every_line_once, pairs_of, toy_embed
 
