@@ -58,3 +58,20 @@ def test_document_mode_makes_an_empty_line_a_null_bead_as_xlsent_align(doc_serve
     r = httpx.post(doc_server.url + "/v1/align", json={"src": [" ", "\ufeff"], "tgt": ["a dog"], "document": True})
     assert r.status_code == 400 and r.json()["error"]["code"] == "empty_input"
     assert "src has no text (2 line(s), every one empty or blank)" in r.text
+
+
+def test_document_mode_splits_paragraphs_and_maps_the_sentences(doc_server) -> None:
+    """``split``: the paragraphs become sentences (as ``xlsent align --split``), the beads number them and each maps
+    back to its row and span; both languages are needed, and only document mode splits."""
+    src, tgt = ["Ein Hund. Ein Vogel.", "Ein Fisch."], ["A dog. A bird. A fish."]
+    r = httpx.post(doc_server.url + "/v1/align", json={"src": src, "tgt": tgt, "document": True, "split": True,
+                                                        "src_lang": "de", "tgt_lang": "en"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert [s["text"] for s in body["src_sentences"]] == ["Ein Hund.", "Ein Vogel.", "Ein Fisch."]
+    assert [(s["row"], s["start"], s["end"]) for s in body["tgt_sentences"]] == [(0, 0, 6), (0, 7, 14), (0, 15, 22)]
+    assert sorted(i for b in body["beads"] for i in b["src"]) == [0, 1, 2]
+    r = httpx.post(doc_server.url + "/v1/align", json={"src": src, "tgt": tgt, "document": True, "split": True})
+    assert r.status_code == 400 and "split needs src_lang and tgt_lang" in r.text
+    r = httpx.post(doc_server.url + "/v1/align", json={"src": src, "tgt": tgt, "split": True})
+    assert r.status_code in (400, 422) and "document mode" in r.text

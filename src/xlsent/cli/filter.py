@@ -45,16 +45,17 @@ def add_commands(sub: Commands) -> None:
                    help="the pairs: one TSV file of exactly two columns, or two files of as many rows")
     add_output(p, "kept pairs, TSV (.tsv or .txt), src TAB tgt; - writes them to standard output")
     p.add_argument("--scores", metavar="ALL.tsv",
-                   help="also write every input pair, in input order after a header line, with keep, score, reason "
-                   "and the per-filter values (default: not written)")
+                   help="also write every input pair, in input order after a header line, with keep, score, p_clean, "
+                   "reason and the per-filter values (default: not written)")
     p.add_argument("--histogram", metavar="SCORES.png", help="also draw a histogram of the scores (default: none)")
     p.add_argument("--threshold", type=threshold_type, default="auto",
-                   help="the score cut: a score of the --margin (a cosine with --margin absolute), or auto for the "
-                   "encoder's calibrated filter cut (a cosine cut where the scores are cosines: a side with fewer than "
-                   "k sentences); a cut never applies to scores of another scale (default auto)")
+                   help="the score cut: a score of the --margin (a cosine with --margin absolute; a number sets the "
+                   "learned scorer aside), or auto for the encoder's learned scorer, else its calibrated filter cut "
+                   "(a cosine cut where the scores are cosines: a side with fewer than k sentences); a cut never "
+                   "applies to scores of another scale (default auto)")
     p.add_argument("--keep", type=positive_float,
-                   help="instead of a threshold, keep this fraction (0 to 1) of the pairs the other filters pass, the "
-                   "best by score; not with --threshold (default: none, the threshold cuts)")
+                   help="instead of a cut, keep this fraction (0 to 1) of the pairs the other filters pass, the best "
+                   "by p_clean (by score without a scorer); not with --threshold (default: none, the cut decides)")
     p.add_argument("--scorer", metavar="auto|none|SCORER",
                    help="the learned scorer: auto (the one shipped for the encoder; the margin cut where none is), "
                    "none (the margin cut), or a scorer file or folder of `xlsent train filter`, trained with --model "

@@ -184,9 +184,10 @@ def _add_calibrate_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write the record into the thresholds shipped with xlsent (the package's "
                    "mining/thresholds.json; registered encoders only, for maintainers) (default: off)")
     p.add_argument("--for", dest="purpose", choices=["mine", "filter"], default="mine",
-                   help="mine: the mining threshold (mine and score --threshold auto); filter: the cut of `xlsent "
-                   "filter --threshold auto`, on the tune split of the noisy dev bitexts de-en and zh-en (--langs "
-                   "is then ignored; --ship writes mining/filter_thresholds.json, for any encoder) (default mine)")
+                   help="mine: the mining threshold (mine and score --threshold auto); filter: the margin cut of "
+                   "`xlsent filter --threshold auto` where the encoder has no learned scorer, on the tune split of "
+                   "the noisy dev bitexts (xlsent.data.noisy_bitext.DEV_PAIRS; --langs is then ignored; --ship "
+                   "writes mining/filter_thresholds.json, for any encoder) (default mine)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_calibrate, writes=())
 

@@ -82,7 +82,7 @@ class Filter(Task):
     unit = "row"
     data_check_options: ClassVar[dict[str, Any]] = {"threshold": math.nan, "scorer": None}
 
-    def __init__(self, embed: Any, base: Path, *, threshold: float, scorer: Scorer | None,
+    def __init__(self, embed: Any, base: Path, *, threshold: float, scorer: Scorer | None = None,
                  config: FilterConfig | None = None) -> None:
         super().__init__(embed, base)
         self.threshold, self.scorer = threshold, scorer

@@ -10,9 +10,12 @@ from xlsent.align.aligner import Doc, align_spans
 from xlsent.align.config import AlignConfig
 from xlsent.align.overlaps import span_array, span_texts
 from xlsent.data.beads import Bead
+from xlsent.data.sentence_split import Sentence, split_paragraphs
 from xlsent.mining.job import MinedPair, mine_texts
+from xlsent.serve.errors import ApiError
+from xlsent.serve.schemas import AlignRequest
 
-__all__ = ["MinedPair", "align", "cosine_matrix", "document_spans", "document_beads"]
+__all__ = ["MinedPair", "align", "cosine_matrix", "document_beads", "document_sentences", "document_spans"]
 
 align = mine_texts
 
@@ -31,3 +34,11 @@ def document_spans(lines: list[str], cfg: AlignConfig) -> tuple[Doc, list[str]]:
 def document_beads(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:
     """The beads of document mode, from the embeddings ``x`` and ``y`` of :func:`document_spans`' texts."""
     return align_spans(src, tgt, span_array(x, src.ok), span_array(y, tgt.ok), cfg)
+
+
+def document_sentences(req: AlignRequest) -> tuple[list[Sentence], list[Sentence]]:
+    """Document mode with ``split``: the sentences of src's and tgt's paragraphs (400 without both languages)."""
+    if req.src_lang is None or req.tgt_lang is None:
+        raise ApiError(400, "split needs src_lang and tgt_lang: sentence ends depend on the language",
+                       code="invalid_request", param="src_lang" if req.src_lang is None else "tgt_lang")
+    return split_paragraphs(req.src, req.src_lang), split_paragraphs(req.tgt, req.tgt_lang)

@@ -26,7 +26,7 @@ from starlette.responses import HTMLResponse, Response
 from xlsent.align.config import AlignConfig
 from xlsent.encoders.base import l2_normalize
 from xlsent.mining.config import MineConfig
-from xlsent.serve.align import align, cosine_matrix, document_beads, document_spans
+from xlsent.serve.align import align, cosine_matrix, document_beads, document_sentences, document_spans
 from xlsent.serve.docs_page import docs_page
 from xlsent.serve.engine import Engine, ModelSource, ModelWorker
 from xlsent.serve.errors import ApiError, install_error_handlers
@@ -262,7 +262,11 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
         cfg = AlignConfig(max_beads=req.max_beads)
         for lines, param in ((req.src, "src"), (req.tgt, "tgt")):
             check_document(lines, param, settings)  # an empty line is a null bead, as in `xlsent align`
-        (src, src_texts), (tgt, tgt_texts) = document_spans(req.src, cfg), document_spans(req.tgt, cfg)
+        src_lines, tgt_lines, maps = list(req.src), list(req.tgt), None
+        if req.split:
+            maps = document_sentences(req)
+            src_lines, tgt_lines = [s.text for s in maps[0]], [s.text for s in maps[1]]
+        (src, src_texts), (tgt, tgt_texts) = document_spans(src_lines, cfg), document_spans(tgt_lines, cfg)
         encoder = worker.encoder()
         src_counts = await asyncio.to_thread(count_tokens, encoder, src_texts)
         tgt_counts = await asyncio.to_thread(count_tokens, encoder, tgt_texts)
@@ -275,6 +279,10 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
         payload = {"object": "alignment", "model": worker.name, "pairs": [], "matrix": None,
                    "beads": [{"src": list(b.src), "tgt": list(b.tgt), "cost": b.cost} for b in beads],
                    "usage": _usage(src_counts.total + tgt_counts.total)}
+        if maps is not None:
+            payload.update({f"{side}_sentences": [{"row": s.paragraph, "start": s.start, "end": s.end, "text": s.text}
+                                                   for s in sentences]
+                            for side, sentences in zip(("src", "tgt"), maps, strict=True)})
         return _json(payload, _window_headers(src_counts, tgt_counts))
 
     def openapi() -> dict[str, Any]:

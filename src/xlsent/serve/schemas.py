@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from xlsent.align.config import MAX_BEADS_RULE, MIN_BEADS, MOST_BEADS, AlignConfig
 from xlsent.languages import CODE_PATTERN, check_lang
@@ -121,8 +121,17 @@ class AlignRequest(PairedRequest):
                            "then unused")
     max_beads: int = Field(AlignConfig().max_beads, ge=MIN_BEADS, le=MOST_BEADS,
                            description=f"document mode: most lines (both sides) in one bead, {MAX_BEADS_RULE}")
+    split: bool = Field(False, description="document mode: src and tgt are paragraphs; each is split into "
+                        "sentences (as `xlsent split`, with src_lang and tgt_lang), the beads number sentences, and "
+                        "src_sentences and tgt_sentences map each to its row and character span")
 
     _integral_ints = field_validator("k", "max_beads", mode="before")(integral)
+
+    @model_validator(mode="after")
+    def _split_is_document_mode(self) -> AlignRequest:
+        if self.split and not self.document:
+            raise ValueError("split is an option of document mode: set document to true")
+        return self
 
     @field_validator("threshold")
     @classmethod
@@ -145,12 +154,21 @@ class AlignedBead(BaseModel):
     cost: float = Field(description="lower is better; null beads cost the null cost, empty lines 0")
 
 
+class SentenceSpan(BaseModel):
+    row: int = Field(description="the paragraph's row in src or tgt")
+    start: int = Field(description="the sentence's first character in that row (0-based)")
+    end: int = Field(description="one past its last character")
+    text: str
+
+
 class AlignResponse(BaseModel):
     object: Literal["alignment"] = "alignment"
     model: str
     pairs: list[AlignedPair] = Field(description="best first (empty in document mode)")
     beads: list[AlignedBead] | None = Field(None, description="document mode: every row of both sides in one bead, "
                                             "in document order")
+    src_sentences: list[SentenceSpan] | None = Field(None, description="with split: the sentences the beads number")
+    tgt_sentences: list[SentenceSpan] | None = Field(None, description="with split: the sentences the beads number")
     matrix: list[list[float]] | None = None
     usage: Usage
 
