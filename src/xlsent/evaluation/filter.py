@@ -38,8 +38,9 @@ dropped (percent)."""
 
 METADATA = TaskMetadata(
     name="filter",
-    description="xlsent filter on labelled noisy dev bitexts: keep-F1 (clean pairs positive) and the share of each "
-                "noise kind dropped, against the best single cosine and margin thresholds picked on the labels",
+    description="xlsent filter (its learned scorer where the encoder has one) on labelled noisy dev bitexts: keep-F1 "
+                "(clean pairs positive) and the share of each noise kind dropped, against the rules with the margin "
+                "cut and the best single cosine and margin thresholds picked on the labels",
     languages=tuple(dict.fromkeys(lang for pair in DEV_PAIRS for lang in pair.split("-"))),
     data_files=("parallel/ntrex128/NTREX-128/newstest2019-*.txt",
                 "parallel/tatoeba_challenge_test/*/tatoeba-test-v2021-08-07.*"),
