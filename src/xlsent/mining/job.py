@@ -442,7 +442,7 @@ def filter_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Eng
             features = pair_features(job.src.texts, job.tgt.texts, scorer_signals(scored, values), live, plan,
                                      half_cos)
             p_clean = scorer.p_clean(features)
-            threshold, source = scorer_cut(scorer, rules), scorer.describe()
+            threshold, source = scorer_cut(scorer, rules), f"p_clean of {scorer.source}"
         elif scorer is not None:
             log.warning("the learned scorer needs the encoder to embed halves of lines; with embeddings given and no "
                         "encoder, the score cut decides (%s)", source)
