@@ -202,6 +202,15 @@ def test_language_id_finds_the_wrong_language() -> None:
     assert guess.prob_of("de")[1] < 0.05 < guess.prob_of("de")[0]
 
 
+def test_chinese_is_a_macrolanguage_to_language_id() -> None:
+    """Cantonese and Wu lines of a zh bitext (Tatoeba's zho holds them) are Chinese, not a wrong language; Japanese
+    is not (the zh-en dev bitext's clean Cantonese pairs were dropped before)."""
+    guess = identify(["呢個係我見過最靚嘅景。", "我窗帘拉开来个辰光，垃海落雪。",
+                      "これは私が見た中で一番きれいな景色です。"])
+    assert guess.top[:2] == ["yue", "wuu"]
+    assert guess.prob_of("zh")[0] > 0.9 and guess.prob_of("zh")[1] > 0.9 and guess.prob_of("zh")[2] < 0.05
+
+
 def test_invisible_lines_are_empty_to_language_id_and_the_filters() -> None:
     """A line of only zero-width, format or control characters is empty (xlsent.data.empty_text), not text."""
     invisible = "\u200b\u200c\ufeff\u00ad\x01"

@@ -29,9 +29,10 @@ from xlsent.languages import base_lang
 
 log = logging.getLogger(__name__)
 
-CLOSE = ({"id", "ms"}, {"hr", "sr", "bs"}, {"no", "nb", "nn", "da"})
-"""Languages the identifier confuses with one another on short lines and that a bitext is rarely wrong about:
-the probability of one counts for all of its group."""
+CLOSE = ({"id", "ms"}, {"hr", "sr", "bs"}, {"no", "nb", "nn", "da"}, {"zh", "yue", "wuu"})
+"""Languages the identifier confuses with one another on short lines and that a bitext is rarely wrong about, and
+the members of a macrolanguage (Chinese: Mandarin, Cantonese, Wu; Tatoeba's ``zho`` holds all three): the
+probability of one counts for all of its group."""
 
 
 @lru_cache(maxsize=1)
