@@ -329,8 +329,8 @@ def align_files(pairs: Sequence[DocPair], embed: Embed, cfg: AlignConfig, *, fmt
             if split:
                 for path, sentences, spec in zip(sentence_maps(pair.out), (src_map, tgt_map), (pair.src, pair.tgt),
                                                  strict=True):
-                    write_beads(str(path), [line.rstrip("\n") for line in sentence_lines(
-                        sentences, tsv=True, first_line=spec.first_line)])
+                    with atomic_open(path) as fh:
+                        fh.writelines(sentence_lines(sentences, tsv=True, first_line=spec.first_line))
             write_beads(pair.out, bead_lines(aligned, src.lines, tgt.lines, fmt))
             beads, nulls = beads + len(aligned), nulls + sum(b.is_null for b in aligned)
             log.info("%s + %s -> %s: %d beads", pair.src.name, pair.tgt.name, pair.out, len(aligned))

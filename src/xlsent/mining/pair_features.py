@@ -168,8 +168,9 @@ def text_features(src: str, tgt: str) -> list[float]:
     [2.0, 1.0, 1.0]
     """
     ns, nt = _numbers(src), _numbers(tgt)
+    names = _names(src), _names(tgt)
     return [_copied_share(src, tgt), float(len(ns) + len(nt)), _agreement(ns, nt),
-            _agreement(_names(src), _names(tgt)) if _names(src) and _names(tgt) else math.nan,
+            _agreement(*names) if all(names) else math.nan,
             float(abs(sum(src.count(c) for c in _QUESTION) - sum(tgt.count(c) for c in _QUESTION))),
             float(abs(sum(src.count(c) for c in _EXCLAIM) - sum(tgt.count(c) for c in _EXCLAIM))),
             float(_final(src) == _final(tgt)),

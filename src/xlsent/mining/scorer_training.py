@@ -92,10 +92,8 @@ def scorer_config(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) ->
     >>> scorer_config(sets=["trees=50", "pairs=es-en,it-en"]).pairs
     ('es-en', 'it-en')
     """
-    import tomllib
-    import typing
-
-    from xlsent.settings_file import SettingsError, field_types, read_settings, typed_value
+    from xlsent.settings_file import field_types, read_settings
+    from xlsent.training.config import ConfigError, parse_assignment
 
     values: dict[str, Any] = {}
     for path in files:
@@ -105,12 +103,8 @@ def scorer_config(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) ->
         key, sep, raw = item.partition("=")
         key = key.strip().replace("-", "_")
         if not sep or key not in kinds:
-            raise SettingsError(f"--set {item!r}: expected key=value with a key of {', '.join(sorted(kinds))}")
-        try:
-            value: Any = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw.split(",") if typing.get_origin(kinds[key]) is tuple else raw
-        values[key] = typed_value(key, value, kinds[key], "--set")
+            raise ConfigError(f"--set {item!r}: expected key=value with a key of {', '.join(sorted(kinds))}")
+        values[key] = parse_assignment(raw, kinds[key], key)
     return ScorerTraining(**values)
 
 

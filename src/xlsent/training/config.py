@@ -154,13 +154,14 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
             except ConfigError as exc:
                 errors.append(str(exc))
         raise ConfigError(errors[0])
-    if origin is list:
-        (item,) = typing.get_args(kind)
+    if origin in (list, tuple):  # a tuple field is read as a list is (tuple[str, ...]: items of one type)
+        item = typing.get_args(kind)[0]
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list):
+        if not isinstance(value, list | tuple):
             raise ConfigError(f"{key} expects a list, got {value!r}")
-        return [_coerce(key, v, item) for v in value]
+        items = [_coerce(key, v, item) for v in value]
+        return tuple(items) if origin is tuple else items
     if dataclasses.is_dataclass(kind) and isinstance(kind, type) and hasattr(kind, "coerce"):
         try:
             return kind.coerce(value)
