@@ -51,6 +51,20 @@ def multiscript() -> list[str]:
     return (FIXTURES / "multiscript.txt").read_text(encoding="utf-8").splitlines()
 
 
+RAY_SYSTEM_CONFIG = {"idle_worker_killing_time_threshold_ms": 600_000}
+"""Idle Ray workers live on between the tests' jobs: by default Ray kills them after a second, so every job paid for
+new worker processes (each importing torch) for its k-NN and index tasks."""
+
+
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    """A local Ray session of 2 CPUs for the module's tests."""
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _system_config=RAY_SYSTEM_CONFIG)
+    yield
+    ray.shutdown()
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "model")

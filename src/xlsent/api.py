@@ -1,5 +1,5 @@
-"""The public surface: ``load``, ``encode``, ``embed_file``, ``mine``, ``score``, ``filter``, ``calibrate``,
-``calibrate_filter``, ``export``, ``train``.
+"""The public surface: ``load``, ``encode``, ``embed``, ``embed_file``, ``index``, ``mine``, ``score``, ``filter``,
+``calibrate``, ``calibrate_filter``, ``export``, ``train``, ``align``, ``split``.
 
 >>> import xlsent
 >>> enc = xlsent.load()                                   # doctest: +SKIP
@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -29,9 +30,9 @@ from xlsent.mining.config import MineConfig, MineSummary, ScoreSummary, SearchCo
 
 log = logging.getLogger(__name__)
 
-__all__ = ["load", "encode", "embed_file", "EmbedOptions", "EmbedSummary", "mine", "score", "filter", "calibrate",
-           "calibrate_filter", "MineConfig", "SearchConfig", "MineSummary", "ScoreSummary",
-           "export_sentence_transformers", "train", "align"]
+__all__ = ["load", "encode", "embed", "embed_file", "index", "EmbedOptions", "EmbedSummary", "mine", "score", "filter",
+           "calibrate", "calibrate_filter", "MineConfig", "SearchConfig", "MineSummary", "ScoreSummary",
+           "export_sentence_transformers", "train", "align", "split"]
 
 
 @lru_cache(maxsize=4)
@@ -54,8 +55,9 @@ def encode(sentences: Sequence[str], model: str | Path = DEFAULT_MODEL, lang: st
 
 if TYPE_CHECKING:
     from xlsent.align.job import AlignSummary
+    from xlsent.cluster import RayConfig
+    from xlsent.embed_job import ChunkEncoder
     from xlsent.mining.auto_threshold import AutoThreshold
-    from xlsent.mining.distributed import RayConfig
     from xlsent.mining.engine import Engine
     from xlsent.mining.filter_config import FilterConfig
     from xlsent.mining.filter_scorer import Scorer
@@ -68,6 +70,80 @@ Input = str | Path | InputSpec
 def _spec(given: Input) -> InputSpec:
     """``given`` as an :class:`~xlsent.data.text_input.InputSpec` (a path: read as its extension says)."""
     return given if isinstance(given, InputSpec) else InputSpec(Path(given))
+
+
+@contextmanager
+def _chunk_encoder(model: str | Path, backend: str, engine: str, ray: RayConfig | None, opts: EmbedOptions
+                   ) -> Iterator[ChunkEncoder]:
+    """What embeds the chunks of an ``embed`` or ``index`` job: the encoder in this process, or encoder actors on
+    Ray (``ray``: its settings; the model loaded once per actor on ``backend``, batches of ``opts.batch_tokens``)."""
+    from xlsent.embed_job import ChunkEncoder
+
+    if engine == "local":
+        yield ChunkEncoder.local(load(model, backend))
+        return
+    if engine != "ray":
+        raise ValueError(f"engine must be local or ray, not {engine!r}")
+    import ray as ray_module
+
+    from xlsent.cluster import RayConfig, encoder_actors, ray_chunk_vectors, ray_session
+
+    cfg = replace(ray or RayConfig(), backend=backend, batch_tokens=opts.batch_tokens)
+    with ray_session(cfg) as cpus:
+        actors = encoder_actors(str(model), cfg, cpus)
+        try:
+            first = actors[0]
+            name, dim = ray_module.get([first.encoder_id.remote(), first.dim.remote()])
+            log.info("embedding on Ray: %d encoder actor(s), %d CPUs", len(actors), cpus)
+            yield ChunkEncoder(name, dim, lambda chunks, o: ray_chunk_vectors(actors, chunks, o.lang))
+        finally:
+            for handle in actors:
+                ray_module.kill(handle)
+
+
+def embed(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
+          options: EmbedOptions | None = None, engine: str = "local", ray: RayConfig | None = None
+          ) -> EmbedSummary:
+    """Embed every row of ``source`` into ``output`` (``.npy`` + sidecar, or ``.parquet``), resumably, in this
+    process or on Ray (``engine="ray"``: the same chunks embedded by encoder actors, so the same file); what
+    ``xlsent embed`` runs. See :mod:`xlsent.embed_job`.
+
+    >>> xlsent.embed("sentences.txt", "vecs.npy", engine="ray")  # doctest: +SKIP
+    """
+    from xlsent.embed_job import check_job
+
+    spec, opts = _spec(source), options or EmbedOptions()
+    check_job(spec, output)
+    with _chunk_encoder(model, backend, engine, ray, opts) as chunks:
+        return embed_file(spec, output, chunks, opts)
+
+
+def index(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
+          kind: str = "auto", overwrite: bool = False, engine: str = "local", ray: RayConfig | None = None,
+          progress: bool = True) -> Path:
+    """Embed every row of ``source`` (resumably, in this process or on Ray, as :func:`embed`) and save a searchable
+    index folder at ``output`` for ``xlsent search``; what ``xlsent index`` runs. See
+    :mod:`xlsent.mining.search_index`."""
+    from xlsent.data.text_input import check_options_apply, readable
+    from xlsent.mining.search_index import build_sentence_index, check_index_output, check_indexable
+
+    spec = _spec(source)
+    spec.check()
+    check_options_apply([spec])
+    out = Path(output)
+    if str(output) == "-" or (out.exists() and not out.is_dir()):
+        raise ValueError(f"-o {output}: an index is a folder; name a new or existing folder")
+    check_index_output(out, overwrite=overwrite)
+    opts = EmbedOptions(resume=True, progress=progress)
+    work = out.with_name(out.name + ".work")  # the embedding, resumable: a killed run continues from its chunks
+    with readable(spec) as spec:
+        check_indexable(spec)
+        work.mkdir(exist_ok=True)
+        with _chunk_encoder(model, backend, engine, ray, opts) as chunks:
+            embed_file(spec, work / "vectors.npy", chunks, opts)
+        built = build_sentence_index(spec, out, work / "vectors.npy", str(model), kind=kind)
+    shutil.rmtree(work)
+    return built
 
 
 @contextmanager
@@ -278,8 +354,8 @@ def split(source: Input, output: str | Path, *, lang: str) -> SplitSummary:
 def align(src: str | Path | None = None, tgt: str | Path | None = None, output: str | None = None, *,
           pairs: str | Path | None = None, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
           config: AlignConfig | None = None, fmt: str = "beads", src_lang: str | None = None,
-          tgt_lang: str | None = None, resume: bool = False, split: bool = False,
-          progress: bool = True) -> AlignSummary:
+          tgt_lang: str | None = None, resume: bool = False, split: bool = False, engine: str = "local",
+          ray: RayConfig | None = None, progress: bool = True) -> AlignSummary:
     """Sentence-align the document ``src`` with its translation ``tgt`` (``-``: standard input; a pipe too) into
     ``output`` (``-``: standard output), or every ``src TAB tgt TAB out`` row of the list ``pairs`` with one model:
     one bead a line, ``[i, j]:[k]:cost`` (``fmt="tsv"``: ``cost TAB source text TAB target text``), every line of
@@ -287,17 +363,21 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     See :mod:`xlsent.align`; every input and output is checked before the model is loaded. With
     ``resume``, pairs whose output exists (a killed run's finished pairs: outputs are written whole) are skipped,
     unchecked, and no model is loaded when none is left. With ``split``, the documents are paragraphs (one a line),
-    aligned sentence by sentence: see :func:`xlsent.align.job.align_files`.
+    aligned sentence by sentence: see :func:`xlsent.align.job.align_files`. With ``engine="ray"``, the pairs are
+    aligned on Ray (``ray``: its settings), the model loaded once per worker, each output the same bytes as the local
+    engine writes: see :mod:`xlsent.align.distributed`.
 
     >>> xlsent.align("de.txt", "fr.txt", "de-fr.beads")  # doctest: +SKIP
     """
     from xlsent.align.job import (
         AlignSummary,
         DocPair,
+        PairRoute,
         align_files,
         check_pairs,
         check_paths,
         check_split,
+        local_outputs,
         read_pairs_list,
         readable_pairs,
         unwritten,
@@ -307,7 +387,12 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
 
     if (pairs is None) == (src is None or tgt is None or output is None):
         raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
+    if engine not in ("local", "ray"):
+        raise ValueError(f"engine must be local or ray, not {engine!r}")
+    if engine == "ray" and pairs is None:
+        raise ValueError("--engine ray aligns the document pairs of --pairs LIST.tsv as tasks; one pair runs local")
     src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
+    route = PairRoute(config or AlignConfig(), fmt, src_lang, tgt_lang, split)
     listed = read_pairs_list(pairs) if pairs is not None else [DocPair.of(str(src), str(tgt), str(output))]
     check_paths(listed, pairs)
     if split:
@@ -321,11 +406,16 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     with readable_pairs(todo) as todo:
         check_pairs(todo)
         with exclusive_outputs(pair.out for pair in todo):  # one run per output at a time
-            encoder = load(model, backend)
-            bars = progress and len(todo) == 1  # a run of many pairs shows one bar, of the pairs
-            done = align_files(todo, lambda texts, lang: encoder.encode(texts, lang, progress=bars),
-                               config or AlignConfig(), fmt=fmt, src_lang=src_lang, tgt_lang=tgt_lang,
-                               split=split, progress=progress)
+            if engine == "ray":
+                from xlsent.align.distributed import ray_outputs
+                from xlsent.cluster import RayConfig
+
+                outputs = ray_outputs(str(model), route, replace(ray or RayConfig(), backend=backend))
+            else:
+                encoder = load(model, backend)
+                bars = progress and len(todo) == 1  # a run of many pairs shows one bar, of the pairs
+                outputs = local_outputs(lambda texts, lang: encoder.encode(texts, lang, progress=bars), route)
+            done = align_files(todo, outputs, progress=progress)
     return replace(done, skipped=skipped)
 
 

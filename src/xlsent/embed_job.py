@@ -21,7 +21,7 @@ import json
 import logging
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,15 +120,38 @@ def check_job(spec: InputSpec, output: str | Path) -> None:
         raise EmbeddingFileError(f"{parts}: exists and is not a folder; remove it (it would hold finished chunks)")
 
 
+ChunkVectors = Callable[[Iterator[tuple[int, list[str]]], "EmbedOptions"], Iterator[tuple[int, np.ndarray]]]
+"""``vectors(chunks, opts)``: each chunk ``(index, rows)`` embedded, yielded as it is done (in any order)."""
+
+
+@dataclass(frozen=True)
+class ChunkEncoder:
+    """What embeds a job's chunks: the encoder's id and dimension, and where the chunks are embedded (this process:
+    :meth:`local`; Ray: :func:`xlsent.cluster.ray_chunk_vectors`, wrapped by :mod:`xlsent.api`)."""
+
+    id: str
+    dim: int
+    vectors: ChunkVectors
+
+    @classmethod
+    def local(cls, encoder: Encoder) -> ChunkEncoder:
+        """The chunks embedded one after the other by ``encoder`` in this process."""
+        def vectors(chunks: Iterator[tuple[int, list[str]]], opts: EmbedOptions) -> Iterator[tuple[int, np.ndarray]]:
+            for index, rows in chunks:
+                yield index, encoder.encode(rows, opts.lang, batch_tokens=opts.batch_tokens)
+
+        return cls(encoder_id(encoder), encoder.dim, vectors)
+
+
 def _chunks(rows: Iterator[str], size: int) -> Iterator[list[str]]:
     while chunk := list(itertools.islice(rows, size)):
         yield chunk
 
 
-def _job_key(spec: InputSpec, sha: str, encoder: Encoder, opts: EmbedOptions) -> dict[str, Any]:
+def _job_key(spec: InputSpec, sha: str, encoder: ChunkEncoder, opts: EmbedOptions) -> dict[str, Any]:
     source = spec.source()
     return {"input_sha256": sha, "format": source["format"], "column": spec.column, "field": spec.field,
-            "header": source["header"], "encoder": encoder_id(encoder),
+            "header": source["header"], "encoder": encoder.id,
             "chunk_rows": opts.chunk_rows, "lang": opts.lang}
 
 
@@ -205,25 +228,27 @@ def _clean_up(parts: Path, exc: BaseException) -> None:
         shutil.rmtree(parts, ignore_errors=True)
 
 
-def embed_file(spec: InputSpec, output: str | Path, encoder: Encoder, opts: EmbedOptions | None = None
+def embed_file(spec: InputSpec, output: str | Path, encoder: Encoder | ChunkEncoder, opts: EmbedOptions | None = None
                ) -> EmbedSummary:
     """Embed every row of ``spec`` (a file, standard input ``-`` or a pipe) into ``output`` (``.npy`` + sidecar, or
-    ``.parquet``)."""
+    ``.parquet``) with ``encoder`` (an :class:`~xlsent.encoders.base.Encoder` in this process, or a
+    :class:`ChunkEncoder`: the same chunks, so the same bytes, wherever they are embedded)."""
     opts = opts or EmbedOptions()
+    chunks = encoder if isinstance(encoder, ChunkEncoder) else ChunkEncoder.local(encoder)
     output = Path(output)
     check_job(spec, output)
     start = time.perf_counter()
     parts = parts_path(output)
     with readable(spec) as spec:
         sha = sha256_file(spec.path)
-        key = _job_key(spec, sha, encoder, opts)
+        key = _job_key(spec, sha, chunks, opts)
         _prepare_parts(parts, key, opts.resume)
         try:
-            summary, written = _embed_chunks(spec, output, encoder, opts)
+            summary, written = _embed_chunks(spec, output, chunks, opts)
             if sha256_file(spec.path) != sha:
                 raise InputError(f"{spec.name}: changed while it was being embedded (its checksum differs from the "
                                  "start of the run); run again once it is complete")
-            meta = base_metadata(summary.rows, encoder.dim, key["encoder"],
+            meta = base_metadata(summary.rows, chunks.dim, key["encoder"],
                                  {**spec.source(), "sha256": sha, "lang": opts.lang})
             meta["empty_rows"] = len(summary.empty_rows)
             save_embedding_parts(output, written, meta)
@@ -235,7 +260,7 @@ def embed_file(spec: InputSpec, output: str | Path, encoder: Encoder, opts: Embe
     return summary
 
 
-def _embed_chunks(spec: InputSpec, output: Path, encoder: Encoder, opts: EmbedOptions
+def _embed_chunks(spec: InputSpec, output: Path, encoder: ChunkEncoder, opts: EmbedOptions
                   ) -> tuple[EmbedSummary, list[Path]]:
     """Embed every chunk of ``spec`` that is missing (or unreadable) in the parts folder of ``output``; the summary
     and the chunk files of the rows read, in order."""
@@ -244,24 +269,30 @@ def _embed_chunks(spec: InputSpec, output: Path, encoder: Encoder, opts: EmbedOp
     written: list[Path] = []
     first = spec.first_line
     bar = tqdm(disable=not opts.progress, unit="sent", desc=f"embed {Path(spec.name).name}")
-    for index, chunk in enumerate(_chunks(iter(iter_rows(spec)), opts.chunk_rows)):
-        base = index * opts.chunk_rows
-        empty = [base + i for i, s in enumerate(chunk) if is_empty(s)]
-        if empty and opts.strict:
-            raise InputError(f"{spec.name}:{empty[0] + first}: empty line ({len(empty)} in this chunk); "
-                             "drop --strict to keep them as zero vectors")
-        summary.empty_rows += empty
-        part = parts / f"{index:06d}.npy"
-        if part.is_file() and _readable_part(part, len(chunk), encoder.dim):
-            summary.resumed_chunks += 1
-        else:
-            vectors = encoder.encode(chunk, opts.lang, batch_tokens=opts.batch_tokens)
-            with atomic_path(part) as tmp, open(tmp, "wb") as fh:
-                np.save(fh, vectors.astype(np.float32))
-            summary.encoded_rows += len(chunk)
-        written.append(part)
-        summary.rows += len(chunk)
-        bar.update(len(chunk))
+
+    def missing() -> Iterator[tuple[int, list[str]]]:
+        """The chunks to embed, read as they are asked for; the others counted as reused."""
+        for index, chunk in enumerate(_chunks(iter(iter_rows(spec)), opts.chunk_rows)):
+            base = index * opts.chunk_rows
+            empty = [base + i for i, s in enumerate(chunk) if is_empty(s)]
+            if empty and opts.strict:
+                raise InputError(f"{spec.name}:{empty[0] + first}: empty line ({len(empty)} in this chunk); "
+                                 "drop --strict to keep them as zero vectors")
+            summary.empty_rows += empty
+            part = parts / f"{index:06d}.npy"
+            written.append(part)
+            summary.rows += len(chunk)
+            if part.is_file() and _readable_part(part, len(chunk), encoder.dim):
+                summary.resumed_chunks += 1
+                bar.update(len(chunk))
+            else:
+                yield index, chunk
+
+    for index, vectors in encoder.vectors(missing(), opts):
+        with atomic_path(parts / f"{index:06d}.npy") as tmp, open(tmp, "wb") as fh:
+            np.save(fh, vectors.astype(np.float32))
+        summary.encoded_rows += len(vectors)
+        bar.update(len(vectors))
     bar.close()
     if summary.empty_rows:
         log.warning("%s: %d empty row(s) kept as zero vectors (first at line %d)", spec.name,

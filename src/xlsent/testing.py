@@ -18,10 +18,10 @@ from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.training.record import DataRecord, TrainingRecord
 
 if TYPE_CHECKING:
+    from xlsent.cluster import RayConfig
     from xlsent.data.text_input import InputSpec
     from xlsent.encoders.transformer import TransformerEncoder
     from xlsent.mining.config import MineConfig, MineSummary
-    from xlsent.mining.distributed import RayConfig
 
 TINY_WORDS = ["▁the", "▁dog", "▁cat", "▁barks", "▁runs", "▁der", "▁hund", "▁bellt", "▁q", ":", "▁a", "▁b"]
 TINY_CHARS = list("abcdefghijklmnopqrstuvwxyzäöü.,!?:")

@@ -5,15 +5,17 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
 
+from xlsent.align.adaptive import SpanCount
 from xlsent.align.aligner import Doc, align_spans, align_texts, paired_ratio, search_band, span_lengths
 from xlsent.align.band import full_band
-from xlsent.align.config import MAX_WEIGHT, AlignConfig, LengthRatio
+from xlsent.align.config import MAX_WEIGHT, NULL_COSTS, AlignConfig, Cost, LengthRatio
 from xlsent.align.job import bead_lines
 from xlsent.data.beads import Bead, format_bead, parse_bead, read_beads
 from xlsent.encoders.registry import load_encoder
@@ -351,7 +353,7 @@ def test_align_bench_embeds_and_records_the_model(align_bench: ModuleType, tiny_
     """The bench's embedded case loads the model it names and records its id (a dict once took the name's place)."""
     lines = [f"s{i} w{i}" for i in range(12)]
     monkeypatch.setattr(align_bench, "documents", lambda n: (lines[:n], lines[:n]))
-    row = align_bench.case_row(12, 12, str(tiny_model_dir))
+    row = align_bench.case_row(12, 12, str(tiny_model_dir), repeats=1)
     assert row.checks == {"every line in one bead": True} and row.baseline is not None
     assert row.encoder is not None and row.encoder.startswith(load_encoder(tiny_model_dir).id)
 
@@ -395,11 +397,12 @@ def test_paired_length_ratio_aligns_again_with_the_first_alignments_ratio(monkey
     monkeypatch.setattr(aligner.BeadCosts, "at", spy)
     src = [f"s{i} {'~' * 20}" for i in range(4)]
     tgt = [*src[:2], f"x9 {'~' * 200}", *src[2:]]
-    beads = align_texts(src, tgt, embed, AlignConfig(), "a", "b")
+    fixed = AlignConfig(spans="all", null_cost=0.0)  # one path, one null cost: only the ratio aligns again
+    beads = align_texts(src, tgt, embed, fixed, "a", "b")
     assert pairs_of(beads) == [((0,), (0,)), ((1,), (1,)), ((), (2,)), ((2,), (3,)), ((3,), (4,))]
     assert ratios == [None, 1.0], "aligned twice, the second time with the paired lines' ratio (equal lengths)"
     ratios.clear()
-    once = align_texts(src, tgt, embed, AlignConfig(length_ratio=LengthRatio.DOCUMENTS), "a", "b")
+    once = align_texts(src, tgt, embed, replace(fixed, length_ratio=LengthRatio.DOCUMENTS), "a", "b")
     assert pairs_of(once) == pairs_of(beads)
     assert ratios == [None]
 
@@ -461,16 +464,17 @@ def test_a_killed_pairs_run_keeps_each_pair_it_finished(tmp_path: Path, monkeypa
     for name, lines in (("de.txt", src), ("en.txt", tgt)):
         (tmp_path / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     (tmp_path / "list.tsv").write_text("de.txt\ten.txt\tone.beads\nen.txt\tde.txt\ttwo.beads\n", encoding="utf-8")
-    encoder = _Dies(dies_on=3)  # the first pair's two documents, then the second pair's source
+    encoder = _Dies(dies_on=5)  # the first pair's lines and spans of both documents, then the second pair's lines
     monkeypatch.setattr(xlsent.api, "load", lambda model, backend: encoder)
+    every_span = AlignConfig(spans="all")
     with pytest.raises(KeyboardInterrupt):
-        xlsent.api.align(pairs=tmp_path / "list.tsv", progress=False)
+        xlsent.api.align(pairs=tmp_path / "list.tsv", config=every_span, progress=False)
     every_line_once(read_beads(tmp_path / "one.beads"), len(src), len(tgt))
     assert not (tmp_path / "two.beads").exists()
 
     encoder.calls, encoder.dies_on = 0, 0
-    summary = xlsent.api.align(pairs=tmp_path / "list.tsv", resume=True, progress=False)
-    assert (summary.documents, summary.skipped, encoder.calls) == (1, 1, 2)
+    summary = xlsent.api.align(pairs=tmp_path / "list.tsv", config=every_span, resume=True, progress=False)
+    assert (summary.documents, summary.skipped, encoder.calls) == (1, 1, 4)
     every_line_once(read_beads(tmp_path / "two.beads"), len(tgt), len(src))
 
 
@@ -570,3 +574,50 @@ def test_align_passes_each_language_code_in_its_one_spelling(tmp_path: Path, mon
     xlsent.api.align(tmp_path / "de.txt", tmp_path / "en.txt", str(tmp_path / "a.beads"), src_lang="DE",
                      tgt_lang="En", progress=False)
     assert seen and set(seen) <= {"de", "en"}
+
+
+def test_adaptive_spans_find_the_beads_of_every_span_and_embed_few() -> None:
+    """Lines first, spans pooled from them for a first path, then the real spans only around the beads that path
+    is unsure of: the same beads as embedding every span, at a fraction of the multi-line spans' characters."""
+    from xlsent.align.aligner import Doc, align_documents, text_source
+
+    src, tgt = _long_pair(300, seed=5)
+    asked: list[str] = []
+
+    def spy(texts: Sequence[str], lang: str | None) -> np.ndarray:
+        asked.extend(texts)
+        return toy_embed(texts, lang)
+
+    def aligned(spans: str) -> tuple[list[Bead], SpanCount]:
+        cfg = AlignConfig(spans=spans)
+        s, t = Doc.of(src, cfg.overlaps), Doc.of(tgt, cfg.overlaps)
+        return align_documents(s, t, text_source(spy, s, "a"), text_source(spy, t, "b"), cfg)
+
+    every, every_count = aligned("all")
+    assert every_count.embedded == every_count.possible > 0 and every_count.skipped == 0
+    asked.clear()
+    adaptive, count = aligned("adaptive")
+    assert pairs_of(adaptive) == pairs_of(every)
+    assert 0 < count.embedded < every_count.possible / 4 and count.skipped > 0.75
+    assert len(asked) == len(src) + len(tgt) + count.embedded, "the lines once, then the wanted spans only"
+
+
+def test_unsure_beads_are_the_other_beads_and_the_weakest_one_to_one() -> None:
+    from xlsent.align.adaptive import unsure_beads
+
+    found = [((0, 1), (0, 1), -0.9), ((1, 2), (1, 2), -0.1), ((2, 4), (2, 3), -0.5), ((4, 5), (3, 4), -0.8),
+             ((5, 6), (4, 4), 0.0)]
+    assert unsure_beads(found, 0.0).tolist() == [False, False, True, False, True]
+    assert unsure_beads(found, 1 / 3).tolist() == [False, True, True, False, True], "the 1-1 bead that costs most"
+
+
+def test_a_null_bead_costs_a_share_of_the_document_pairs_typical_gain() -> None:
+    """The margin cost's null bead costs null_scale times the median gain of the first path's 1-1 beads (a fixed
+    --null-cost, the distance cost and a scale of 0 keep their null cost)."""
+    from xlsent.align.aligner import document_null
+
+    found = [((0, 1), (0, 1), -0.2), ((1, 2), (1, 2), -0.4), ((2, 3), (2, 2), 0.0), ((3, 5), (2, 3), -2.0)]
+    assert document_null(found, AlignConfig(null_scale=0.5)) == pytest.approx(0.15)
+    assert document_null(found, AlignConfig(null_scale=0.5, null_cost=0.3)) == 0.3
+    assert document_null(found, AlignConfig(null_scale=0.0)) == 0.0
+    assert document_null(found, AlignConfig(cost="distance")) == NULL_COSTS[Cost.DISTANCE]

@@ -1,9 +1,9 @@
-"""Shared by the Ray engine's test modules (each starts its own Ray): a small corpus, and the single-process
-engine's output to compare with; and the mining benchmark's script, loaded as a module."""
+"""Shared by the Ray engine's test modules (each starts its own Ray: ``local_ray``): a small corpus, and the
+single-process engine's output to compare with; and the mining benchmark's script, loaded as a module."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -17,21 +17,9 @@ from xlsent.mining.engine import LocalEngine
 from xlsent.mining.job import mine_files
 
 RAY_CHUNK_ROWS = 16
-RAY_SYSTEM_CONFIG = {"idle_worker_killing_time_threshold_ms": 600_000}
-"""Idle Ray workers live on between the tests' jobs: by default Ray kills them after a second, so every job paid for
-new worker processes (each importing torch) for its k-NN and index tasks."""
 WORDS = ["the dog", "the cat", "barks", "runs", "der hund", "bellt", "a", "b"]
 WriteCorpus = Callable[[Path, list[str], list[str]], tuple[Path, Path]]
 SingleProcess = Callable[[Path, Path, Path, MineConfig], bytes]
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    """A local Ray session of 2 CPUs for the module's tests."""
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _system_config=RAY_SYSTEM_CONFIG)
-    yield
-    ray.shutdown()
 
 
 @pytest.fixture(scope="session")

@@ -227,8 +227,8 @@ def test_failed_driver_resumes_the_index_search_from_finished_shards(
 
 
 def test_encoder_actors_load_the_model_on_the_asked_backend(tiny_model_dir: Path) -> None:
-    from xlsent.mining import distributed
+    from xlsent import cluster
 
-    actor = distributed._Embedder(str(tiny_model_dir), 1024, "onnx")  # the class Ray runs as an actor
+    actor = cluster.EncoderActor(str(tiny_model_dir), 1024, "onnx")  # the class Ray runs as an actor
     assert actor.encoder.backend == "onnx"
-    assert distributed.RayConfig().backend == "torch"
+    assert cluster.RayConfig().backend == "torch"

@@ -10,6 +10,7 @@ import pytest
 
 from xlsent.cli import main
 from xlsent.data.text_input import InputSpec
+from xlsent.embed_job import EmbedOptions, embed_file
 from xlsent.mining.search_index import SentenceIndex, build_sentence_index
 from xlsent.testing import LookupEncoder
 
@@ -20,8 +21,8 @@ TABLE: dict[str, Sequence[float]] = {"the dog barks": [1.0, 0.0, 0.0], "a cat ru
 def test_search_sentences_needs_the_encoder_that_built_the_index(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("".join(s + "\n" for s in TABLE), encoding="utf-8")
-    build_sentence_index(InputSpec(corpus), tmp_path / "idx", LookupEncoder(TABLE, name="built"), "built",
-                         kind="flat", progress=False)
+    embed_file(InputSpec(corpus), tmp_path / "v.npy", LookupEncoder(TABLE, name="built"), EmbedOptions(progress=False))
+    build_sentence_index(InputSpec(corpus), tmp_path / "idx", tmp_path / "v.npy", "built", kind="flat")
     index = SentenceIndex.open(tmp_path / "idx")
     [hits] = index.search_sentences(["der hund bellt"], LookupEncoder(TABLE, name="built"), k=2)
     assert [hit.text for hit in hits] == ["der hund bellt", "the dog barks"]
@@ -33,7 +34,7 @@ def test_an_index_refuses_empty_input_and_unreadable_manifests(tmp_path: Path) -
     blank = tmp_path / "blank.txt"
     blank.write_text("\n \n\u200b\u00ad\n\ufeff\x01\n", encoding="utf-8")  # blank, or invisible characters only
     with pytest.raises(ValueError, match="blank.txt: no text to index"):
-        build_sentence_index(InputSpec(blank), tmp_path / "idx", LookupEncoder(TABLE), "t", progress=False)
+        build_sentence_index(InputSpec(blank), tmp_path / "idx", tmp_path / "never-read.npy", "t")
     assert not (tmp_path / "idx").exists()
     (tmp_path / "idx").mkdir()
     for text, problem in [("[]", "field(s) model, encoder, rows, files missing"), ('{"model": "m", "encoder": "e", '

@@ -19,14 +19,15 @@ from functools import cached_property
 
 import numpy as np
 
+from xlsent.align.adaptive import SpanCount, SpanSource, lines_only, pooled_spans, unsure_lines, wanted_spans
 from xlsent.align.band import Band, band_around, full_band, path_extent, project
 from xlsent.align.brackets import bracket_cuts
-from xlsent.align.config import NULL_COSTS, AlignConfig, Cost, LengthRatio, Norm
+from xlsent.align.config import NULL_COSTS, AlignConfig, Cost, LengthRatio, Norm, Spans
 from xlsent.align.costs import distance_costs, margin_costs
 from xlsent.align.dp import Found, best_beads
 from xlsent.align.normalise import normalisers, random_distance
 from xlsent.align.numbers import NumberAnchors
-from xlsent.align.overlaps import Embed, embed_spans, span_ok
+from xlsent.align.overlaps import Embed, span_array, span_ok, span_texts
 from xlsent.data.beads import Bead
 from xlsent.data.empty_text import is_empty
 
@@ -158,12 +159,11 @@ class BeadCosts:
                               self.cfg.size_weights(), lengths, self.cfg.length_weight, self.anchors)
 
 
-def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:
-    """The beads of ``src`` and ``tgt`` with span embeddings ``x`` and ``y`` (:func:`~.overlaps.span_array`), in
-    document order, every line in exactly one bead (an empty line: a null bead of cost :data:`EMPTY_LINE_COST`); a
-    bead boundary inside a bracket (:mod:`.brackets`) costs ``cfg.bracket_cost``.
-    With ``cfg.length_ratio`` ``paired`` (and lengths counting), the documents are aligned twice: the second time
-    with the length ratio of the lines the first pairs."""
+def find_path(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> Found:
+    """The cheapest path of beads over the lines with text of ``src`` and ``tgt``, with span embeddings ``x`` and
+    ``y`` (:func:`~.overlaps.span_array`); a bead boundary inside a bracket (:mod:`.brackets`) costs
+    ``cfg.bracket_cost``. With ``cfg.length_ratio`` ``paired`` (and lengths counting), the documents are aligned
+    twice: the second time with the length ratio of the lines the first pairs."""
     n, m = len(src.ids), len(tgt.ids)
     band = search_band(x[0], y[0], cfg)
     log.debug("aligning %d x %d lines over %d cells", n, m, band.cells)
@@ -172,9 +172,34 @@ def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConf
     cuts = (bracket_cuts(src.texts) * cfg.bracket_cost, bracket_cuts(tgt.texts) * cfg.bracket_cost)
     found = best_beads(band, types, costs.at(), cfg.null, cuts)
     ratio = paired_ratio(found, src, tgt) if cfg.length_ratio is LengthRatio.PAIRED and cfg.length_weight else None
-    if ratio is not None:
-        log.debug("aligning again with the paired lines' length ratio %.3f", ratio)
-        found = best_beads(band, types, costs.at(ratio), cfg.null, cuts)
+    null = document_null(found, cfg)
+    if ratio is not None or null != cfg.null:
+        log.debug("aligning again with the paired lines' length ratio %s and null cost %.4f", ratio, null)
+        found = best_beads(band, types, costs.at(ratio), null, cuts)
+    return found
+
+
+def document_null(found: Found, cfg: AlignConfig) -> float:
+    """The cost of a null bead in a document pair whose first path is ``found``: under the ``margin`` cost without a
+    ``null_cost``, ``cfg.null_scale`` times the median gain (minus the cost) of the path's 1-1 beads, so leaving a
+    line out costs a share of what a typical pair of this document pair gains (an encoder or a document whose
+    translations stand out more pays more: Vecalign's idea of a deletion cost from the pair's own costs); else
+    ``cfg.null``.
+
+    >>> found = [((0, 1), (0, 1), -0.4), ((1, 2), (1, 1), 0.0), ((2, 3), (1, 2), -0.2)]
+    >>> document_null(found, AlignConfig(null_scale=0.2)), document_null(found, AlignConfig())
+    (0.06, 0.0)
+    """
+    if cfg.cost is not Cost.MARGIN or cfg.null_cost is not None or not cfg.null_scale:
+        return cfg.null
+    gains = [-c for (s0, s1), (t0, t1), c in found if s1 - s0 == 1 and t1 - t0 == 1]
+    return round(max(cfg.null_scale * float(np.median(gains)), 0.0), 6) if gains else cfg.null
+
+
+def align_spans(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:
+    """The beads of :func:`find_path`, over document lines and in document order, every line in exactly one bead
+    (an empty line: a null bead of cost :data:`EMPTY_LINE_COST`)."""
+    found = find_path(src, tgt, x, y, cfg)
     kept = [Bead(tuple(int(i) for i in src.ids[s0:s1]), tuple(int(j) for j in tgt.ids[t0:t1]), cost)
             for (s0, s1), (t0, t1), cost in found]
     return with_empty_lines(kept, src, tgt)
@@ -199,11 +224,76 @@ def with_empty_lines(beads: Sequence[Bead], src: Doc, tgt: Doc) -> list[Bead]:
     return out
 
 
+def text_source(embed: Embed, doc: Doc, lang: str | None) -> SpanSource:
+    """The :data:`~.adaptive.SpanSource` that embeds ``doc``'s spans with ``embed``."""
+    return lambda wanted: embed(span_texts(doc.texts, wanted), lang)
+
+
+def array_source(x: np.ndarray) -> SpanSource:
+    """The :data:`~.adaptive.SpanSource` that reads spans from the span array ``x`` (embedded already)."""
+    return lambda wanted: x[wanted]
+
+
+@dataclass(frozen=True)
+class SpanPlan:
+    """The span arrays an alignment reads, with the lines' vectors in place (and, with adaptive spans, each
+    multi-line span pooled from its lines until it is embedded), and the multi-line spans of each side still to
+    embed (``wanted``, in :func:`~.overlaps.span_texts` order when read by :meth:`fill`)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    wanted: tuple[np.ndarray, np.ndarray]
+    count: SpanCount
+
+    def fill(self, x_spans: np.ndarray, y_spans: np.ndarray) -> None:
+        """Put the embeddings of the wanted spans in place."""
+        self.x[self.wanted[0]] = x_spans
+        self.y[self.wanted[1]] = y_spans
+
+
+def plan_spans(src: Doc, tgt: Doc, x_lines: np.ndarray, y_lines: np.ndarray, cfg: AlignConfig) -> SpanPlan:
+    """Which multi-line spans the alignment of ``src`` and ``tgt`` embeds, given their lines' vectors (``(n, dim)``,
+    ``(m, dim)``): all of them, or with ``cfg.spans`` ``adaptive`` those where the path found with spans pooled from
+    their lines is unsure (:mod:`.adaptive`)."""
+    if cfg.spans is Spans.ALL:
+        x, y = (span_array(v, lines_only(d.ok)) for v, d in ((x_lines, src), (y_lines, tgt)))
+        wx, wy = src.ok.copy(), tgt.ok.copy()
+        wx[0] = wy[0] = False
+    else:
+        x, y = pooled_spans(x_lines, src.ok), pooled_spans(y_lines, tgt.ok)
+        first = find_path(src, tgt, x, y, cfg)
+        lx, ly = unsure_lines(first, len(src.ids), len(tgt.ids), cfg.unsure_share, cfg.unsure_radius)
+        wx, wy = wanted_spans(src.ok, lx), wanted_spans(tgt.ok, ly)
+    count = SpanCount.of(wx, src.ok, src.lengths) + SpanCount.of(wy, tgt.ok, tgt.lengths)
+    log.debug("embedding %d of %d multi-line spans (%.0f%% of their characters skipped)", count.embedded,
+              count.possible, 100 * count.skipped)
+    return SpanPlan(x, y, (wx, wy), count)
+
+
+def _fetch(source: SpanSource, wanted: np.ndarray, dim: int) -> np.ndarray:
+    return source(wanted) if wanted.any() else np.empty((0, dim), dtype=np.float32)
+
+
+def span_embeddings(src: Doc, tgt: Doc, x_source: SpanSource, y_source: SpanSource, cfg: AlignConfig) -> SpanPlan:
+    """The span arrays the alignment of ``src`` and ``tgt`` reads, the lines embedded first and alone, then the
+    multi-line spans of :func:`plan_spans`."""
+    plan = plan_spans(src, tgt, x_source(lines_only(src.ok)), y_source(lines_only(tgt.ok)), cfg)
+    dim = plan.x.shape[2]
+    plan.fill(_fetch(x_source, plan.wanted[0], dim), _fetch(y_source, plan.wanted[1], dim))
+    return plan
+
+
+def align_documents(src: Doc, tgt: Doc, x_source: SpanSource, y_source: SpanSource, cfg: AlignConfig
+                    ) -> tuple[list[Bead], SpanCount]:
+    """The beads of ``src`` and ``tgt`` (:func:`align_spans`) with their spans embedded as ``cfg.spans`` says
+    (:func:`span_embeddings`), and the count of multi-line spans embedded."""
+    plan = span_embeddings(src, tgt, x_source, y_source, cfg)
+    return align_spans(src, tgt, plan.x, plan.y, cfg), plan.count
+
+
 def align_texts(src_lines: Sequence[str], tgt_lines: Sequence[str], embed: Embed, cfg: AlignConfig | None = None,
                 src_lang: str | None = None, tgt_lang: str | None = None) -> list[Bead]:
     """Align two documents in memory: embed their spans with ``embed`` and return the beads."""
     cfg = cfg or AlignConfig()
     src, tgt = Doc.of(src_lines, cfg.overlaps), Doc.of(tgt_lines, cfg.overlaps)
-    (x,), (y,) = embed_spans(embed, [src.texts], [src.ok], src_lang), embed_spans(embed, [tgt.texts], [tgt.ok],
-                                                                                    tgt_lang)
-    return align_spans(src, tgt, x, y, cfg)
+    return align_documents(src, tgt, text_source(embed, src, src_lang), text_source(embed, tgt, tgt_lang), cfg)[0]

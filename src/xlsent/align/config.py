@@ -64,6 +64,14 @@ NULL_COSTS = {Cost.MARGIN: 0.0, Cost.DISTANCE: 0.8}
 """The default cost of a null bead under each :class:`Cost` (measured: ``xlsent eval align_ablation``)."""
 
 
+class Spans(StrEnum):
+    """Which spans of two lines or more are embedded (:mod:`.adaptive`): ``all`` of them (Vecalign), or
+    ``adaptive``ly only where a first path, found with each span pooled from its lines' vectors, is unsure."""
+
+    ALL = "all"
+    ADAPTIVE = "adaptive"
+
+
 class LengthRatio(StrEnum):
     """What a document's lengths are scaled by to compare with the other's: the ratio of the characters of the lines
     a first alignment pairs, then aligned again (``paired``: unpaired lines such as page headers do not skew it), or
@@ -99,9 +107,14 @@ class AlignConfig:
     ``bracket_cost``: what a bead boundary between two lines that one bracket holds together (:mod:`.brackets`)
     adds to the path (the default, 1, is as much as a bead's margin can take off: brackets all but decide); 0 leaves
     brackets out.
-    ``null_cost``: the cost of a null bead (default: :data:`NULL_COSTS` of the
-    cost). The four weights are numbers from 0 to :data:`MAX_WEIGHT`; ``max_beads`` is in :data:`MAX_BEADS_RULE`'s
-    range. ``band``: lines on either side of the coarse path that the fine search looks at. ``full_dp``: documents
+    ``spans``: which multi-line spans are embedded (:class:`Spans`); with ``adaptive``, ``unsure_share`` of the
+    1-1 beads of the first path (the weakest) count as unsure besides every other bead, and ``unsure_radius`` beads
+    on either side of an unsure one join it (:func:`.adaptive.unsure_lines`).
+    ``null_cost``: the cost of a null bead (default: under the ``margin`` cost, ``null_scale`` times the median gain
+    of the 1-1 beads of a first path, :func:`.aligner.document_null`, and ``null_scale`` 0 makes it 0, the best on
+    every dev set but Text+Berg, ``xlsent eval align_ablation``; under ``distance``, :data:`NULL_COSTS`). The
+    weights are numbers from 0 to :data:`MAX_WEIGHT`; ``max_beads`` is in :data:`MAX_BEADS_RULE`'s range.
+    ``band``: lines on either side of the coarse path that the fine search looks at. ``full_dp``: documents
     of at most this many lines on both sides are searched whole (no coarse path). ``size_weight``: see
     :data:`SIZE_WEIGHTS`. ``neighbours``/``window``: the ``k`` nearest lines of the ``neighbours`` normalisation,
     among ``window`` lines either side of the path. ``samples``: random lines of the ``random`` normalisation.
@@ -130,8 +143,13 @@ class AlignConfig:
     number_weight: float = 0.02
     number_min: int = SMALLEST
     bracket_cost: float = 1.0
+    null_scale: float = 0.0
+    spans: Spans = Spans.ADAPTIVE
+    unsure_share: float = 0.1
+    unsure_radius: int = 1
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "spans", Spans(self.spans))
         object.__setattr__(self, "cost", Cost(self.cost))
         object.__setattr__(self, "norm", Norm(self.norm))
         object.__setattr__(self, "length_ratio", LengthRatio(self.length_ratio))
@@ -147,6 +165,11 @@ class AlignConfig:
             check_weight(flag, weight)
         if self.number_min < 0:
             raise ValueError(f"--number-min must be 0 or more, not {self.number_min}")
+        check_weight("--null-scale", self.null_scale)
+        if not 0 <= self.unsure_share <= 1:  # also refuses nan
+            raise ValueError(f"--unsure-share must be a share from 0 to 1, not {self.unsure_share:g}")
+        if self.unsure_radius < 0:
+            raise ValueError(f"--unsure-radius must be 0 or more, not {self.unsure_radius}")
 
     @property
     def null(self) -> float:

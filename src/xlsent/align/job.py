@@ -18,15 +18,16 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from xlsent.align.aligner import Doc, align_spans
+from xlsent.align.adaptive import SpanCount
+from xlsent.align.aligner import Doc, align_documents, text_source
 from xlsent.align.config import AlignConfig
-from xlsent.align.overlaps import Embed, embed_spans
+from xlsent.align.overlaps import Embed
 from xlsent.atomic import atomic_open
 from xlsent.data.beads import Bead, format_bead
 from xlsent.data.empty_text import is_empty
@@ -81,11 +82,14 @@ class AlignSummary:
     null_beads: int
     seconds: float
     skipped: int = 0
+    spans: SpanCount = SpanCount()
 
     def describe(self) -> str:
         kept = f"; {self.skipped} pair(s) skipped, their output already written (--resume)" if self.skipped else ""
+        embedded = (f"; {self.spans.embedded} of {self.spans.possible} multi-line spans embedded"
+                    if self.spans.possible else "")
         return (f"aligned {self.documents} document pair(s): {self.beads} beads, {self.null_beads} of them null "
-                f"(a line without counterpart) in {self.seconds:.1f}s{kept}")
+                f"(a line without counterpart) in {self.seconds:.1f}s{embedded}{kept}")
 
 
 def listed_path(base: Path, cell: str) -> Path:
@@ -305,34 +309,84 @@ def _sentences(spec: InputSpec, lang: str | None, split: bool) -> tuple[list[str
     return [s.text for s in sentences], sentences
 
 
-def align_files(pairs: Sequence[DocPair], embed: Embed, cfg: AlignConfig, *, fmt: str = "beads",
-                src_lang: str | None = None, tgt_lang: str | None = None, split: bool = False,
-                progress: bool = False) -> AlignSummary:
-    """Align every pair of ``pairs`` (already checked with :func:`check_pairs`), one after the other, and write each
-    pair's beads as soon as they are found (atomically: a killed run leaves the pairs it finished, for ``resume``);
-    ``progress`` shows a bar of the pairs written. With ``split`` (:func:`check_split` first) the documents are
-    paragraphs, one a line: each is split into sentences (:mod:`xlsent.data.sentence_split`), the beads number
-    sentences, and each document's sentence map (its line and character span, as ``xlsent split`` writes a
-    ``.tsv``) is written beside the output (:func:`sentence_maps`), before it."""
-    if fmt not in FORMATS:
-        raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+@dataclass(frozen=True)
+class PairRoute:
+    """How every pair of a run is aligned: the settings, the output format (one of :data:`FORMATS`), the
+    documents' languages, and whether they are paragraphs to split (:func:`check_split`)."""
+
+    cfg: AlignConfig
+    fmt: str = "beads"
+    src_lang: str | None = None
+    tgt_lang: str | None = None
+    split: bool = False
+
+    def __post_init__(self) -> None:
+        if self.fmt not in FORMATS:
+            raise ValueError(f"--format must be one of {', '.join(FORMATS)}, not {self.fmt!r}")
+
+
+@dataclass(frozen=True)
+class PairOutput:
+    """What one pair's alignment writes: its output lines and, with ``split``, each document's sentence map lines;
+    with the counts of its beads, null beads and spans embedded."""
+
+    lines: list[str]
+    maps: tuple[list[str], list[str]] | None
+    beads: int
+    null_beads: int
+    spans: SpanCount
+
+
+def align_pair(pair: DocPair, embed: Embed, route: PairRoute) -> PairOutput:
+    """Align one pair of documents (checked already) and return what is written for it (:func:`write_pair`)."""
+    (src_lines, src_map), (tgt_lines, tgt_map) = (_sentences(pair.src, route.src_lang, route.split),
+                                                  _sentences(pair.tgt, route.tgt_lang, route.split))
+    src, tgt = Doc.of(src_lines, route.cfg.overlaps), Doc.of(tgt_lines, route.cfg.overlaps)
+    aligned, count = align_documents(src, tgt, text_source(embed, src, route.src_lang),
+                                     text_source(embed, tgt, route.tgt_lang), route.cfg)
+    maps = None
+    if route.split:
+        src_rows, tgt_rows = (sentence_lines(sentences, tsv=True, first_line=spec.first_line)
+                              for sentences, spec in ((src_map, pair.src), (tgt_map, pair.tgt)))
+        maps = (list(src_rows), list(tgt_rows))
+    return PairOutput(bead_lines(aligned, src.lines, tgt.lines, route.fmt), maps, len(aligned),
+                      sum(b.is_null for b in aligned), count)
+
+
+def write_pair(pair: DocPair, output: PairOutput) -> None:
+    """Write one pair's output atomically: its sentence maps first (:func:`sentence_maps`), then its beads, whose
+    existence marks the pair done for ``resume``."""
+    if output.maps is not None:
+        for path, rows in zip(sentence_maps(pair.out), output.maps, strict=True):
+            with atomic_open(path) as fh:
+                fh.writelines(rows)
+    write_beads(pair.out, output.lines)
+    log.info("%s + %s -> %s: %d beads", pair.src.name, pair.tgt.name, pair.out, output.beads)
+
+
+PairOutputs = Callable[[Sequence[DocPair]], Iterator[tuple[DocPair, PairOutput]]]
+"""Where a run's pairs are aligned: each pair with its output, in any order, as each is found (this process:
+:func:`local_outputs`; Ray: :func:`xlsent.align.distributed.ray_outputs`)."""
+
+
+def local_outputs(embed: Embed, route: PairRoute) -> PairOutputs:
+    """The pairs aligned one after the other in this process with ``embed``."""
+    return lambda pairs: ((pair, align_pair(pair, embed, route)) for pair in pairs)
+
+
+def align_files(pairs: Sequence[DocPair], outputs: PairOutputs, *, progress: bool = False) -> AlignSummary:
+    """Align every pair of ``pairs`` (already checked with :func:`check_pairs`; with ``split``,
+    :func:`check_split` too) where ``outputs`` aligns them, and write each pair's output as soon as it is found
+    (:func:`write_pair`: a killed run leaves the pairs it finished, for ``resume``); ``progress`` shows a bar of the
+    pairs written. With ``split`` the documents are paragraphs, one a line: each is split into sentences
+    (:mod:`xlsent.data.sentence_split`), the beads number sentences, and each document's sentence map (its line and
+    character span, as ``xlsent split`` writes a ``.tsv``) is written beside the output."""
     start = time.perf_counter()
     beads = nulls = 0
+    spans = SpanCount()
     with tqdm(total=len(pairs), unit="pair", desc="align", disable=not progress or len(pairs) < 2) as bar:
-        for pair in pairs:
-            (src_lines, src_map), (tgt_lines, tgt_map) = (_sentences(pair.src, src_lang, split),
-                                                          _sentences(pair.tgt, tgt_lang, split))
-            src, tgt = Doc.of(src_lines, cfg.overlaps), Doc.of(tgt_lines, cfg.overlaps)
-            (x,), (y,) = (embed_spans(embed, [doc.texts], [doc.ok], lang)
-                          for doc, lang in ((src, src_lang), (tgt, tgt_lang)))
-            aligned = align_spans(src, tgt, x, y, cfg)
-            if split:
-                for path, sentences, spec in zip(sentence_maps(pair.out), (src_map, tgt_map), (pair.src, pair.tgt),
-                                                 strict=True):
-                    with atomic_open(path) as fh:
-                        fh.writelines(sentence_lines(sentences, tsv=True, first_line=spec.first_line))
-            write_beads(pair.out, bead_lines(aligned, src.lines, tgt.lines, fmt))
-            beads, nulls = beads + len(aligned), nulls + sum(b.is_null for b in aligned)
-            log.info("%s + %s -> %s: %d beads", pair.src.name, pair.tgt.name, pair.out, len(aligned))
+        for pair, output in outputs(pairs):
+            write_pair(pair, output)
+            beads, nulls, spans = beads + output.beads, nulls + output.null_beads, spans + output.spans
             bar.update()
-    return AlignSummary(len(pairs), beads, nulls, time.perf_counter() - start)
+    return AlignSummary(len(pairs), beads, nulls, time.perf_counter() - start, spans=spans)

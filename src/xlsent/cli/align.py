@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_model, positive_int
+from xlsent.cli.options import add_engine, add_model, positive_int, ray_config
 
 
 def max_beads(text: str) -> int:
@@ -50,6 +50,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
         Cost,
         LengthRatio,
         Norm,
+        Spans,
     )
     from xlsent.align.job import FORMATS
 
@@ -83,7 +84,13 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    f"(default {d.norm.value})")
     p.add_argument("--null-cost", type=float, default=None,
                    help=f"cost of leaving a line unaligned, against a pair's cost, from 0 to {MAX_WEIGHT:.0f} "
-                   "(default: " + ", ".join(f"{v:g} with --cost {c.value}" for c, v in NULL_COSTS.items()) + ")")
+                   f"(default: with --cost margin, --null-scale times the median gain of a first path's 1-1 beads; "
+                   f"{NULL_COSTS[Cost.DISTANCE]:g} with --cost distance)")
+    p.add_argument("--null-scale", type=float, default=d.null_scale,
+                   help="with --cost margin and no --null-cost: a null bead costs this share of what a typical 1-1 "
+                   "bead of the document pair gains (the median of a first path's), so a pair whose translations "
+                   "stand out more pays more to leave a line out, as Vecalign's deletion cost follows the pair's own "
+                   f"costs (default {d.null_scale:g}: a null bead costs 0; more lost strict F1 on our dev sets)")
     p.add_argument("--band", type=positive_int, default=d.band,
                    help=f"lines either side of the coarse path that the fine search visits (default {d.band})")
     p.add_argument("--full-dp", type=positive_int, default=d.full_dp,
@@ -121,6 +128,13 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true",
                    help="skip the pairs whose output exists: a killed run's finished pairs (each output is written "
                    "whole); the options they were aligned with are not checked (default: every output rewritten)")
+    p.add_argument("--unsure-share", type=float, default=d.unsure_share,
+                   help="spans of several lines are embedded only where a first path, found with each span pooled "
+                   "from its lines' vectors, is unsure: around every bead but a 1-1 one and around this share of "
+                   f"the 1-1 beads, the weakest (default {d.unsure_share:g}; --spans all embeds every span)")
+    p.add_argument("--spans", default=d.spans.value, choices=[s.value for s in Spans],
+                   help=f"which spans of several lines are embedded (default {d.spans.value}, see --unsure-share)")
+    add_engine(p, "the document pairs of --pairs as tasks, the model loaded once per worker,")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=_align, writes=())  # xlsent.api.align locks every output, --pairs' too
 
@@ -136,9 +150,11 @@ def _align(args: argparse.Namespace) -> int:
     cfg = AlignConfig(max_beads=args.max_beads, cost=args.cost, norm=args.norm, null_cost=args.null_cost,
                       band=args.band, full_dp=args.full_dp, size_weight=args.size_weight,
                       length_weight=args.length_weight, length_ratio=args.length_ratio,
-                      number_weight=args.number_weight, number_min=args.number_min, bracket_cost=args.bracket_cost)
+                      number_weight=args.number_weight, number_min=args.number_min, bracket_cost=args.bracket_cost,
+                      null_scale=args.null_scale, spans=args.spans, unsure_share=args.unsure_share)
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
-                    resume=args.resume, split=args.split, progress=not args.quiet)
+                    resume=args.resume, split=args.split, engine=args.engine, ray=ray_config(args),
+                    progress=not args.quiet)
     print(summary.describe(), file=sys.stderr)
     return 0

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_input_options, add_model, add_output, input_spec, positive_int
+from xlsent.cli.options import (
+    add_engine,
+    add_input_options,
+    add_model,
+    add_output,
+    input_spec,
+    positive_int,
+    ray_config,
+)
 from xlsent.inference import DEFAULT_BATCH_TOKENS
 
 
@@ -31,19 +39,19 @@ def add_commands(sub: Commands) -> None:
     p.add_argument("--resume", action="store_true", help="reuse the chunks a killed run already finished "
                    "(without it, finished chunks of an earlier run are discarded, with a warning)")
     p.add_argument("--strict", action="store_true", help="make empty rows an error (default: zero vectors)")
+    add_engine(p, "encoder actors embedding the chunks (the same chunks, so the same file)")
     p.set_defaults(func=_embed, writes=("output",))
 
 
 def _embed(args: argparse.Namespace) -> int:
-    from xlsent.api import EmbedOptions, embed_file, load
+    from xlsent.api import EmbedOptions, embed
     from xlsent.data.text_input import check_options_apply
-    from xlsent.embed_job import check_job
 
     spec = input_spec(args.input, args)
     check_options_apply([spec])
     opts = EmbedOptions(chunk_rows=args.chunk_rows, batch_tokens=args.batch_tokens, strict=args.strict,
                         resume=args.resume, progress=not args.quiet, lang=args.lang)
-    check_job(spec, args.output)
-    summary = embed_file(spec, args.output, load(args.model, args.backend), opts)
+    summary = embed(spec, args.output, model=args.model, backend=args.backend, options=opts, engine=args.engine,
+                    ray=ray_config(args))
     print(summary.describe())
     return 0

@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 from xlsent.cli.commands import Commands
 from xlsent.cli.options import (
     add_data,
+    add_engine,
     add_input_options,
     add_model,
     add_output,
     input_spec,
     positive_float,
     positive_int,
+    ray_config,
 )
 
 if TYPE_CHECKING:
@@ -105,15 +107,7 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
                    help="with --index hnsw: efSearch, the search's candidate list (default: tuned as --nprobe)")
     p.add_argument("--max-memory", type=positive_float, default=1.0,
                    help="GiB for the similarity blocks (default 1)")
-    p.add_argument("--engine", default="local", choices=["local", "ray"],
-                   help="local: one process (default); ray: encoder actors and one k-NN task per shard on a Ray "
-                   "cluster (see --address); both resumable")
-    p.add_argument("--address", help="with --engine ray: join this Ray cluster (default: start Ray locally)")
-    p.add_argument("--num-cpus", type=positive_int,
-                   help="with --engine ray and no --address: CPUs for local Ray (default: all cores)")
-    p.add_argument("--cpus-per-task", type=positive_int, default=1,
-                   help="with --engine ray: CPUs each embedding actor and k-NN task reserves, and the BLAS, OpenMP "
-                   "and torch threads it runs with (default 1)")
+    add_engine(p, "encoder actors and one k-NN task per shard")
 
 
 def _add_mine(sub: Commands) -> None:
@@ -206,10 +200,7 @@ def search_config(args: argparse.Namespace) -> dict[str, Any]:
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """``xlsent.api``'s keyword arguments for the model, languages, given embeddings and engine."""
-    from xlsent.mining.distributed import RayConfig
-
-    ray = (RayConfig(address=args.address, num_cpus=args.num_cpus, cpus_per_task=args.cpus_per_task)
-           if args.engine == "ray" else None)
+    ray = ray_config(args)
     return {"model": args.model, "backend": args.backend, "src_lang": args.src_lang, "tgt_lang": args.tgt_lang,
             "src_emb": args.src_emb, "tgt_emb": args.tgt_emb, "engine": args.engine, "ray": ray,
             "progress": not args.quiet}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from xlsent.inference import CHOICES
 
 if TYPE_CHECKING:
+    from xlsent.cluster import RayConfig
     from xlsent.data.text_input import InputSpec
 
 MODEL_HELP = "encoder: a registered name (me5-small, muse), a model directory, or module:function (default me5-small)"
@@ -50,6 +51,29 @@ def add_backend(p: argparse.ArgumentParser) -> None:
                    help="inference backend of transformer models (default auto: the fastest that holds the accuracy "
                    "guard on this CPU; LASER models: torch or torch-bf16; bf16 and int8 backends give other vectors "
                    "and so another encoder id)")
+
+
+def add_engine(p: argparse.ArgumentParser, ray_does: str) -> None:
+    """``--engine``, ``--address``, ``--num-cpus`` and ``--cpus-per-task``; ``ray_does``: what the Ray engine runs
+    (``encoder actors and one k-NN task per shard``) and what one task reserves CPUs for."""
+    p.add_argument("--engine", default="local", choices=["local", "ray"],
+                   help=f"local: one process (default); ray: {ray_does} on a Ray cluster (see --address); both "
+                   "resumable")
+    p.add_argument("--address", help="with --engine ray: join this Ray cluster (default: start Ray locally)")
+    p.add_argument("--num-cpus", type=positive_int,
+                   help="with --engine ray and no --address: CPUs for local Ray (default: all cores)")
+    p.add_argument("--cpus-per-task", type=positive_int, default=1,
+                   help="with --engine ray: CPUs each actor and task reserves, and the BLAS, OpenMP and torch threads "
+                   "it runs with (default 1)")
+
+
+def ray_config(args: argparse.Namespace) -> RayConfig | None:
+    """The :class:`~xlsent.cluster.RayConfig` of :func:`add_engine`'s flags (None with ``--engine local``)."""
+    from xlsent.cluster import RayConfig
+
+    if args.engine != "ray":
+        return None
+    return RayConfig(address=args.address, num_cpus=args.num_cpus, cpus_per_task=args.cpus_per_task)
 
 
 def add_data(p: argparse.ArgumentParser) -> None:

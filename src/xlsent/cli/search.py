@@ -6,7 +6,15 @@ import argparse
 from pathlib import Path
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_input_options, add_model, add_output, input_spec, positive_int
+from xlsent.cli.options import (
+    add_engine,
+    add_input_options,
+    add_model,
+    add_output,
+    input_spec,
+    positive_int,
+    ray_config,
+)
 
 
 def add_commands(sub: Commands) -> None:
@@ -20,6 +28,7 @@ def add_commands(sub: Commands) -> None:
                    help="FAISS index type (default auto: exact below ~200k rows, IVF above)")
     p.add_argument("--overwrite", action="store_true", help="replace the index (or other files) already in -o")
     add_input_options(p)
+    add_engine(p, "encoder actors embedding the input's chunks")
     p.set_defaults(func=_index, writes=("output",))
 
     p = sub.add_parser("search", help="nearest sentences of a saved index for each query")
@@ -31,21 +40,10 @@ def add_commands(sub: Commands) -> None:
 
 
 def _index(args: argparse.Namespace) -> int:
-    from xlsent.api import load
-    from xlsent.data.text_input import check_options_apply, readable
-    from xlsent.mining.search_index import build_sentence_index, check_index_output, check_indexable
+    from xlsent.api import index
 
-    spec = input_spec(args.input, args)
-    spec.check()
-    check_options_apply([spec])
-    out = Path(args.output)
-    if args.output == "-" or (out.exists() and not out.is_dir()):
-        raise ValueError(f"-o {args.output}: an index is a folder; name a new or existing folder")
-    check_index_output(out, overwrite=args.overwrite)
-    with readable(spec) as spec:
-        check_indexable(spec)
-        encoder = load(args.model, args.backend)
-        out = build_sentence_index(spec, out, encoder, args.model, kind=args.kind, progress=not args.quiet)
+    out = index(input_spec(args.input, args), args.output, model=args.model, backend=args.backend, kind=args.kind,
+                overwrite=args.overwrite, engine=args.engine, ray=ray_config(args), progress=not args.quiet)
     print(f"wrote index {out}")
     return 0
 

@@ -85,20 +85,24 @@ class Embedded:
         """Bead scores (percent) of ``cfg``'s alignment of the set ``name``, cut into ``pieces`` documents aligned
         one by one (:func:`cut_points`; counts summed); with ``interval``, also the 95% interval of its strict F1
         (``strict_f1_low``, ``strict_f1_high``: :func:`strict_f1_interval`, one piece only)."""
-        from xlsent.align.aligner import Doc, align_spans  # numba: imported when a task runs
+        from xlsent.align.adaptive import SpanCount
+        from xlsent.align.aligner import Doc, align_documents, array_source  # numba: imported when a task runs
 
         data, x, y = self.get(name)
         whole_src, whole_tgt = Doc.of(data.src, self.overlaps), Doc.of(data.tgt, self.overlaps)
         bounds = [(0, 0), *cut_points(data.gold, pieces), (len(data.src), len(data.tgt))]
         golds, tests = [], []
+        spans = SpanCount()
         for (s0, t0), (s1, t1) in itertools.pairwise(bounds):
             src, tgt = Doc.of(data.src[s0:s1], cfg.overlaps), Doc.of(data.tgt[t0:t1], cfg.overlaps)
             xs = x[:cfg.overlaps, np.searchsorted(whole_src.ids, s0):np.searchsorted(whole_src.ids, s1)]
             ys = y[:cfg.overlaps, np.searchsorted(whole_tgt.ids, t0):np.searchsorted(whole_tgt.ids, t1)]
-            beads = align_spans(src, tgt, xs * src.ok[..., None], ys * tgt.ok[..., None], cfg)
+            beads, count = align_documents(src, tgt, array_source(xs * src.ok[..., None]),
+                                           array_source(ys * tgt.ok[..., None]), cfg)
+            spans += count
             tests.append([(tuple(i + s0 for i in b.src), tuple(j + t0 for j in b.tgt)) for b in beads])
             golds.append([b for b in data.gold if (s0 <= min(b[0]) < s1 if b[0] else t0 <= min(b[1]) < t1)])
-        out = bead_scores(golds, tests)
+        out = bead_scores(golds, tests) | {"span_chars_embedded": 1 - spans.skipped}
         if interval and pieces == 1:
             out["strict_f1_low"], out["strict_f1_high"] = strict_f1_interval(golds[0], tests[0])  # strict_f1's gold
         return percent(out)

@@ -24,19 +24,15 @@ both engines share, so the output is the same. Embedding chunks are the same row
 so the output is identical.
 
 Every task and actor runs with as many BLAS, OpenMP (FAISS) and torch threads as CPUs it reserves
-(:mod:`xlsent.mining.threads`). Local Ray (started in-process) is the default; ``address`` joins a cluster.
+(:mod:`xlsent.threads`). Local Ray (started in-process) is the default; ``address`` joins a cluster.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import shutil
-import socket
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +40,7 @@ import faiss
 import numpy as np
 
 from xlsent.atomic import atomic_path
-from xlsent.encoders.cache import encoder_id
-from xlsent.inference import DEFAULT_BATCH_TOKENS
+from xlsent.cluster import TASK_RETRIES, EncoderActor, RayConfig, as_finished, in_flight, ray_session, task_cpus
 from xlsent.mining.config import SearchConfig
 from xlsent.mining.engine import ExactShards, SearchHooks, Side
 from xlsent.mining.faiss_index import (
@@ -58,62 +53,10 @@ from xlsent.mining.faiss_index import (
 )
 from xlsent.mining.knn import KnnResult, take_rows
 from xlsent.mining.stages import IndexFill, ShardSearch, knn_shard, say, shard_bounds
-from xlsent.mining.threads import limit_threads, thread_counts
 from xlsent.store import EmbeddingFileError, base_metadata, load_embeddings, save_embedding_parts
+from xlsent.threads import limit_threads, thread_counts
 
 log = logging.getLogger(__name__)
-
-# Attempts after the first that Ray makes of a task whose worker process died.
-TASK_RETRIES = 3
-# Seconds to wait for a cluster at ``--address`` to accept a connection.
-CONNECT_TIMEOUT = 5.0
-
-
-@dataclass(frozen=True)
-class RayConfig:
-    """Where and how to run on Ray: ``address`` of a cluster (default: start Ray in this process with
-    ``num_cpus``, default all cores), CPUs reserved by each task and actor (its thread budget), rows per
-    embedding chunk (as ``xlsent embed --chunk-rows``), the encoder's batch size in tokens, and the inference
-    backend each encoder actor loads the model on (``auto`` is resolved on the actor's own CPU)."""
-
-    address: str | None = None
-    num_cpus: int | None = None
-    cpus_per_task: int = 1
-    chunk_rows: int = 50_000
-    batch_tokens: int = DEFAULT_BATCH_TOKENS
-    backend: str = "torch"
-
-    def __post_init__(self) -> None:
-        for name in ("num_cpus", "cpus_per_task", "chunk_rows", "batch_tokens"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"{name} must be at least 1, not {value}")
-
-
-def task_cpus() -> int:
-    """CPUs reserved by the running Ray task or actor (1 outside Ray's workers)."""
-    import ray
-
-    return max(1, round(ray.get_runtime_context().get_assigned_resources().get("CPU", 1)))
-
-
-class _Embedder:
-    """Ray actor: loads the encoder once, embeds one chunk of rows per call within its CPU reservation."""
-
-    def __init__(self, model: str, batch_tokens: int, backend: str) -> None:
-        from xlsent.encoders.registry import load_encoder
-
-        self.encoder = load_encoder(model, backend)
-        self.batch_tokens = batch_tokens
-
-    def encoder_id(self) -> str:
-        return encoder_id(self.encoder)
-
-    def embed(self, chunk: int, texts: list[str], lang: str | None) -> tuple[int, np.ndarray, dict[str, int]]:
-        with limit_threads(task_cpus()):
-            vecs = self.encoder.encode(texts, lang, batch_tokens=self.batch_tokens)
-            return chunk, np.asarray(vecs, dtype=np.float32), thread_counts()
-
 
 def _knn_task(x_block: np.ndarray, y: np.ndarray, offset: int, cfg: SearchConfig
               ) -> tuple[KnnResult, dict[str, int]]:
@@ -137,28 +80,6 @@ def _fill_task(index: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, dict[st
     returns the thread counts it ran with."""
     with limit_threads(task_cpus()):
         return faiss.serialize_index(fill_index(faiss.deserialize_index(index), rows)), thread_counts()
-
-
-def _in_flight(cpus: int, cpus_per_task: int) -> int:
-    """Tasks kept in flight: two per task slot of the ``cpus``, so that a slot never waits for its next task."""
-    return 2 * max(1, cpus // cpus_per_task)
-
-
-def _as_finished(submit: Callable[[int], Any], todo: list[int], most: int, *, ordered: bool = False
-                 ) -> Iterator[tuple[int, Any]]:
-    """``(item, result)`` of a Ray task per item of ``todo`` (``submit(item)`` starts it), as each finishes (with
-    ``ordered``, in the order of ``todo``, later results waiting in the object store), with at most ``most`` in
-    flight."""
-    import ray
-
-    pending: dict[Any, int] = {}
-    queue = list(todo)
-    while queue or pending:
-        while queue and len(pending) < most:
-            item = queue.pop(0)
-            pending[submit(item)] = item
-        ready = next(iter(pending)) if ordered else ray.wait(list(pending), num_returns=1)[0][0]
-        yield pending.pop(ready), ray.get(ready)
 
 
 def ray_index_fill(cpus: int, cpus_per_task: int, shard_rows: int) -> IndexFill:
@@ -185,7 +106,7 @@ def ray_index_fill(cpus: int, cpus_per_task: int, shard_rows: int) -> IndexFill:
             return task.remote(index_ref, take_rows(db, np.arange(lo, hi)))
 
         merged = faiss.deserialize_index(form)
-        shards = _as_finished(submit, list(range(len(bounds))), _in_flight(cpus, cpus_per_task), ordered=True)
+        shards = as_finished(submit, list(range(len(bounds))), in_flight(cpus, cpus_per_task), ordered=True)
         for shard, (part, threads) in shards:
             log.debug("index shard %d filled with threads %s", shard, threads)
             merge_index(merged, faiss.deserialize_index(part))
@@ -209,48 +130,11 @@ def ray_shard_search(cpus: int, cpus_per_task: int = 1) -> ShardSearch:
             lo, hi = bounds[shard]
             return task.remote(index_ref, take_rows(queries, np.arange(lo, hi)), k)
 
-        for shard, (idx, sim, threads) in _as_finished(submit, todo, _in_flight(cpus, cpus_per_task)):
+        for shard, (idx, sim, threads) in as_finished(submit, todo, in_flight(cpus, cpus_per_task)):
             log.debug("search of shard %d ran with threads %s", shard, threads)
             yield shard, idx, sim
 
     return search
-
-
-def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
-    """Raise ValueError unless something accepts connections at the Ray ``address`` (``host:port`` or
-    ``ray://host:port``; ``auto`` and ``local`` are Ray's to find) within ``timeout`` seconds: Ray itself would
-    retry for minutes, logging each attempt."""
-    if address in ("auto", "local"):
-        return
-    host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError(f"--address {address}: expected HOST:PORT (or ray://HOST:PORT, auto) of a Ray cluster")
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
-    except OSError as exc:
-        raise ValueError(f"--address {address}: no Ray cluster answers there within {timeout:g}s ({exc}); start "
-                         "one (`ray start --head`) or leave out --address to run Ray on this machine") from None
-
-
-@contextmanager
-def ray_session(cfg: RayConfig) -> Iterator[int]:
-    """Ray, joined at ``cfg.address`` or started here (and shut down after) unless already running; yields its
-    CPU count."""
-    import ray
-
-    if cfg.address:
-        check_reachable(cfg.address)
-    started_here = not ray.is_initialized()
-    if started_here:
-        if cfg.address:
-            ray.init(address=cfg.address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=cfg.num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=False)
-    try:
-        yield max(1, int(ray.cluster_resources().get("CPU", 1)))
-    finally:
-        if started_here:
-            ray.shutdown()
 
 
 def _part_path(parts: Path, chunk: int) -> Path:
@@ -311,7 +195,7 @@ def ray_exact_shards(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, cpus: int,
             lo, hi = bounds[shard]
             return task.remote(take_rows(x, np.arange(lo, hi)), y_ref, lo, cfg)
 
-        for shard, (part, threads) in _as_finished(submit, todo, _in_flight(cpus, cpus_per_task)):
+        for shard, (part, threads) in as_finished(submit, todo, in_flight(cpus, cpus_per_task)):
             log.debug("k-NN shard %d ran with threads %s", shard, threads)
             yield shard, part
 
@@ -343,7 +227,7 @@ class RayEngine:
     def _add_actors(self, count: int) -> None:
         import ray
 
-        actor = ray.remote(num_cpus=self.cfg.cpus_per_task)(_Embedder)
+        actor = ray.remote(num_cpus=self.cfg.cpus_per_task)(EncoderActor)
         while len(self.actors) < count:
             self.actors.append(actor.remote(self.model, self.cfg.batch_tokens, self.cfg.backend))
 

@@ -17,7 +17,7 @@ import faiss
 import numpy as np
 
 from xlsent.mining.knn import CHUNK_ROWS, KnnResult, bidirectional_knn, check_inputs, read_rows, take_rows
-from xlsent.mining.threads import cores
+from xlsent.threads import cores
 
 log = logging.getLogger(__name__)
 

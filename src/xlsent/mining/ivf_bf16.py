@@ -43,7 +43,7 @@ from xlsent.mining.bf16_scan import merge_into
 from xlsent.mining.config import IVF_BF16
 from xlsent.mining.ivf_scan import EMPTY_KEY, pair_dots, scan_tiles, top_columns
 from xlsent.mining.knn import CHUNK_ROWS, KnnResult, bidirectional_knn, check_inputs, read_rows, take_rows
-from xlsent.mining.threads import cores
+from xlsent.threads import cores
 
 log = logging.getLogger(__name__)
 

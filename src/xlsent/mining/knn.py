@@ -27,7 +27,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from xlsent.mining.threads import cores
+from xlsent.threads import cores
 
 log = logging.getLogger(__name__)
 

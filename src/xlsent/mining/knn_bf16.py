@@ -42,7 +42,7 @@ from xlsent.mining.knn import (
     read_rows,
     take_rows,
 )
-from xlsent.mining.threads import cores
+from xlsent.threads import cores
 
 log = logging.getLogger(__name__)
 

@@ -48,27 +48,30 @@ def check_index_output(out: Path, *, overwrite: bool) -> None:
                               "new folder")
 
 
-def build_sentence_index(spec: InputSpec, out_dir: str | Path, encoder: Encoder, model: str, *,
-                         kind: str = "auto", progress: bool = True) -> Path:
-    """Embed every row of ``spec`` and save a searchable index folder at ``out_dir`` (``ValueError`` for an input
-    without text: see :func:`check_indexable`)."""
+def build_sentence_index(spec: InputSpec, out_dir: str | Path, vectors_file: str | Path, model: str, *,
+                         kind: str = "auto") -> Path:
+    """Save a searchable index folder at ``out_dir`` of the rows of ``spec`` and their embedding file
+    ``vectors_file`` (as ``xlsent embed`` writes it: its sidecar names the encoder, its checksum the input);
+    ``ValueError`` for an input without text (:func:`check_indexable`)."""
     import faiss
 
     from xlsent.mining.faiss_index import build_index
+    from xlsent.store import load_embeddings
 
     check_indexable(spec)
+    sha = sha256_file(spec.path)
+    texts = list(iter_rows(spec))
+    vecs, meta = load_embeddings(vectors_file, expect_sha256=sha, expect_rows=len(texts))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    texts = list(iter_rows(spec))
-    vecs = np.ascontiguousarray(encoder.encode(texts, progress=progress), dtype=np.float32)
-    index = build_index(vecs, kind)
+    index = build_index(np.ascontiguousarray(vecs, dtype=np.float32), kind)
     with atomic_path(out / INDEX_FILE) as tmp:
         faiss.write_index(index, str(tmp))
     with atomic_open(out / TEXTS_FILE) as fh:
         fh.writelines(t.replace("\n", " ") + "\n" for t in texts)
-    write_json(out / MANIFEST, {"type": "sentence-index", "model": model, "encoder": encoder_id(encoder),
+    write_json(out / MANIFEST, {"type": "sentence-index", "model": model, "encoder": meta["encoder"],
                                 "rows": len(texts), "dim": int(vecs.shape[1]), "kind": kind,
-                                "source": {"path": str(spec.path), "sha256": sha256_file(spec.path)},
+                                "source": {"path": str(spec.path), "sha256": sha},
                                 "files": {n: sha256_file(out / n) for n in (INDEX_FILE, TEXTS_FILE)}})
     return out
 

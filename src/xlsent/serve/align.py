@@ -6,16 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlsent.align.aligner import Doc, align_spans
-from xlsent.align.config import AlignConfig
-from xlsent.align.overlaps import span_array, span_texts
-from xlsent.data.beads import Bead
 from xlsent.data.sentence_split import Sentence, split_paragraphs
 from xlsent.mining.job import MinedPair, mine_texts
 from xlsent.serve.errors import ApiError
 from xlsent.serve.schemas import AlignRequest
 
-__all__ = ["MinedPair", "align", "cosine_matrix", "document_beads", "document_sentences", "document_spans"]
+__all__ = ["MinedPair", "align", "cosine_matrix", "document_sentences"]
 
 align = mine_texts
 
@@ -23,17 +19,6 @@ align = mine_texts
 def cosine_matrix(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """``(len(x), len(y))`` cosines of unit rows."""
     return np.asarray(x, dtype=np.float32) @ np.asarray(y, dtype=np.float32).T
-
-
-def document_spans(lines: list[str], cfg: AlignConfig) -> tuple[Doc, list[str]]:
-    """A document side of document mode and the texts of its spans, which the engine embeds."""
-    doc = Doc.of(lines, cfg.overlaps)
-    return doc, span_texts(doc.texts, doc.ok)
-
-
-def document_beads(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> list[Bead]:
-    """The beads of document mode, from the embeddings ``x`` and ``y`` of :func:`document_spans`' texts."""
-    return align_spans(src, tgt, span_array(x, src.ok), span_array(y, tgt.ok), cfg)
 
 
 def document_sentences(req: AlignRequest) -> tuple[list[Sentence], list[Sentence]]:

@@ -23,15 +23,18 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 from starlette.responses import HTMLResponse, Response
 
+from xlsent.align.adaptive import lines_only
+from xlsent.align.aligner import Doc, align_spans, plan_spans
 from xlsent.align.config import AlignConfig
+from xlsent.align.overlaps import span_texts
 from xlsent.encoders.base import l2_normalize
 from xlsent.mining.config import MineConfig
-from xlsent.serve.align import align, cosine_matrix, document_beads, document_sentences, document_spans
+from xlsent.serve.align import align, cosine_matrix, document_sentences
 from xlsent.serve.docs_page import docs_page
 from xlsent.serve.engine import Engine, ModelSource, ModelWorker
 from xlsent.serve.errors import ApiError, install_error_handlers
 from xlsent.serve.guards import ApiKeyGuard, BodyGuard
-from xlsent.serve.inputs import TokenCounts, check_document, check_texts, check_tokens, count_tokens
+from xlsent.serve.inputs import TokenCounts, check_document, check_texts, check_tokens, count_tokens, joined
 from xlsent.serve.metrics import CONTENT_TYPE, Metrics, RequestCounter
 from xlsent.serve.schemas import (
     AlignRequest,
@@ -86,11 +89,7 @@ def _usage(tokens: int) -> dict[str, int]:
 
 
 def _window_headers(*counts: TokenCounts) -> dict[str, str]:
-    windowed: list[int] = []
-    offset = 0
-    for c in counts:
-        windowed += [offset + i for i in c.windowed]
-        offset += len(c.per_input)
+    windowed = joined(counts).windowed
     headers = {WINDOWED_HEADER: str(len(windowed))}
     if windowed:
         headers[WINDOWED_INPUTS_HEADER] = ",".join(map(str, windowed[:LISTED_WINDOWED]))
@@ -257,7 +256,8 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
         return _json(payload, _window_headers(src_counts, tgt_counts))
 
     async def align_document(req: AlignRequest) -> Response:
-        """Document mode of ``/v1/align``: the lines are checked as inputs, their spans counted and embedded."""
+        """Document mode of ``/v1/align``: the lines are checked as inputs; the lines, then the spans the alignment
+        wants (:func:`~xlsent.align.aligner.plan_spans`) counted and embedded."""
         worker = engine.worker(req.model)
         cfg = AlignConfig(max_beads=req.max_beads)
         for lines, param in ((req.src, "src"), (req.tgt, "tgt")):
@@ -266,19 +266,33 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
         if req.split:
             maps = document_sentences(req)
             src_lines, tgt_lines = [s.text for s in maps[0]], [s.text for s in maps[1]]
-        (src, src_texts), (tgt, tgt_texts) = document_spans(src_lines, cfg), document_spans(tgt_lines, cfg)
+        src, tgt = Doc.of(src_lines, cfg.overlaps), Doc.of(tgt_lines, cfg.overlaps)
         encoder = worker.encoder()
-        src_counts = await asyncio.to_thread(count_tokens, encoder, src_texts)
-        tgt_counts = await asyncio.to_thread(count_tokens, encoder, tgt_texts)
-        for counts, param in ((src_counts, "src"), (tgt_counts, "tgt")):
-            check_tokens(counts, param, settings)
-        x, y = await asyncio.gather(
-            worker.encode(src_texts, req.src_lang, src_counts.total, src_counts.content),
-            worker.encode(tgt_texts, req.tgt_lang, tgt_counts.total, tgt_counts.content))
-        beads = await asyncio.to_thread(document_beads, src, tgt, x, y, cfg)
-        payload = {"object": "alignment", "model": worker.name, "pairs": [], "matrix": None,
-                   "beads": [{"src": list(b.src), "tgt": list(b.tgt), "cost": b.cost} for b in beads],
-                   "usage": _usage(src_counts.total + tgt_counts.total)}
+        spent: dict[str, list[TokenCounts]] = {"src": [], "tgt": []}
+
+        async def embed(wanted: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
+            """The vectors of the spans ``wanted`` of each side, their tokens counted and checked with those of the
+            sides' spans embedded before (one request's limits)."""
+            sides = []
+            for doc, marks, lang, param in ((src, wanted[0], req.src_lang, "src"),
+                                            (tgt, wanted[1], req.tgt_lang, "tgt")):
+                texts = span_texts(doc.texts, marks)
+                counts = await asyncio.to_thread(count_tokens, encoder, texts)
+                spent[param].append(counts)
+                check_tokens(joined(spent[param]), param, settings)
+                sides.append((texts, lang, counts))
+            return list(await asyncio.gather(*(worker.encode(texts, lang, counts.total, counts.content)
+                                               for texts, lang, counts in sides)))
+
+        x_lines, y_lines = await embed((lines_only(src.ok), lines_only(tgt.ok)))
+        plan = await asyncio.to_thread(plan_spans, src, tgt, x_lines, y_lines, cfg)
+        if plan.count.embedded:
+            plan.fill(*await embed(plan.wanted))
+        beads = await asyncio.to_thread(align_spans, src, tgt, plan.x, plan.y, cfg)
+        src_counts, tgt_counts = joined(spent["src"]), joined(spent["tgt"])
+        payload: dict[str, Any] = {"object": "alignment", "model": worker.name, "pairs": [], "matrix": None,
+                                   "beads": [{"src": list(b.src), "tgt": list(b.tgt), "cost": b.cost} for b in beads],
+                                   "usage": _usage(src_counts.total + tgt_counts.total)}
         if maps is not None:
             payload.update({f"{side}_sentences": [{"row": s.paragraph, "start": s.start, "end": s.end, "text": s.text}
                                                    for s in sentences]

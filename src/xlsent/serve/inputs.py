@@ -33,6 +33,22 @@ class TokenCounts:
         return sum(self.per_input)
 
 
+def joined(parts: Sequence[TokenCounts]) -> TokenCounts:
+    """The counts of several lists of inputs as one list, in order.
+
+    >>> joined([TokenCounts([3], [0]), TokenCounts([5, 2], [1])]).windowed
+    [0, 2]
+    """
+    windowed: list[int] = []
+    offset = 0
+    for part in parts:
+        windowed += [offset + i for i in part.windowed]
+        offset += len(part.per_input)
+    contents = [part.content for part in parts]
+    content = None if any(c is None for c in contents) else [ids for c in contents for ids in c or []]
+    return TokenCounts([n for part in parts for n in part.per_input], windowed, content)
+
+
 def _bad_character(text: str) -> str | None:
     """What makes ``text`` unencodable: a NUL character or a lone surrogate (None when it has neither)."""
     if "\x00" in text:

@@ -1,0 +1,178 @@
+"""Ray for every long job: joining or starting a cluster (:func:`ray_session`), where and how to run
+(:class:`RayConfig`), running tasks with a bounded number in flight (:func:`as_finished`), and encoder actors that
+embed chunks of rows (:class:`EncoderActor`, :func:`ray_chunk_vectors`). Mining's engine
+(:mod:`xlsent.mining.distributed`), alignment's (:mod:`xlsent.align.distributed`) and ``xlsent embed`` /
+``xlsent index --engine ray`` (:mod:`xlsent.api`) share it.
+
+Ray is imported only when a function here runs: the rest of xlsent works without a cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from xlsent.encoders.cache import encoder_id
+from xlsent.inference import DEFAULT_BATCH_TOKENS
+from xlsent.threads import limit_threads, thread_counts
+
+log = logging.getLogger(__name__)
+
+# Attempts after the first that Ray makes of a task whose worker process died.
+TASK_RETRIES = 3
+# Seconds to wait for a cluster at ``--address`` to accept a connection.
+CONNECT_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class RayConfig:
+    """Where and how to run on Ray: ``address`` of a cluster (default: start Ray in this process with
+    ``num_cpus``, default all cores), CPUs reserved by each task and actor (its thread budget), rows per
+    embedding chunk (as ``xlsent embed --chunk-rows``), the encoder's batch size in tokens, and the inference
+    backend each encoder actor loads the model on (``auto`` is resolved on the actor's own CPU)."""
+
+    address: str | None = None
+    num_cpus: int | None = None
+    cpus_per_task: int = 1
+    chunk_rows: int = 50_000
+    batch_tokens: int = DEFAULT_BATCH_TOKENS
+    backend: str = "torch"
+
+    def __post_init__(self) -> None:
+        for name in ("num_cpus", "cpus_per_task", "chunk_rows", "batch_tokens"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be at least 1, not {value}")
+
+
+def task_cpus() -> int:
+    """CPUs reserved by the running Ray task or actor (1 outside Ray's workers)."""
+    import ray
+
+    return max(1, round(ray.get_runtime_context().get_assigned_resources().get("CPU", 1)))
+
+
+def in_flight(cpus: int, cpus_per_task: int) -> int:
+    """Tasks kept in flight: two per task slot of the ``cpus``, so that a slot never waits for its next task."""
+    return 2 * max(1, cpus // cpus_per_task)
+
+
+def as_finished(submit: Callable[[int], Any], todo: list[int], most: int, *, ordered: bool = False
+                 ) -> Iterator[tuple[int, Any]]:
+    """``(item, result)`` of a Ray task per item of ``todo`` (``submit(item)`` starts it), as each finishes (with
+    ``ordered``, in the order of ``todo``, later results waiting in the object store), with at most ``most`` in
+    flight."""
+    import ray
+
+    pending: dict[Any, int] = {}
+    queue = list(todo)
+    while queue or pending:
+        while queue and len(pending) < most:
+            item = queue.pop(0)
+            pending[submit(item)] = item
+        ready = next(iter(pending)) if ordered else ray.wait(list(pending), num_returns=1)[0][0]
+        yield pending.pop(ready), ray.get(ready)
+
+
+def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
+    """Raise ValueError unless something accepts connections at the Ray ``address`` (``host:port`` or
+    ``ray://host:port``; ``auto`` and ``local`` are Ray's to find) within ``timeout`` seconds: Ray itself would
+    retry for minutes, logging each attempt."""
+    if address in ("auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--address {address}: expected HOST:PORT (or ray://HOST:PORT, auto) of a Ray cluster")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise ValueError(f"--address {address}: no Ray cluster answers there within {timeout:g}s ({exc}); start "
+                         "one (`ray start --head`) or leave out --address to run Ray on this machine") from None
+
+
+@contextmanager
+def ray_session(cfg: RayConfig) -> Iterator[int]:
+    """Ray, joined at ``cfg.address`` or started here (and shut down after) unless already running; yields its
+    CPU count."""
+    import ray
+
+    if cfg.address:
+        check_reachable(cfg.address)
+    started_here = not ray.is_initialized()
+    if started_here:
+        if cfg.address:
+            ray.init(address=cfg.address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=cfg.num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=False)
+    try:
+        yield max(1, int(ray.cluster_resources().get("CPU", 1)))
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+
+
+class EncoderActor:
+    """Ray actor: loads the encoder once, embeds one chunk of rows per call within its CPU reservation."""
+
+    def __init__(self, model: str, batch_tokens: int, backend: str) -> None:
+        from xlsent.encoders.registry import load_encoder
+
+        self.encoder = load_encoder(model, backend)
+        self.batch_tokens = batch_tokens
+
+    def encoder_id(self) -> str:
+        return encoder_id(self.encoder)
+
+    def dim(self) -> int:
+        return int(self.encoder.dim)
+
+    def embed(self, chunk: int, texts: list[str], lang: str | None) -> tuple[int, np.ndarray, dict[str, int]]:
+        with limit_threads(task_cpus()):
+            vecs = self.encoder.encode(texts, lang, batch_tokens=self.batch_tokens)
+            return chunk, np.asarray(vecs, dtype=np.float32), thread_counts()
+
+
+def encoder_actors(model: str, cfg: RayConfig, cpus: int, most: int | None = None) -> list[Any]:
+    """As many :class:`EncoderActor` of ``model`` (on ``cfg.backend``, ``cfg.batch_tokens`` a batch) as task slots
+    of ``cfg.cpus_per_task`` CPUs among ``cpus`` (at most ``most``)."""
+    import ray
+
+    count = max(1, cpus // cfg.cpus_per_task)
+    actor = ray.remote(num_cpus=cfg.cpus_per_task)(EncoderActor)
+    return [actor.remote(model, cfg.batch_tokens, cfg.backend) for _ in range(min(count, most or count))]
+
+
+def ray_chunk_vectors(actors: list[Any], chunks: Iterator[tuple[int, list[str]]], lang: str | None
+                      ) -> Iterator[tuple[int, np.ndarray]]:
+    """Each chunk ``(index, rows)`` of ``chunks`` embedded by ``actors``, yielded as it finishes (any order); the
+    chunks are read as actors become free, two per actor in flight, so a long input is never held whole."""
+    import ray
+
+    idle = list(actors) * 2
+    pending: dict[Any, Any] = {}
+    chunks = iter(chunks)
+    more = True
+    while more or pending:
+        while more and idle:
+            item = next(chunks, None)
+            if item is None:
+                more = False
+                break
+            handle = idle.pop()
+            pending[handle.embed.remote(item[0], item[1], lang)] = handle
+        if not pending:
+            break
+        ready = ray.wait(list(pending), num_returns=1)[0][0]
+        idle.append(pending.pop(ready))
+        index, vecs, threads = ray.get(ready)
+        log.debug("chunk %d embedded with threads %s", index, threads)
+        yield index, vecs
