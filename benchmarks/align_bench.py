@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import resource
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -109,6 +110,46 @@ def case_row(lines: int, embed_max: int, model: str, repeats: int) -> BenchRow:
                     details=details, **(timed(encoder) if encoder is not None else {}))
 
 
+def command_row(model: str, repeats: int, workdir: Path) -> BenchRow | None:
+    """``xlsent align`` of the Text+Berg de-fr dev document pair against ``xlsent embed`` of its two documents, as
+    commands (model loads included, as issue 59 times them), alternating, best of ``repeats``; None without the
+    data."""
+    import subprocess
+
+    from xlsent.api import load
+    from xlsent.data.align_sets import load_textberg
+
+    try:
+        data = load_textberg()
+    except FileNotFoundError as exc:
+        print(f"  Text+Berg dev not found ({exc}): its row is left out", flush=True)
+        return None
+    de, fr = data.files[0], data.files[1]
+    xlsent = str(Path(sys.executable).with_name("xlsent"))
+    commands = {"embed": [[xlsent, "embed", str(de), "-o", str(workdir / "de.npy"), "--lang", "de", "-q",
+                           "--model", model],
+                          [xlsent, "embed", str(fr), "-o", str(workdir / "fr.npy"), "--lang", "fr", "-q",
+                           "--model", model]],
+                "align": [[xlsent, "align", str(de), str(fr), "-o", str(workdir / "de-fr.beads"), "--src-lang",
+                           "de", "--tgt-lang", "fr", "-q", "--model", model]]}
+    seconds: dict[str, list[float]] = {"embed": [], "align": []}
+    for _ in range(repeats):
+        for name, runs in commands.items():
+            start = time.perf_counter()
+            for command in runs:
+                subprocess.run(command, check=True, capture_output=True)
+            seconds[name].append(time.perf_counter() - start)
+    ours, baseline = min(seconds["align"]), min(seconds["embed"])
+    beads = (workdir / "de-fr.beads").read_text(encoding="utf-8").splitlines()
+    print(f"  Text+Berg dev as commands: align {ours:.1f}s, embed both documents {baseline:.1f}s", flush=True)
+    return BenchRow("xlsent align, Text+Berg de-fr dev document pair (command, model load included)", "s",
+                    round(ours, 2), round(baseline, 2),
+                    f"xlsent embed of both documents, two commands, model loads included ({model})",
+                    checks={"beads written": len(beads) > 0},
+                    details={"source lines": len(data.src), "target lines": len(data.tgt), "beads": len(beads)},
+                    **timed(load(model)))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000],
@@ -120,6 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=2,
                         help="rounds of embedding the lines once and aligning, alternating; the best of each counts "
                         "(default 2)")
+    parser.add_argument("--no-textberg", dest="textberg", action="store_false",
+                        help="leave out the Text+Berg dev pair timed as commands (xlsent align against xlsent embed "
+                        "of both documents, model loads included)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
@@ -129,6 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     align_texts(["warm"], ["up"], lambda t, lang: np.ones((len(t), 4), dtype=np.float32) / 2)  # numba compiles
     record.rows += [case_row(n, args.embed_max, args.model, args.repeats) for n in args.sizes]
+    if args.textberg:
+        with tempfile.TemporaryDirectory() as workdir:
+            row = command_row(args.model, args.repeats, Path(workdir))
+        record.rows += [row] if row is not None else []
     record.notes += ["ours = seconds of xlsent align's alignment with its shipped settings (adaptive spans: the lines "
                      "embedded once, a first path with spans pooled from them, the spans embedded where it is "
                      "unsure, the dynamic programme with its band search); baseline = embedding the lines of both "

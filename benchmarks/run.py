@@ -1,8 +1,8 @@
 """`make bench`: every benchmark with its defaults, each printing ratios against a baseline measured in the same
 run and writing its figures to ``<--out>/<bench>.json`` (backends.json, backends-laser.json, embed.json,
-mining.json, serve.json, filter.json, invariance.json), which ``xlsent report`` renders into the Benchmarks section
-of docs/results.md; backend_bench.py also writes the table ``auto`` reads (src/xlsent/encoders/backend_table.json).
-``benchmarks/<bench>.py --help`` says what each measures.
+mining.json, serve.json, filter.json, align.json, invariance.json), which ``xlsent report`` renders into the
+Benchmarks section of docs/results.md; backend_bench.py also writes the table ``auto`` reads
+(src/xlsent/encoders/backend_table.json). ``benchmarks/<bench>.py --help`` says what each measures.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ BENCHES = [
     ("mining_bench", []),
     ("serve_bench", []),
     ("filter_bench", []),
+    ("align_bench", []),
     ("invariance_bench", []),
 ]
 

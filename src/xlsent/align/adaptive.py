@@ -43,13 +43,22 @@ class SpanCount:
                          self.embedded_chars + other.embedded_chars, self.possible_chars + other.possible_chars)
 
     @property
+    def share(self) -> float:
+        """The share of the multi-line spans' characters embedded (0 when there are none).
+
+        >>> SpanCount(1, 4, 30, 120).share, SpanCount().share
+        (0.25, 0.0)
+        """
+        return self.embedded_chars / self.possible_chars if self.possible_chars else 0.0
+
+    @property
     def skipped(self) -> float:
         """The share of the multi-line spans' characters not embedded (0 when there are none).
 
-        >>> SpanCount(1, 4, 30, 120).skipped
-        0.75
+        >>> SpanCount(1, 4, 30, 120).skipped, SpanCount().skipped
+        (0.75, 0.0)
         """
-        return 1 - self.embedded_chars / self.possible_chars if self.possible_chars else 0.0
+        return 1 - self.share if self.possible_chars else 0.0
 
     @classmethod
     def of(cls, wanted: np.ndarray, ok: np.ndarray, lengths: np.ndarray) -> SpanCount:

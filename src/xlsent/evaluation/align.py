@@ -102,7 +102,7 @@ class Embedded:
             spans += count
             tests.append([(tuple(i + s0 for i in b.src), tuple(j + t0 for j in b.tgt)) for b in beads])
             golds.append([b for b in data.gold if (s0 <= min(b[0]) < s1 if b[0] else t0 <= min(b[1]) < t1)])
-        out = bead_scores(golds, tests) | {"span_chars_embedded": 1 - spans.skipped}
+        out = bead_scores(golds, tests) | {"span_chars_embedded": spans.share}
         if interval and pieces == 1:
             out["strict_f1_low"], out["strict_f1_high"] = strict_f1_interval(golds[0], tests[0])  # strict_f1's gold
         return percent(out)

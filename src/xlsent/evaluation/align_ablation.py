@@ -91,6 +91,7 @@ class AlignAblation(Task):
                   if TEXTBERG in sets else {})
         return SubsetScore({"strict_f1": float(np.mean([s["strict_f1"] for s in per_set.values()])),
                             "lax_f1": float(np.mean([s["lax_f1"] for s in per_set.values()])),
+                            "span_chars_embedded": float(np.mean([s["span_chars_embedded"] for s in per_set.values()])),
                             **{f"{name} strict": s["strict_f1"] for name, s in per_set.items()}, **pieces})
 
     def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
@@ -99,7 +100,7 @@ class AlignAblation(Task):
         sets = [name for name in available(self.base) if all(f"{name} strict" in s for s in scores.values())]
         checks, averages = [], {}
         for knob, (prefix, field) in KNOBS.items():
-            rows = [row for row in scores if row.startswith(prefix)] + [SHIPPED]
+            rows = [SHIPPED] + [row for row in scores if row.startswith(prefix)]  # a tie keeps the shipped one
             if SHIPPED not in scores or len(rows) < 2 or len(sets) < 2:
                 continue
             picks = left_out(scores, rows, sets)
