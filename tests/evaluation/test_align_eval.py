@@ -108,7 +108,8 @@ def test_task_scores_a_toy_textberg_folder(tmp_path: Path) -> None:
     (folder / "dev.defr").write_text("".join(f"[{i}]:[{i - (i > 7)}]\n" for i in range(30) if i != 7),
                                      encoding="utf-8")
     result = Align.evaluate(_embed, encoder_id="toy", root=tmp_path, config=AlignConfig(max_beads=2))
-    assert result.main_score == 100.0 and list(result.scores) == ["de-fr textberg", "de-fr textberg in 7 documents"]
+    assert result.main_score == 100.0 and list(result.scores) == ["de-fr textberg", "de-fr textberg in 7 documents",
+                                                                  "de-fr textberg from paragraphs"]
     assert result.scores["de-fr textberg in 7 documents"]["strict_f1"] == 100.0, "each piece aligned alone"
     assert result.scores["de-fr textberg"]["lax_f1"] == 100.0
     assert (result.scores["de-fr textberg"]["strict_f1_low"], result.scores["de-fr textberg"]["strict_f1_high"]) \
@@ -166,3 +167,34 @@ def test_gold_beads_past_the_end_of_their_documents_are_an_error(tmp_path: Path)
     with pytest.raises(InputError,
                        match=r"dev.defr:30: the bead cites target line 29 \(0-based\), but .*dev.fr has 29"):
         Align.evaluate(_embed, encoder_id="toy", root=tmp_path, config=AlignConfig(max_beads=2))
+
+
+def test_the_paragraph_route_carries_sentence_beads_back_to_the_lines() -> None:
+    """Lines joined into paragraphs, split, aligned, and each bead carried back to its lines: with lines that are
+    whole sentences and a toy encoder that knows them, the paragraph route finds the gold; a sentence the splitter
+    runs over two lines takes both of them into its bead."""
+    from xlsent.data.align_sets import AlignSet
+    from xlsent.evaluation.align import paragraph_beads, paragraphs_of
+
+    words = ["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot", "Golf", "Hotel", "India"]
+
+    def embed(texts: Sequence[str], lang: str | None) -> np.ndarray:
+        out = np.zeros((len(texts), len(words)), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for k, word in enumerate(words):
+                out[row, k] = text.lower().count(word.lower())
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+
+    src = [f"{w} is here." for w in words]
+    tgt = [f"{w} ist da." for w in words[:4]] + [f"{words[4]} und {words[5]} sind da."] + \
+          [f"{w} ist da." for w in words[6:]]
+    gold = [((i,), (i,)) for i in range(4)] + [((4, 5), (4,))] + [((i,), (i - 1,)) for i in range(6, 9)]
+    data = AlignSet("toy", src, tgt, gold, "en", "de", [], "toy")
+    beads = paragraph_beads(data, embed, AlignConfig(spans="all"))
+    assert bead_scores([gold], [beads])["strict_f1"] == 1.0
+    paragraphs, spans = paragraphs_of(src)
+    assert paragraphs[0] == "Alpha is here. Bravo is here. Charlie is here. Delta is here." and len(spans) == 3
+    run_on = AlignSet("toy", ["Alpha is", "here. Bravo is here."], ["Alpha ist da.", "Bravo ist da."],
+                      [], "en", "de", [], "toy")  # the first line ends mid-sentence
+    assert paragraph_beads(run_on, embed, AlignConfig(spans="all")) == [((0, 1), (0, 1))], \
+        "the line the splitter cuts is in both sentences' beads: one bead"
