@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from xlsent.align.config import AlignConfig
+from xlsent.cluster import check_engine
 from xlsent.data.text_input import InputSpec
 from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
 from xlsent.encoders.base import Encoder
@@ -79,18 +80,17 @@ def _chunk_encoder(model: str | Path, backend: str, engine: str, ray: RayConfig 
     Ray (``ray``: its settings; the model loaded once per actor on ``backend``, batches of ``opts.batch_tokens``)."""
     from xlsent.embed_job import ChunkEncoder
 
+    check_engine(engine)
     if engine == "local":
         yield ChunkEncoder.local(load(model, backend))
         return
-    if engine != "ray":
-        raise ValueError(f"engine must be local or ray, not {engine!r}")
     import ray as ray_module
 
     from xlsent.cluster import RayConfig, encoder_actors, ray_chunk_vectors, ray_session
 
     cfg = replace(ray or RayConfig(), backend=backend, batch_tokens=opts.batch_tokens)
     with ray_session(cfg) as cpus:
-        actors = encoder_actors(str(model), cfg, cpus)
+        actors = encoder_actors(str(model), cfg, max(1, cpus // cfg.cpus_per_task))
         try:
             first = actors[0]
             name, dim = ray_module.get([first.encoder_id.remote(), first.dim.remote()])
@@ -157,8 +157,7 @@ def _engine(model: str | Path, backend: str, engine: str, ray: RayConfig | None,
         with RayEngine(str(model), replace(ray or RayConfig(), backend=backend)) as ray_engine:
             yield ray_engine
         return
-    if engine != "local":
-        raise ValueError(f"engine must be local or ray, not {engine!r}")
+    check_engine(engine)
     from xlsent.mining.engine import LocalEngine
 
     yield LocalEngine(load(model, backend) if needs_encoder else None)
@@ -387,8 +386,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
 
     if (pairs is None) == (src is None or tgt is None or output is None):
         raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
-    if engine not in ("local", "ray"):
-        raise ValueError(f"engine must be local or ray, not {engine!r}")
+    check_engine(engine)
     if engine == "ray" and pairs is None:
         raise ValueError("--engine ray aligns the document pairs of --pairs LIST.tsv as tasks; one pair runs local")
     src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)

@@ -25,6 +25,8 @@ from xlsent.threads import limit_threads, thread_counts
 
 log = logging.getLogger(__name__)
 
+ENGINES = ("local", "ray")
+"""Where a long job runs: this process, or Ray."""
 # Attempts after the first that Ray makes of a task whose worker process died.
 TASK_RETRIES = 3
 # Seconds to wait for a cluster at ``--address`` to accept a connection.
@@ -141,14 +143,25 @@ class EncoderActor:
             return chunk, np.asarray(vecs, dtype=np.float32), thread_counts()
 
 
-def encoder_actors(model: str, cfg: RayConfig, cpus: int, most: int | None = None) -> list[Any]:
-    """As many :class:`EncoderActor` of ``model`` (on ``cfg.backend``, ``cfg.batch_tokens`` a batch) as task slots
-    of ``cfg.cpus_per_task`` CPUs among ``cpus`` (at most ``most``)."""
+def encoder_actors(model: str, cfg: RayConfig, count: int) -> list[Any]:
+    """``count`` :class:`EncoderActor` of ``model`` on ``cfg.backend``, ``cfg.batch_tokens`` a batch, each reserving
+    ``cfg.cpus_per_task`` CPUs."""
     import ray
 
-    count = max(1, cpus // cfg.cpus_per_task)
     actor = ray.remote(num_cpus=cfg.cpus_per_task)(EncoderActor)
-    return [actor.remote(model, cfg.batch_tokens, cfg.backend) for _ in range(min(count, most or count))]
+    return [actor.remote(model, cfg.batch_tokens, cfg.backend) for _ in range(count)]
+
+
+def check_engine(engine: str) -> None:
+    """Raise ValueError unless ``engine`` is one of :data:`ENGINES`.
+
+    >>> check_engine("spark")
+    Traceback (most recent call last):
+    ...
+    ValueError: engine must be local or ray, not 'spark'
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be {' or '.join(ENGINES)}, not {engine!r}")
 
 
 def ray_chunk_vectors(actors: list[Any], chunks: Iterator[tuple[int, list[str]]], lang: str | None

@@ -70,6 +70,15 @@ def align_set_names() -> list[str]:
     return [TEXTBERG, *NTREX_SETS]
 
 
+def align_set_langs(name: str) -> tuple[str, str]:
+    """The language codes of the dev set ``name``'s two documents, without reading it.
+
+    >>> align_set_langs(TEXTBERG), align_set_langs("tha-kor ntrex")
+    (('de', 'fr'), ('th', 'ko'))
+    """
+    return ("de", "fr") if name == TEXTBERG else (NTREX_SETS[name][2], NTREX_SETS[name][3])
+
+
 def load_align_set(name: str, root: str | Path | None = None) -> AlignSet:
     """The dev set ``name`` (one of :func:`align_set_names`)."""
     return load_textberg(root) if name == TEXTBERG else load_ntrex_set(name, root)

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.align.config import AlignConfig
-from xlsent.data.align_sets import NTREX_SETS, TEXTBERG, AlignSet, align_set_names, load_align_set
+from xlsent.data.align_sets import TEXTBERG, AlignSet, align_set_langs, align_set_names, load_align_set
+from xlsent.data.empty_text import is_empty
 from xlsent.evaluation.bead_scores import BOOTSTRAP_BLOCK, BOOTSTRAP_SAMPLES, bead_scores, strict_f1_interval
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
@@ -127,8 +128,6 @@ def paragraphs_of(lines: Sequence[str], per: int = PARAGRAPH_LINES
     >>> paragraphs_of(["Title", "A.", "B."], per=4)[0]
     ['Title', 'A. B.']
     """
-    from xlsent.data.empty_text import is_empty
-
     paragraphs: list[str] = []
     spans: list[list[tuple[int, int, int]]] = []
     text, where = "", []
@@ -210,8 +209,7 @@ class Align(Task):
         from xlsent.data.sentence_split import NO_SENTENCE_MARK
 
         sets = available(self.base)
-        split = [f"{name}{PARAGRAPHS}" for name in sets
-                 if not set(NTREX_SETS.get(name, ("", "", "de", "fr"))[2:4]) & set(NO_SENTENCE_MARK)]
+        split = [f"{name}{PARAGRAPHS}" for name in sets if not set(align_set_langs(name)) & set(NO_SENTENCE_MARK)]
         return [*sets, *([TEXTBERG_PIECES] if TEXTBERG in sets else []), *split]
 
     def score(self, subset: str) -> SubsetScore:

@@ -40,7 +40,7 @@ import faiss
 import numpy as np
 
 from xlsent.atomic import atomic_path
-from xlsent.cluster import TASK_RETRIES, EncoderActor, RayConfig, as_finished, in_flight, ray_session, task_cpus
+from xlsent.cluster import TASK_RETRIES, RayConfig, as_finished, encoder_actors, in_flight, ray_session, task_cpus
 from xlsent.mining.config import SearchConfig
 from xlsent.mining.engine import ExactShards, SearchHooks, Side
 from xlsent.mining.faiss_index import (
@@ -225,11 +225,7 @@ class RayEngine:
             self._session.close()
 
     def _add_actors(self, count: int) -> None:
-        import ray
-
-        actor = ray.remote(num_cpus=self.cfg.cpus_per_task)(EncoderActor)
-        while len(self.actors) < count:
-            self.actors.append(actor.remote(self.model, self.cfg.batch_tokens, self.cfg.backend))
+        self.actors += encoder_actors(self.model, self.cfg, count - len(self.actors))
 
     def encoder_id(self) -> str | None:
         import ray
