@@ -336,8 +336,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
-    from xlsent.encoders.backends import auto_backend, cpu_class, physical_cores
+    from xlsent.encoders.backends import cpu_class, physical_cores
+    from xlsent.encoders.registry import load_encoder
 
+    auto = load_encoder("me5-small", "auto").backend  # here, not in a timed worker: on a CPU class without a table
+    print(f"auto on me5-small: {auto}", flush=True)   # row, auto measures once on first use and keeps the result
     threads = args.threads or physical_cores()
     name = "embed" if set(args.cases) == set(CASES) else "embed-" + "-".join(args.cases)  # a part run: its own file
     record: BenchRecord = start_record(name, "Encoding throughput: xlsent backends against sentence-transformers",
@@ -362,7 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             measured = run_case(contenders, sentences, args.rounds, str(st_dir), threads)
             record.rows += case_rows(case, measured, len(sentences))
             record.notes += [f"{case}: {m.contender.name} not measured: {m.error}" for m in measured if not m.rates]
-    record.notes += [f"CPU class {cpu_class()}; auto chose {auto_backend()}; {threads} threads per contender.",
+    record.notes += [f"CPU class {cpu_class()}; auto chose {auto} for me5-small; {threads} threads per contender.",
                      "Each figure is the median of the rounds (lowest and highest in the details); contenders take "
                      "turns within each round, each in its own worker process (peak RSS is the worker's).",
                      "ratio = ours / the case's baseline (above 1: faster): the fastest sentence-transformers "

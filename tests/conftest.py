@@ -25,13 +25,15 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 @pytest.fixture(scope="session", autouse=True)
 def unmeasured_backend_table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """``auto`` runs OpenVINO fp32 (the choice on a CPU without a measured table) on every machine, so tests that
-    compare a command's vectors with PyTorch's hold whatever the shipped table picks for this CPU (bf16 on AMX);
-    the backends themselves are tested one by one in tests/encoders/test_backends.py."""
+    """``auto`` runs OpenVINO fp32 (the choice on a CPU without a measured table, with measuring on first use turned
+    off) on every machine, so tests that compare a command's vectors with PyTorch's hold whatever the shipped table
+    or a measurement picks for this CPU (bf16 on AMX); the backends themselves are tested one by one in
+    tests/encoders/test_backends.py, the measurement in tests/encoders/test_backend_probe.py."""
     table = tmp_path_factory.mktemp("backend-table") / "table.json"
     table.write_text("{}", encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XLSENT_BACKEND_TABLE", str(table))
+        mp.setenv("XLSENT_AUTO_MEASURE", "0")
         yield
 
 

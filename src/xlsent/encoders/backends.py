@@ -17,8 +17,9 @@ and rebuilt, never run.
   ``openvino-int8``: static int8 (NNCF), calibrated on ``calibration.txt`` (news sentences in 16 languages and
   14 scripts from NTREX-128, CC BY-SA 4.0; never English alone).
 - ``auto``: the fastest backend that held the accuracy guard on this kind of CPU in the measured table
-  ``backend_table.json`` (or ``$XLSENT_BACKEND_TABLE``; see ``backend_choice``); OpenVINO fp32 where the CPU kind
-  was not measured.
+  ``backend_table.json`` (or ``$XLSENT_BACKEND_TABLE``; see ``backend_choice``); where the table has no row for this
+  CPU class, what a one-minute measurement on the model found fastest within the guard, made on first use and kept
+  (:mod:`xlsent.encoders.backend_probe`); OpenVINO fp32 where measuring is turned off.
 
 >>> sorted(BACKENDS)
 ['onnx', 'onnx-int8', 'openvino', 'openvino-bf16', 'openvino-int8', 'torch', 'torch-bf16']
@@ -36,6 +37,7 @@ import shutil
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,7 @@ from xlsent.encoders.batching import pad_batch
 from xlsent.encoders.export_record import export_problem, record_export
 from xlsent.encoders.transformer_model import TransformerModel
 from xlsent.inference import BACKENDS, CHOICES
+from xlsent.machine_measures import MEASURE_ENV, measure_once, measures_path, measuring_enabled, remembered
 from xlsent.paths import xlsent_home
 
 log = logging.getLogger(__name__)
@@ -428,9 +431,10 @@ def table_key(klass: str, family: str = "") -> str:
     return f"{family}:{klass}" if family else klass
 
 
-def backend_choice(table: dict[str, Any], klass: str | None = None, family: str = "") -> tuple[str, str]:
+def backend_choice(table: dict[str, Any], klass: str | None = None, family: str = "",
+                   source: str = "measured table: docs/results.md") -> tuple[str, str]:
     """``auto``'s choice for models of ``family`` ("" for transformers, ``laser``) on a CPU of ``klass`` (default:
-    this one) and the reason, from the measured ``table``.
+    this one) and the reason, from the measured ``table`` (whose origin ``source`` names).
 
     ``table[table_key(klass, family)]`` lists backends fastest first with whether each held the accuracy guard; the
     first that held and is installed wins. A CPU class that was never measured gets the lossless default: OpenVINO
@@ -445,11 +449,11 @@ def backend_choice(table: dict[str, Any], klass: str | None = None, family: str 
     for row in table.get(key, []):
         if row.get("guard") and available(row["backend"]):
             return row["backend"], (f"fastest backend that held the accuracy guard on {klass} CPUs"
-                                    f"{f' for {family} models' if family else ''} (measured table: docs/results.md)")
+                                    f"{f' for {family} models' if family else ''} ({source})")
     if not family and available("openvino"):
-        return "openvino", (f"no measured table for {klass} CPUs; openvino (fp32) agrees with torch at min "
+        return "openvino", (f"no measured row for {klass} CPUs; openvino (fp32) agrees with torch at min "
                             "cosine 0.9999")
-    return "torch", f"no measured table for {key} and no lossless alternative installed; torch (fp32)"
+    return "torch", f"no measured row for {key} and no lossless alternative installed; torch (fp32)"
 
 
 def table_path() -> Path:
@@ -491,9 +495,18 @@ def _table_problem(table: Any) -> str:
     return ""
 
 
-def auto_backend(family: str = "") -> str:
-    """``auto``'s backend on this CPU for models of ``family`` ("" for transformers, ``laser``), from the measured
-    table; the choice and the reason are logged."""
+@dataclass(frozen=True)
+class Measurement:
+    """How ``auto`` measures the backends of one model on this machine when no table row holds for it: the entry
+    that keys the result in :mod:`xlsent.machine_measures` and the function that measures (``{"rows": [...]}``,
+    rows as the table's)."""
+
+    entry: str
+    run: Callable[[], dict[str, Any]]
+
+
+def shipped_backend_table() -> dict[str, Any]:
+    """The measured table ``auto`` reads (:func:`table_path`), checked."""
     path = table_path()
     if not path.is_file():
         raise BackendError(f"{path}: no such backend table (${TABLE_ENV}); measure one with "
@@ -504,19 +517,26 @@ def auto_backend(family: str = "") -> str:
         raise BackendError(f"{path}: not a backend table ({exc}); write it again with "
                            "benchmarks/backend_bench.py") from exc
     check_table(path, table)
-    backend, reason = backend_choice(table, family=family)
+    return dict(table)
+
+
+def auto_backend(family: str = "", measure: Measurement | None = None, *, use_table: bool = True) -> str:
+    """``auto``'s backend on this CPU for models of ``family`` ("" for transformers, ``laser``): the measured
+    table's row for this CPU class (unless not ``use_table``); where there is none, the result of ``measure`` on
+    this machine (kept from an earlier run, else measured now, unless ``$XLSENT_AUTO_MEASURE`` is 0); else the
+    lossless default. The choice and the reason are logged."""
+    klass = cpu_class()
+    key = table_key(klass, family)
+    table = shipped_backend_table() if use_table else {}
+    source = "measured table: docs/results.md"
+    if key not in table and measure is not None and measuring_enabled():
+        if remembered(klass, measure.entry) is None:
+            log.warning("backend auto: no measured row for %s CPUs; measuring this model's backends once (a minute "
+                        "at most; kept under %s; %s=0 skips)", key, measures_path(klass).parent, MEASURE_ENV)
+        record, path = measure_once(klass, measure.entry, measure.run)
+        table = {key: record.get("rows")}
+        check_table(path, table)
+        source = f"measured on this machine on {record.get('date', 'first use')}: {path}"
+    backend, reason = backend_choice(table, klass, family, source)
     log.info("backend auto -> %s: %s", backend, reason)
-    return backend
-
-
-def auto_backend_for(architecture: str) -> str:
-    """``auto`` for a model of ``architecture``: the measured table's choice where the table's guard checked that
-    architecture (:data:`TABLE_ARCHITECTURES`); else OpenVINO fp32, which the tests check against PyTorch on every
-    architecture xlsent runs (PyTorch where OpenVINO is not installed). The choice and the reason are logged."""
-    if architecture in TABLE_ARCHITECTURES:
-        return auto_backend()
-    backend = "openvino" if available("openvino") else "torch"
-    log.info("backend auto -> %s: the measured table checked %s models only, not %s; openvino (fp32) agrees with "
-             "torch on %s models at min cosine 0.9999", backend, ", ".join(sorted(TABLE_ARCHITECTURES)),
-             architecture, architecture)
     return backend

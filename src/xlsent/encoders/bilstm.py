@@ -151,11 +151,13 @@ class LaserEncoder:
     def auto_backend(self) -> str:
         """``auto``'s choice for this encoder: on a CPU, the fastest backend that held the accuracy guard for LASER
         models on this kind of CPU in the measured backend table (``benchmarks/backend_bench.py --model
-        models/laser-small``; :func:`xlsent.encoders.backends.backend_choice`), ``torch`` (fp32) where it was not
-        measured and on GPUs."""
-        from xlsent.encoders.backends import auto_backend
+        models/laser-small``; :func:`xlsent.encoders.backends.backend_choice`), else this machine's own measurement
+        (:mod:`xlsent.encoders.backend_probe`; PyTorch fp32 alone where the CPU has no native bf16); ``torch`` on
+        GPUs."""
+        from xlsent.encoders.backend_probe import auto_backend_of
 
-        return auto_backend(MODEL_TYPE) if self.device.type == "cpu" else "torch"
+        return auto_backend_of(self, f"{MODEL_TYPE}-{self.dim}", MODEL_TYPE, OWN_BACKENDS) \
+            if self.device.type == "cpu" else "torch"
 
     def use_backend(self, backend: str) -> None:
         """Run on ``backend``: ``torch`` (fp32) or ``torch-bf16`` (bf16 autocast; lossy, so part of the id)."""

@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 from xlsent.checksum import sha256_file
-from xlsent.encoders.backends import auto_backend_for
 from xlsent.encoders.hf_checkpoint import base_model_state, read_tensors, read_tokenizer, special_ids
 from xlsent.encoders.model_dir import BIG_FILE_BYTES, ModelDirError, cached_sha256
 from xlsent.encoders.sentence_head import Dense, Pooling, SentenceHead
@@ -103,8 +102,3 @@ class ForeignEncoder(TransformerEncoder):
         if not spec.mean_pooled:  # xlsent's own mean pooling needs no head (and gives xlsent's vectors exactly)
             self.head = build_head(spec)
             self.use_backend("torch")
-
-    def auto_backend(self) -> str:
-        """``auto``: the measured table's choice where it checked this architecture, else a backend checked
-        against PyTorch on it (logged)."""
-        return auto_backend_for(self.config.model_type)

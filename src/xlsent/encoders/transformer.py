@@ -15,7 +15,8 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from xlsent.data.empty_text import is_empty
-from xlsent.encoders.backends import BACKENDS, Runner, build_runner
+from xlsent.encoders.backend_probe import auto_backend_of
+from xlsent.encoders.backends import BACKENDS, TABLE_ARCHITECTURES, Runner, build_runner
 from xlsent.encoders.base import l2_normalize
 from xlsent.encoders.batching import Window, pad_batch, split_windows, token_budget_batches
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
@@ -84,6 +85,17 @@ class TransformerEncoder:
         self.checksum = checksum
         self.id: str = f"{self.name}@{self.checksum}"
         self.trained_languages = TrainedLanguages(self.name, languages) if languages else None
+
+    def auto_backend(self) -> str:
+        """``auto``'s backend for this model on this CPU: the shipped table's where its guard checked the
+        architecture (:data:`~xlsent.encoders.backends.TABLE_ARCHITECTURES`) and it has a row for this CPU class,
+        else this machine's own measurement on this model (:mod:`xlsent.encoders.backend_probe`)."""
+        kind = self.config.model_type
+        if kind not in TABLE_ARCHITECTURES:
+            log.info("backend auto: the measured table checked %s models only, not %s; this model's own "
+                     "measurement decides", ", ".join(sorted(TABLE_ARCHITECTURES)), kind)
+        return auto_backend_of(self, f"{kind}-{self.config.hidden_size}x{self.num_layers}",
+                               use_table=kind in TABLE_ARCHITECTURES)
 
     def use_backend(self, backend: str, *, threads: int | None = None,
                     layer_weights: np.ndarray | None = None) -> None:

@@ -20,7 +20,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from xlsent.atomic import atomic_open, atomic_path
-from xlsent.encoders.base import Encoder, Switchable, l2_normalize
+from xlsent.encoders.base import Encoder, OwnAutoBackend, Switchable, l2_normalize
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
 from xlsent.encoders.registry import encoder_reference, load_encoder
@@ -92,11 +92,12 @@ class MappedEncoder(abc.ABC):
         return tuple(self.sources)
 
     def auto_backend(self) -> str:
-        """``auto``'s choice: the measured table's where the inputs are a transformer backbone's own vectors,
-        ``torch`` otherwise (the only backend of averaged subword inputs)."""
-        from xlsent.encoders.backends import auto_backend
-
-        return auto_backend() if self._own_vectors() else "torch"
+        """``auto``'s choice: the backbone's (the measured table's, or this machine's measurement) where the inputs
+        are a transformer backbone's own vectors, ``torch`` otherwise (the only backend of averaged subword
+        inputs)."""
+        if self._own_vectors() and isinstance(self.backbone, OwnAutoBackend):
+            return self.backbone.auto_backend()
+        return "torch"
 
     def _own_vectors(self) -> bool:
         """Whether the inputs are a transformer backbone's own vectors (which run on any backend)."""
