@@ -13,12 +13,13 @@ architecture), ``auto`` measures on first use instead, in a minute at most, and 
   included; they are kept for later use), or that would likely end after it (it may take as long as the slowest
   so far), is recorded as not measured.
 - **Speed**: the median sentences/s of ``ProbeConfig.rounds`` encodes of ``probe.txt`` after one warm-up encode.
-  ``probe.txt`` is 64 news sentences, four in each of 16 languages and 14 scripts (NTREX-128, CC BY-SA 4.0: lines
+  ``probe.txt`` is 64 news sentences, four in each of 16 languages in a dozen scripts (NTREX-128, CC BY-SA 4.0: lines
   141, 641, 1141 and 1641 of newstest2019 in arb, ben, deu, ell, fas, heb, hin, jpn, kat, kor, rus, tam, tha, tur,
   zho_Hans and English), none of them in ``calibration.txt``, on which static int8 is calibrated.
 - **Guard**: every probe sentence's vector within cosine ``ProbeConfig.min_cosine`` (0.998) of PyTorch fp32's.
-  0.998 is the floor the tests hold the bf16 backends to; on the AMX CPUs the table measured, the backends above it
-  lost nothing on the table's guard and the int8 ones, below it, lost 0.8-1.3 points (docs/results.md). Where no
+  0.998 is the floor the tests hold the bf16 backends to, which lost nothing on the table's guard on AMX, where the
+  int8 backends lost 0.8-1.3 points (docs/results.md); on ``probe.txt`` the int8 backends' smallest cosines were
+  0.993 (``onnx-int8``) and 0.987 (``openvino-int8``) on a 2-core AVX2 EPYC, the lossless ones 1.0. Where no
   candidate but the reference holds the guard, ``auto`` runs PyTorch fp32.
 
 >>> probe_candidates(("torch", "torch-bf16", "onnx", "onnx-int8"), frozenset({"avx2"}), installed=lambda b: True)
