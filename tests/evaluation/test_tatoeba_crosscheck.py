@@ -27,12 +27,12 @@ def test_eval_agrees_with_twenty_lines_of_numpy(tmp_path: Path, shared_data: Pat
         for side in (lang, "eng"):
             out = tmp_path / f"{lang}.{side}.npy"
             src = shared_data / "tatoeba_v1" / f"tatoeba.{lang}-eng.{side}"
-            assert main(["embed", str(src), "-o", str(out), "-q"]) == 0
+            assert main(["embed", str(src), "-o", str(out), "--backend", "torch", "-q"]) == 0
             vecs[side] = np.load(out)
         sims = vecs[lang] @ vecs["eng"].T
         gold = np.arange(len(sims))
         expected[lang] = (100 * np.mean(sims.argmax(1) == gold), 100 * np.mean(sims.argmax(0) == gold))
-    assert main(["eval", "tatoeba", "--langs", *langs, "--out", str(tmp_path / "res"), "-q"]) == 0
+    assert main(["eval", "tatoeba", "--langs", *langs, "--backend", "torch", "--out", str(tmp_path / "res"), "-q"]) == 0
     result = json.loads((tmp_path / "res" / "tatoeba__me5-small.json").read_text())
     for lang in langs:
         assert result["scores"][lang]["xx->en"] == pytest.approx(expected[lang][0])

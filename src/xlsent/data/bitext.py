@@ -26,9 +26,11 @@ on one side has a corpus translation on the other.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -153,11 +155,11 @@ def pair_bitext(pair: str, root: str | Path | None = None, *, max_pairs: int | N
     """
     a, b = parse_pair(pair)
     base = data_root(root)
-    sources = bitext_sources(a, b, base)
-    if not sources:
-        raise ValueError(f"no training bitext for {pair} in {base / 'parallel'}")
-    banned = tatoeba_v1_sentences(base) if banned is None else banned
-    src, tgt, per_source = filter_pairs(pair, sources, banned, banned_key="tatoeba_v1_removed")
+    if banned is None:  # the usual case: read and filtered once per process (a study trains many models on it)
+        kept = _filtered_without_tatoeba(pair, base.resolve())
+        src, tgt, per_source = list(kept[0]), list(kept[1]), copy.deepcopy(kept[2])
+    else:
+        src, tgt, per_source = filter_pairs(pair, _sources(pair, base), banned, banned_key="tatoeba_v1_removed")
     train_rows, valid_rows = _split_rows(src, tgt, max_pairs, holdout, seed)
     valid = None
     if holdout > 0:
@@ -167,6 +169,24 @@ def pair_bitext(pair: str, root: str | Path | None = None, *, max_pairs: int | N
     log.info("%s bitext: %d pairs (%d held out)", pair, len(src), len(valid_rows))
     return Bitext(src, tgt, a, b, {pair: {"pairs": len(src), "held_out": len(valid_rows), "sources": per_source}},
                   valid)
+
+
+def _sources(pair: str, base: Path) -> dict[str, Loader]:
+    """Every source of bitext for ``pair`` under ``base``; none is an error naming the folder."""
+    sources = bitext_sources(*parse_pair(pair), base)
+    if not sources:
+        raise ValueError(f"no training bitext for {pair} in {base / 'parallel'}")
+    return sources
+
+
+@lru_cache(maxsize=8)
+def _filtered_without_tatoeba(pair: str, base: Path) -> tuple[tuple[str, ...], tuple[str, ...],
+                                                               dict[str, dict[str, int]]]:
+    """:func:`filter_pairs` of ``pair``'s sources under ``base`` without Tatoeba v1's sentences, kept per
+    process (callers copy the counts)."""
+    src, tgt, per_source = filter_pairs(pair, _sources(pair, base), tatoeba_v1_sentences(base),
+                                        banned_key="tatoeba_v1_removed")
+    return tuple(src), tuple(tgt), per_source
 
 
 def filter_pairs(pair: str, sources: dict[str, Loader], banned: set[str], *, banned_key: str
