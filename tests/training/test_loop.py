@@ -238,22 +238,62 @@ def test_device_resolution() -> None:
             resolve_device("cuda")
 
 
-def test_time_budget_ends_the_run_like_a_last_step(tmp_path: Path) -> None:
-    problem = _Problem(tmp_path, steps=1000)
-    problem.trainer.time_budget_s = 0.6
+class FakeClock:
+    """``time.perf_counter`` for the trainer: seconds pass only when a test says so."""
 
-    def slow_step(s: int) -> dict[str, float]:
-        time.sleep(0.03)
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_time_budget_ends_the_run_like_a_last_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr(time, "perf_counter", clock)
+    problem = _Problem(tmp_path, steps=1000)
+    problem.trainer.time_budget_s = 10.0
+
+    def one_second_step(s: int) -> dict[str, float]:
+        clock.now += 1.0
         return problem.step(s)
 
-    result = problem.trainer.run(slow_step)
-    assert 4 <= result.steps < 1000
-    assert _log_lines(tmp_path)[-1]["step"] == result.steps  # the stopping step is logged ...
+    result = problem.trainer.run(one_second_step)
+    assert result.steps == 10
+    assert _log_lines(tmp_path)[-1]["step"] == 10  # the stopping step is logged ...
     ckpt = latest_checkpoint(tmp_path / "checkpoints")
-    assert ckpt is not None and json.loads(ckpt.read_text())["step"] == result.steps  # ... and checkpointed
+    assert ckpt is not None and json.loads(ckpt.read_text())["step"] == 10  # ... and checkpointed
     again = _Problem(tmp_path, steps=1000)
-    again.trainer.time_budget_s = 0.6
-    assert again.trainer.run(again.step, resume=True).steps == result.steps  # a spent budget trains no more
+    again.trainer.time_budget_s = 10.0
+    assert again.trainer.run(again.step, resume=True).steps == 10  # a spent budget trains no more
+
+
+def test_a_budget_spent_while_checkpointing_still_ends_on_a_logged_step(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget ran out during the checkpoint of step 5 (under load): step 6 is the last, logged and checkpointed,
+    and the result says 6 (it said 4, the last logged step, while step 5's checkpoint held more)."""
+    import xlsent.training.loop as loop
+
+    clock = FakeClock()
+    monkeypatch.setattr(time, "perf_counter", clock)
+    slow_save = loop.save_checkpoint
+
+    def save_then_wait(*args: object, **kwargs: object) -> None:
+        slow_save(*args, **kwargs)  # type: ignore[arg-type]
+        clock.now += 6.0
+
+    monkeypatch.setattr(loop, "save_checkpoint", save_then_wait)
+    problem = _Problem(tmp_path, steps=1000)
+    problem.trainer.time_budget_s = 10.0
+
+    def one_second_step(s: int) -> dict[str, float]:
+        clock.now += 1.0
+        return problem.step(s)
+
+    result = problem.trainer.run(one_second_step)
+    assert result.steps == 6 and _log_lines(tmp_path)[-1]["step"] == 6
+    ckpt = latest_checkpoint(tmp_path / "checkpoints")
+    assert ckpt is not None and json.loads(ckpt.read_text())["step"] == 6
 
 
 def test_a_term_of_some_steps_is_averaged_over_those_steps(tmp_path: Path) -> None:

@@ -294,9 +294,9 @@ class Trainer:
         began = time.perf_counter() - info["elapsed_s"]
         self._train_mode(True)
         bar = tqdm(total=cfg.steps, initial=start, disable=not self.progress, desc=self.desc, unit="step")
-        for step in range(start, cfg.steps):
-            if 0 < self.time_budget_s <= time.perf_counter() - began:
-                break  # a resumed run whose budget was already spent
+        spent = 0 < self.time_budget_s <= time.perf_counter() - began  # a resumed run whose budget was spent
+        done = start
+        for step in range(start, start if spent else cfg.steps):
             self._set_lrs(step)
             with torch.autocast(self.device.type, torch.bfloat16, enabled=self.precision == "bf16"):
                 values = step_fn(step)
@@ -326,8 +326,7 @@ class Trainer:
             if last:
                 break
         bar.close()
-        stopped = history[-1]["step"] if history else start
-        return TrainResult(history, start, stopped, time.perf_counter() - began, best, validations)
+        return TrainResult(history, start, done, time.perf_counter() - began, best, validations)
 
     def restore_best(self, modules: Sequence[str] | None = None) -> dict[str, Any] | None:
         """Load the best validated weights into ``modules`` (default all); None when no validation ran."""
