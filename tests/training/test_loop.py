@@ -248,9 +248,8 @@ class FakeClock:
         return self.now
 
 
-def test_time_budget_ends_the_run_like_a_last_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = FakeClock()
-    monkeypatch.setattr(time, "perf_counter", clock)
+def _ten_second_budget(tmp_path: Path, clock: FakeClock) -> tuple[_Problem, Callable[[int], dict[str, float]]]:
+    """A long run with a budget of 10 s of ``clock``, and its step, which takes one second."""
     problem = _Problem(tmp_path, steps=1000)
     problem.trainer.time_budget_s = 10.0
 
@@ -258,6 +257,13 @@ def test_time_budget_ends_the_run_like_a_last_step(tmp_path: Path, monkeypatch: 
         clock.now += 1.0
         return problem.step(s)
 
+    return problem, one_second_step
+
+
+def test_time_budget_ends_the_run_like_a_last_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    monkeypatch.setattr(time, "perf_counter", clock)
+    problem, one_second_step = _ten_second_budget(tmp_path, clock)
     result = problem.trainer.run(one_second_step)
     assert result.steps == 10
     assert _log_lines(tmp_path)[-1]["step"] == 10  # the stopping step is logged ...
@@ -283,13 +289,7 @@ def test_a_budget_spent_while_checkpointing_still_ends_on_a_logged_step(tmp_path
         clock.now += 6.0
 
     monkeypatch.setattr(loop, "save_checkpoint", save_then_wait)
-    problem = _Problem(tmp_path, steps=1000)
-    problem.trainer.time_budget_s = 10.0
-
-    def one_second_step(s: int) -> dict[str, float]:
-        clock.now += 1.0
-        return problem.step(s)
-
+    problem, one_second_step = _ten_second_budget(tmp_path, clock)
     result = problem.trainer.run(one_second_step)
     assert result.steps == 6 and _log_lines(tmp_path)[-1]["step"] == 6
     ckpt = latest_checkpoint(tmp_path / "checkpoints")
