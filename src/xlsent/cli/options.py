@@ -49,8 +49,9 @@ def add_backend(p: argparse.ArgumentParser) -> None:
     """``--backend``, what runs transformer models."""
     p.add_argument("--backend", default="auto", choices=CHOICES,
                    help="inference backend of transformer models (default auto: the fastest that holds the accuracy "
-                   "guard on this CPU; LASER models: torch or torch-bf16; bf16 and int8 backends give other vectors "
-                   "and so another encoder id)")
+                   "guard on this CPU, from the shipped table or, on a CPU class it lacks, measured once on first "
+                   "use and kept under $XLSENT_HOME/auto; XLSENT_AUTO_MEASURE=0 skips that; LASER models: torch or "
+                   "torch-bf16; bf16 and int8 backends give other vectors and so another encoder id)")
 
 
 def add_engine(p: argparse.ArgumentParser, ray_does: str) -> None:
