@@ -76,37 +76,41 @@ def measures_path(klass: str) -> Path:
     return xlsent_home() / "auto" / f"{machine_key(klass)}.json"
 
 
+def _entries(path: Path) -> dict[str, Any]:
+    """The measured entries kept in ``path``; none where it is absent, and none (logged) where it cannot be read."""
+    if not path.is_file():
+        return {}
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8")).get("entries", {})
+    except (OSError, ValueError, AttributeError) as exc:
+        log.warning("%s: not a file of auto's measurements (%s); measuring again", path, exc)
+        return {}
+    return entries if isinstance(entries, dict) else {}
+
+
 def remembered(klass: str, entry: str) -> dict[str, Any] | None:
     """The measurement ``entry`` kept for this machine, or ``None``; a file that cannot be read is logged and read
     as empty (the next measurement replaces it)."""
-    path = measures_path(klass)
-    if not path.is_file():
-        return None
-    try:
-        found = json.loads(path.read_text(encoding="utf-8")).get("entries", {}).get(entry)
-    except (OSError, ValueError, AttributeError) as exc:
-        log.warning("%s: not a file of auto's measurements (%s); measuring again", path, exc)
-        return None
+    found = _entries(measures_path(klass)).get(entry)
     return found if isinstance(found, dict) else None
 
 
-def measure_once(klass: str, entry: str, measure: Callable[[], dict[str, Any]]) -> tuple[dict[str, Any], Path]:
-    """The measurement ``entry`` of this machine: the kept one, else ``measure()``'s, kept for the next run (under a
-    lock, so concurrent processes measure once); and the file that holds it."""
+def measure_once(klass: str, entry: str, measure: Callable[[], dict[str, Any]], notice: str
+                 ) -> tuple[dict[str, Any], Path]:
+    """The measurement ``entry`` of this machine: the kept one, else ``measure()``'s (``notice`` logged as a warning
+    first, since it takes a while), kept for the next run (under a lock, so concurrent processes measure once); and
+    the file that holds it."""
     path = measures_path(klass)
     found = remembered(klass, entry)
     if found is not None:
         return found, path
     path.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(path.with_name(f".{path.name}.lock")):
-        found = remembered(klass, entry)
-        if found is not None:
-            return found, path
+        entries = _entries(path)
+        if isinstance(entries.get(entry), dict):
+            return entries[entry], path
+        log.warning("%s (kept under %s; %s=0 skips measuring)", notice, path.parent, MEASURE_ENV)
         record = measure() | {"date": date.today().isoformat()}
-        try:
-            entries = json.loads(path.read_text(encoding="utf-8")).get("entries", {}) if path.is_file() else {}
-        except (OSError, ValueError, AttributeError):
-            entries = {}
         write_json(path, {"cpu": cpu_model(), "class": klass, "packages": package_versions(),
                           "entries": {**entries, entry: record}})
         log.info("kept %s's measurement in %s", entry, path)

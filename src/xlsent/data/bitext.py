@@ -291,12 +291,11 @@ def build_training_data(mode: str, pairs: str | Sequence[str], root: str | Path 
     if not names:
         raise ValueError("no language pair given")
     base = data_root(root)
-    banned = tatoeba_v1_sentences(base)
     cap = None if max_pairs is None else max(max_pairs // len(names), 1)
     hold = max(valid_pairs // len(names), 1) if valid_pairs > 0 else 0
     parts: list[Bitext | Unpaired] = []
     for i, pair in enumerate(names):
-        bi = pair_bitext(pair, base, max_pairs=cap, seed=seed + i, banned=banned, holdout=hold)
+        bi = pair_bitext(pair, base, max_pairs=cap, seed=seed + i, holdout=hold)
         parts.append(bi if mode == "supervised" else split_unpaired(bi, seed=seed + i))
     kind = Bitext if mode == "supervised" else Unpaired
     summary: dict[str, Any] = {"mode": mode, "pairs": names, "newstest_held_out": [2012],

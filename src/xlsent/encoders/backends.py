@@ -49,7 +49,7 @@ from xlsent.encoders.batching import pad_batch
 from xlsent.encoders.export_record import export_problem, record_export
 from xlsent.encoders.transformer_model import TransformerModel
 from xlsent.inference import BACKENDS, CHOICES
-from xlsent.machine_measures import MEASURE_ENV, measure_once, measures_path, measuring_enabled, remembered
+from xlsent.machine_measures import measure_once, measuring_enabled
 from xlsent.paths import xlsent_home
 
 log = logging.getLogger(__name__)
@@ -530,10 +530,8 @@ def auto_backend(family: str = "", measure: Measurement | None = None, *, use_ta
     table = shipped_backend_table() if use_table else {}
     source = "measured table: docs/results.md"
     if key not in table and measure is not None and measuring_enabled():
-        if remembered(klass, measure.entry) is None:
-            log.warning("backend auto: no measured row for %s CPUs; measuring this model's backends once (a minute "
-                        "at most; kept under %s; %s=0 skips)", key, measures_path(klass).parent, MEASURE_ENV)
-        record, path = measure_once(klass, measure.entry, measure.run)
+        record, path = measure_once(klass, measure.entry, measure.run, f"backend auto: no measured row for {key} "
+                                    "CPUs; measuring this model's backends once (a minute at most)")
         table = {key: record.get("rows")}
         check_table(path, table)
         source = f"measured on this machine on {record.get('date', 'first use')}: {path}"

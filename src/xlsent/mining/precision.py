@@ -106,9 +106,9 @@ def measured_choice() -> str:
         log.info("precision auto -> fp32: no record for %s CPUs and measuring is off", klass)
         return "fp32"
     if record is None:
-        log.warning("precision auto: no record for %s CPUs; timing exact k-NN in fp32 and bf16 once (%d planted "
-                    "pairs; kept for the next run)", klass, BF16_MIN_ROWS)
-        record, path = measure_once(klass, "knn precision", measure_precision)
+        record, path = measure_once(klass, "knn precision", measure_precision, f"precision auto: no record for "
+                                    f"{klass} CPUs; timing exact k-NN in fp32 and bf16 once ({BF16_MIN_ROWS} "
+                                    "planted pairs)")
         source = f"measured on this machine: {path}"
     choice = precision_of(record)
     log.info("precision auto -> %s on %s CPUs (fp32 %.1f s, bf16 %.1f s; %s)", choice, klass, record["fp32_s"],
