@@ -32,6 +32,25 @@ def test_paragraph_rows_map_back_and_an_empty_line_gives_no_sentence() -> None:
     assert all(PARAGRAPHS[s.paragraph][s.start:s.end] == s.text for s in sentences)
 
 
+@pytest.mark.parametrize(("lang", "paragraph", "sentences"), [
+    # a quotation of two sentences: sentencex alone keeps it one sentence
+    ("de", "„Wir gehen. Ihr bleibt.“ Dann ging er.", ["„Wir gehen.", "Ihr bleibt.“", "Dann ging er."]),
+    ("ru", "«Я верю. Ты нет.» Потом он ушёл.", ["«Я верю.", "Ты нет.»", "Потом он ушёл."]),
+    ("en", '"They are playful. They mean no harm." You just wait.',
+     ['"They are playful.', 'They mean no harm."', "You just wait."]),
+    # as sentencex had them: an opening quote, a quotation left open, French spaced guillemets, scripts without
+    # spaces, brackets
+    ("en", 'He got to the boy. "I yelled at everyone."', ["He got to the boy.", '"I yelled at everyone."']),
+    ("en", 'He said: "We go. They stay. Then we see.', ['He said: "We go.', "They stay.", "Then we see."]),
+    ("fr", "Il a dit : « On verra. » Puis il est parti.", ["Il a dit : « On verra. »", "Puis il est parti."]),
+    ("zh", "他说。“我们走。”然后他走了。", ["他说。", "“我们走。”", "然后他走了。"]),
+    ("ja", "彼は言った。「行こう！」彼女は笑った。", ["彼は言った。", "「行こう！」", "彼女は笑った。"]),
+    ("en", "See the map (it is new). Then go.", ["See the map (it is new).", "Then go."]),
+])
+def test_sentence_ends_inside_quotations_count(lang: str, paragraph: str, sentences: list[str]) -> None:
+    assert [paragraph[a:b] for a, b in sentence_spans(paragraph, lang)] == sentences
+
+
 def test_scripts_without_a_sentence_mark_keep_the_paragraph(caplog: pytest.LogCaptureFixture) -> None:
     thai = "ฉันไปตลาด เมื่อวานนี้ ฉันซื้อผลไม้"
     with caplog.at_level(logging.WARNING):

@@ -5,13 +5,13 @@ once (the texts grow with the span), yet most beads of a translation are 1-1 and
 certain from its lines alone. So (``spans = "adaptive"``, :class:`~.config.Spans`) the lines are embedded once, each
 span stands in as the unit mean of its lines' vectors (:func:`pooled_spans`), and a first path is found with those;
 the real spans are then embedded only where that path is unsure (:func:`unsure_lines`: beads other than 1-1, and the
-weakest share of the 1-1 beads, with the beads around them, and only spans one line longer than such a bead's
-longer side) and the documents are aligned again.
+weakest share of the 1-1 beads, with the beads around them, and on each side only spans one line longer than such
+a bead's side there) and the documents are aligned again.
 
 >>> found = [((0, 1), (0, 1), -0.9), ((1, 2), (1, 1), 0.0), ((2, 3), (1, 2), -0.8), ((3, 4), (2, 3), -0.9)]
 >>> src, tgt = unsure_lines(found, 4, 3, share=0.0, radius=1)
 >>> src.tolist(), tgt.tolist()
-([2, 2, 2, 0], [2, 2, 0])
+([2, 2, 2, 0], [0, 0, 0])
 """
 
 from __future__ import annotations
@@ -110,18 +110,21 @@ def unsure_beads(found: Found, share: float) -> np.ndarray:
 def unsure_lines(found: Found, n: int, m: int, share: float, radius: int) -> tuple[np.ndarray, np.ndarray]:
     """The longest span worth embedding at each source and target line (``n`` and ``m`` ints, 0 where none is):
     around each of the :func:`unsure_beads` of ``found`` (its lines and those of the ``radius`` beads on either
-    side), spans one line longer than its longer side (a null or a 1-1 bead: 2 lines, the merge it may have missed;
-    a 2-1 bead: 3 lines); where several such regions overlap, the longest."""
+    side), on each side spans one line longer than the bead's side there: the merge it may have missed (a 1-1 bead:
+    2 lines each side; a 2-1 bead: 3 source lines, 2 target lines; a null bead: 2 lines on its own side, none on
+    the empty one, which no merge of the other side's lines can fill); where several such regions overlap, the
+    longest."""
     unsure = unsure_beads(found, share)
     src, tgt = np.zeros(n, dtype=np.int64), np.zeros(m, dtype=np.int64)
     for k in np.flatnonzero(unsure).tolist():
         (s0, s1), (t0, t1), _ = found[k]
-        longest = max(s1 - s0, t1 - t0) + 1
         near = found[max(k - radius, 0):k + radius + 1]
         (a, _), (c, _), _ = near[0]
         (_, b), (_, d), _ = near[-1]
-        np.maximum(src[a:b], longest, out=src[a:b])
-        np.maximum(tgt[c:d], longest, out=tgt[c:d])
+        if s1 > s0:
+            np.maximum(src[a:b], s1 - s0 + 1, out=src[a:b])
+        if t1 > t0:
+            np.maximum(tgt[c:d], t1 - t0 + 1, out=tgt[c:d])
     return src, tgt
 
 

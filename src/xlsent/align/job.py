@@ -31,7 +31,7 @@ from xlsent.align.overlaps import Embed
 from xlsent.atomic import atomic_open
 from xlsent.data.beads import Bead, format_bead
 from xlsent.data.empty_text import is_empty
-from xlsent.data.sentence_split import Sentence, sentence_lines, split_paragraphs
+from xlsent.data.sentence_split import Sentence, sentence_lines, split_units
 from xlsent.data.text_input import HEADER_NAMES, STDIN, InputError, InputSpec, check_not_an_input, iter_rows, readable
 from xlsent.data.tsv_field import clean_cell
 
@@ -305,7 +305,7 @@ def _sentences(spec: InputSpec, lang: str | None, split: bool) -> tuple[list[str
     lines = read_document(spec)
     if not split or lang is None:
         return lines, []
-    sentences = split_paragraphs(lines, lang)
+    sentences = split_units(lines, lang)
     return [s.text for s in sentences], sentences
 
 

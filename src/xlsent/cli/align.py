@@ -122,9 +122,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    f"{d.bracket_cost:g})")
     p.add_argument("--split", action="store_true",
                    help="the documents are paragraphs, one a line: split each into sentences (as `xlsent split`, "
-                   "with --src-lang and --tgt-lang) and align the sentences; the beads number sentences, and "
-                   "OUTPUT.src-sentences.tsv and OUTPUT.tgt-sentences.tsv map each to its line and character span "
-                   "(default: a sentence a line already)")
+                   "with --src-lang and --tgt-lang), cut each again after a colon or semicolon that more text "
+                   "follows, and align those pieces; the beads number them, and OUTPUT.src-sentences.tsv and "
+                   "OUTPUT.tgt-sentences.tsv map each to its line and character span (default: a sentence a line "
+                   "already)")
     p.add_argument("--resume", action="store_true",
                    help="skip the pairs whose output exists: a killed run's finished pairs (each output is written "
                    "whole); the options they were aligned with are not checked (default: every output rewritten)")

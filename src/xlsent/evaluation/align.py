@@ -111,8 +111,8 @@ class Embedded:
 
 PARAGRAPH_LINES = 4
 """The paragraph route joins every this many lines of a document (with text) into one paragraph."""
-SENTENCE_ENDS = frozenset(".!?…。！？；;:\"'»”’)]")
-"""Characters that end a line that ends a sentence (a closing quotation mark or bracket after its stop counts)."""
+SENTENCE_ENDS = frozenset(".!?…。！？；;:")
+"""Characters that end a line that ends a sentence (closing quotation marks or brackets after it count too)."""
 PARAGRAPHS = " from paragraphs"
 """The suffix of a set's paragraph-route subset (:func:`paragraph_beads`)."""
 
@@ -135,7 +135,7 @@ def paragraphs_of(lines: Sequence[str], per: int = PARAGRAPH_LINES
         start = len(text) + (1 if text else 0)
         text = f"{text} {line}" if text else line
         where.append((i, start, start + len(line)))
-        if len(where) == per or line[-1] not in SENTENCE_ENDS:  # a heading is a paragraph of its own
+        if len(where) == per or not ends_sentence(line):  # a heading is a paragraph of its own
             paragraphs.append(text)
             spans.append(where)
             text, where = "", []
@@ -145,19 +145,32 @@ def paragraphs_of(lines: Sequence[str], per: int = PARAGRAPH_LINES
     return paragraphs, spans
 
 
+def ends_sentence(line: str) -> bool:
+    """Whether ``line`` ends with a sentence's stop, closing quotation marks or brackets after it included.
+
+    >>> ends_sentence("Er kam. »"), ends_sentence("(Chaîne YouTube)"), ends_sentence("Title")
+    (True, False, False)
+    """
+    from xlsent.data.sentence_split import CLOSING, EITHER
+
+    bare = line.rstrip().rstrip("".join(CLOSING | EITHER)).rstrip()
+    return bool(bare) and bare[-1] in SENTENCE_ENDS
+
+
 def paragraph_beads(data: AlignSet, embed: EmbedFn, cfg: AlignConfig
                     ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """The set aligned as ``xlsent align --split`` aligns paragraphs: each document's lines joined into paragraphs
-    (:func:`paragraphs_of`), split into sentences, the sentences aligned, and each bead carried back to the lines its
-    sentences came from (a sentence that runs over two lines takes both; beads that share a line, the sentences of a
+    (:func:`paragraphs_of`), split into sentences and cut again at colons and semicolons
+    (:func:`~xlsent.data.sentence_split.split_units`), the pieces aligned, and each bead carried back to the lines its
+    pieces came from (a sentence that runs over two lines takes both; beads that share a line, the sentences of a
     line the splitter cut, are one bead), to be scored against the lines' gold."""
     from xlsent.align.aligner import Doc, align_documents, text_source
-    from xlsent.data.sentence_split import split_paragraphs
+    from xlsent.data.sentence_split import split_units
 
     docs, owners = [], []
     for lines, lang in ((data.src, data.src_lang), (data.tgt, data.tgt_lang)):
         paragraphs, spans = paragraphs_of(lines)
-        sentences = split_paragraphs(paragraphs, lang)
+        sentences = split_units(paragraphs, lang)
         docs.append(Doc.of([s.text for s in sentences], cfg.overlaps))
         owners.append([[i for i, a, b in spans[s.paragraph] if a < s.end and s.start < b] for s in sentences])
     beads, _ = align_documents(docs[0], docs[1], text_source(embed, docs[0], data.src_lang),
@@ -217,7 +230,8 @@ class Align(Task):
             data = load_align_set(subset.removesuffix(PARAGRAPHS), self.base)
             return SubsetScore(percent(bead_scores([data.gold], [paragraph_beads(data, self.embed, self.config)])),
                                f"{subset}: each document's lines joined {PARAGRAPH_LINES} to a paragraph (a line "
-                               "that ends no sentence, a heading, ends one), split into sentences and aligned as "
+                               "that ends no sentence, a heading, ends one), split into sentences, cut again at "
+                               "colons and semicolons, and aligned as "
                                "xlsent align --split does, the beads carried back to the lines"
                                + (" (Text+Berg's lines are tokenized, a space before every punctuation mark, which "
                                   "the splitter does not expect of a paragraph)" if data.name == TEXTBERG else ""))
@@ -254,7 +268,8 @@ class Align(Task):
                    "NTREX-128 was among the training data of laser-small and me5-distill (X-en pairs)",
                    _interval_note(scores),
                    *([f"the --split route (each set's lines joined {PARAGRAPH_LINES} to a paragraph, split into "
-                      "sentences, aligned, carried back to the lines) against the lines as given, strict F1: "
+                      "sentences and at colons and semicolons, aligned, carried back to the lines) against the lines "
+                      "as given, strict F1: "
                       + ", ".join(f"{name} {gap:+.1f}" for name, gap in gaps.items())] if gaps else [])],
             files=[f for name in scores if name != TEXTBERG_PIECES for f in self.embedded.get(name)[0].files],
         )

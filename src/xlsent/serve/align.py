@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlsent.data.sentence_split import Sentence, split_paragraphs
+from xlsent.data.sentence_split import Sentence, split_units
 from xlsent.mining.job import MinedPair, mine_texts
 from xlsent.serve.errors import ApiError
 from xlsent.serve.schemas import AlignRequest
@@ -26,4 +26,4 @@ def document_sentences(req: AlignRequest) -> tuple[list[Sentence], list[Sentence
     if req.src_lang is None or req.tgt_lang is None:
         raise ApiError(400, "split needs src_lang and tgt_lang: sentence ends depend on the language",
                        code="invalid_request", param="src_lang" if req.src_lang is None else "tgt_lang")
-    return split_paragraphs(req.src, req.src_lang), split_paragraphs(req.tgt, req.tgt_lang)
+    return split_units(req.src, req.src_lang), split_units(req.tgt, req.tgt_lang)
