@@ -38,6 +38,10 @@ def test_paragraph_rows_map_back_and_an_empty_line_gives_no_sentence() -> None:
     ("ru", "«Я верю. Ты нет.» Потом он ушёл.", ["«Я верю.", "Ты нет.»", "Потом он ушёл."]),
     ("en", '"They are playful. They mean no harm." You just wait.',
      ['"They are playful.', 'They mean no harm."', "You just wait."]),
+    # a list item's number: sentencex alone ends the sentence before with it, or keeps it alone
+    ("de", "Der Bericht ist fertig. 2. Dasselbe gilt. Am 3. Mai kam er.",
+     ["Der Bericht ist fertig.", "2. Dasselbe gilt.", "Am 3. Mai kam er."]),
+    ("en", "It ended in 1955. 2. The next one.", ["It ended in 1955.", "2. The next one."]),
     # as sentencex had them: an opening quote, a quotation left open, French spaced guillemets, scripts without
     # spaces, brackets
     ("en", 'He got to the boy. "I yelled at everyone."', ["He got to the boy.", '"I yelled at everyone."']),
@@ -47,7 +51,7 @@ def test_paragraph_rows_map_back_and_an_empty_line_gives_no_sentence() -> None:
     ("ja", "彼は言った。「行こう！」彼女は笑った。", ["彼は言った。", "「行こう！」", "彼女は笑った。"]),
     ("en", "See the map (it is new). Then go.", ["See the map (it is new).", "Then go."]),
 ])
-def test_sentence_ends_inside_quotations_count(lang: str, paragraph: str, sentences: list[str]) -> None:
+def test_sentence_ends_inside_quotations_and_list_items_count(lang: str, paragraph: str, sentences: list[str]) -> None:
     assert [paragraph[a:b] for a, b in sentence_spans(paragraph, lang)] == sentences
 
 
