@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from xlsent.align.config import AlignConfig
-from xlsent.data.align_sets import load_textberg
+from xlsent.data.align_sets import BUILT_SETS, load_align_set, load_textberg
 from xlsent.data.doc_perturb import Perturbation, gold_beads, perturb, perturb_side, split_point
 from xlsent.data.text_input import InputError
-from xlsent.evaluation.align import Align, cut_points
+from xlsent.evaluation.align import Align, available, cut_points
 from xlsent.evaluation.bead_scores import bead_scores, strict_f1_interval
 from xlsent.testing import dataset_or_skip
 
@@ -88,6 +88,23 @@ def test_textberg_dev_loads() -> None:
     data = load_textberg(root)
     assert (len(data.src), len(data.tgt)) == (468, 554)
     assert max(i for b in data.gold for i in b[0]) < len(data.src)
+
+
+def test_a_built_set_is_run_where_its_corpus_is(tmp_path: Path) -> None:
+    (tmp_path / "parallel" / "wmt_newstest" / "2013").mkdir(parents=True)
+    assert available(tmp_path) == ["rus-spa newstest2013"]
+    (tmp_path / "align_textberg").mkdir()
+    (tmp_path / "align_textberg" / "dev.defr").write_text("", encoding="utf-8")
+    assert available(tmp_path) == ["de-fr textberg", "rus-spa newstest2013"]
+
+
+@pytest.mark.parametrize("name", [n for n, spec in BUILT_SETS.items() if spec[0] != "ntrex"])
+def test_newstest_sets_pair_translations_in_other_scripts_and_without_english(name: str) -> None:
+    root = dataset_or_skip("parallel/wmt_newstest")
+    data = load_align_set(name, root)
+    assert "en" not in (data.src_lang, data.tgt_lang) and len(data.gold) > 400
+    one_one = [(len(data.src[s[0]]), len(data.tgt[t[0]])) for s, t in data.gold if len(s) == len(t) == 1]
+    assert np.corrcoef(np.array(one_one).T)[0, 1] > 0.8, "the 1-1 beads' lengths follow each other: parallel files"
 
 
 def _random(key: str) -> np.ndarray:

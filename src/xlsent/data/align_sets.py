@@ -1,6 +1,7 @@
 """The dev sets of ``xlsent eval align``: Bleualign's Text+Berg German-French dev document with its gold beads, and
-documents built from NTREX-128 (:mod:`xlsent.data.doc_perturb`), including pairs without English and in other
-scripts. The Text+Berg *test* half is held back and never read here.
+documents built from NTREX-128 and WMT newstest (:mod:`xlsent.data.doc_perturb`), including pairs without English
+and in other scripts. The Text+Berg *test* half is held back and never read here; newstest2012, a test set of the
+similarity search (LASER's), is not used.
 """
 
 from __future__ import annotations
@@ -11,20 +12,26 @@ from pathlib import Path
 from xlsent.data._files import dataset_path, read_lines
 from xlsent.data.beads import read_beads
 from xlsent.data.doc_perturb import Perturbation, perturb
-from xlsent.data.parallel import load_ntrex
+from xlsent.data.parallel import load_newstest, load_ntrex
+from xlsent.paths import data_root
 
 TEXTBERG = "de-fr textberg"
-NTREX_SETS: dict[str, tuple[str, str, str, str, int]] = {
-    "eng-deu ntrex": ("eng", "deu", "en", "de", 0),
-    "rus-fra ntrex": ("rus", "fra", "ru", "fr", 500),
-    "zho-deu ntrex": ("zho_Hans", "deu", "zh", "de", 1000),
-    "arb-jpn ntrex": ("arb", "jpn", "ar", "ja", 250),
-    "tha-kor ntrex": ("tha", "kor", "th", "ko", 750),
+NTREX = "ntrex"
+BUILT_SETS: dict[str, tuple[str, str, str, str, str, int]] = {
+    "eng-deu ntrex": (NTREX, "eng", "deu", "en", "de", 0),
+    "rus-fra ntrex": (NTREX, "rus", "fra", "ru", "fr", 500),
+    "zho-deu ntrex": (NTREX, "zho_Hans", "deu", "zh", "de", 1000),
+    "arb-jpn ntrex": (NTREX, "arb", "jpn", "ar", "ja", 250),
+    "tha-kor ntrex": (NTREX, "tha", "kor", "th", "ko", 750),
+    "rus-spa newstest2013": ("2013", "ru", "es", "ru", "es", 0),
+    "hun-ita newstest2009": ("2009", "hu", "it", "hu", "it", 1000),
 }
-"""Set name -> NTREX codes of both sides, their language codes, and the first of the set's parallel lines."""
-NTREX_LINES = 500
+"""Set name -> corpus (``ntrex`` or a WMT newstest year), the corpus's codes of both sides, their language codes,
+and the first of the set's parallel lines."""
+SET_LINES = 500
 FOREIGN_FROM = 1600
-"""Inserted lines come from NTREX lines from here on, outside every set's document."""
+"""Inserted lines come from the corpus's lines from here on, outside every set's document (NTREX has 1997 lines,
+newstest2009 2525, newstest2013 3000)."""
 
 
 @dataclass(frozen=True)
@@ -51,23 +58,51 @@ def load_textberg(root: str | Path | None = None) -> AlignSet:
                     f"Text+Berg dev (Bleualign): {len(src)} de and {len(tgt)} fr lines, {len(gold)} gold beads")
 
 
-def load_ntrex_set(name: str, root: str | Path | None = None, p: Perturbation | None = None) -> AlignSet:
-    """The NTREX-built set ``name`` (a key of :data:`NTREX_SETS`): 500 parallel lines per side, perturbed."""
-    src_code, tgt_code, src_lang, tgt_lang, start = NTREX_SETS[name]
-    src, tgt = load_ntrex(src_code, tgt_code, root)
+def load_built_set(name: str, root: str | Path | None = None, p: Perturbation | None = None) -> AlignSet:
+    """The set ``name`` built from a parallel corpus (a key of :data:`BUILT_SETS`): 500 parallel lines per side,
+    perturbed."""
+    corpus, src_code, tgt_code, src_lang, tgt_lang, start = BUILT_SETS[name]
+    if corpus == NTREX:
+        src, tgt = load_ntrex(src_code, tgt_code, root)
+        folder = dataset_path(root, "parallel", "ntrex128", "NTREX-128")
+        files = [folder / f"newstest2019-{'src' if c == 'eng' else 'ref'}.{c}.txt" for c in (src_code, tgt_code)]
+        title = "NTREX-128"
+    else:
+        src, tgt = load_newstest(corpus, src_code, tgt_code, root)
+        files = [dataset_path(root, "parallel", "wmt_newstest", corpus) / f"newstest{corpus}.{c}"
+                 for c in (src_code, tgt_code)]
+        title = f"WMT newstest{corpus}"
     p = p or Perturbation()
-    s, t, gold = perturb(src[start:start + NTREX_LINES], tgt[start:start + NTREX_LINES], src[FOREIGN_FROM:],
+    s, t, gold = perturb(src[start:start + SET_LINES], tgt[start:start + SET_LINES], src[FOREIGN_FROM:],
                          tgt[FOREIGN_FROM:], p, seed=start + 1)
-    folder = dataset_path(root, "parallel", "ntrex128", "NTREX-128")
-    files = [folder / f"newstest2019-{'src' if c == 'eng' else 'ref'}.{c}.txt" for c in (src_code, tgt_code)]
     return AlignSet(name, s, t, gold, src_lang, tgt_lang, files,
-                    f"NTREX-128 lines {start}-{start + NTREX_LINES - 1}, {src_code}-{tgt_code}, each side's lines "
+                    f"{title} lines {start}-{start + SET_LINES - 1}, {src_code}-{tgt_code}, each side's lines "
                     f"merged ({p.merge:.0%}), split ({p.split:.0%}), dropped ({p.drop:.0%}) and foreign lines "
                     f"inserted ({p.insert:.0%}): {len(s)} x {len(t)} lines, {len(gold)} gold beads")
 
 
+def set_corpus(name: str) -> str:
+    """The corpus a dev set comes from: ``textberg``, ``ntrex`` or a newstest year.
+
+    >>> set_corpus(TEXTBERG), set_corpus("eng-deu ntrex"), set_corpus("rus-spa newstest2013")
+    ('textberg', 'ntrex', '2013')
+    """
+    return "textberg" if name == TEXTBERG else BUILT_SETS[name][0]
+
+
+def set_available(name: str, root: str | Path | None = None) -> bool:
+    """Whether the data of the dev set ``name`` is under ``root``."""
+    corpus = set_corpus(name)
+    base = data_root(root)
+    if corpus == "textberg":
+        return (base / "align_textberg" / "dev.defr").is_file()
+    if corpus == NTREX:
+        return (base / "parallel" / "ntrex128" / "NTREX-128").is_dir()
+    return (base / "parallel" / "wmt_newstest" / corpus).is_dir()
+
+
 def align_set_names() -> list[str]:
-    return [TEXTBERG, *NTREX_SETS]
+    return [TEXTBERG, *BUILT_SETS]
 
 
 def align_set_langs(name: str) -> tuple[str, str]:
@@ -76,9 +111,9 @@ def align_set_langs(name: str) -> tuple[str, str]:
     >>> align_set_langs(TEXTBERG), align_set_langs("tha-kor ntrex")
     (('de', 'fr'), ('th', 'ko'))
     """
-    return ("de", "fr") if name == TEXTBERG else (NTREX_SETS[name][2], NTREX_SETS[name][3])
+    return ("de", "fr") if name == TEXTBERG else (BUILT_SETS[name][3], BUILT_SETS[name][4])
 
 
 def load_align_set(name: str, root: str | Path | None = None) -> AlignSet:
     """The dev set ``name`` (one of :func:`align_set_names`)."""
-    return load_textberg(root) if name == TEXTBERG else load_ntrex_set(name, root)
+    return load_textberg(root) if name == TEXTBERG else load_built_set(name, root)

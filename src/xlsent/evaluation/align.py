@@ -1,7 +1,7 @@
 """``xlsent eval align``: sentence alignment of parallel documents, strict and lax precision / recall / F1 with
 Bleualign's definitions (:mod:`xlsent.evaluation.bead_scores`), on the Text+Berg de-fr dev document and on NTREX
-documents with lines merged, split, dropped and inserted (:mod:`xlsent.data.align_sets`). The settings are measured
-one by one in :mod:`xlsent.evaluation.align_ablation`.
+and WMT newstest documents with lines merged, split, dropped and inserted (:mod:`xlsent.data.align_sets`). The
+settings are measured one by one in :mod:`xlsent.evaluation.align_ablation`.
 """
 
 from __future__ import annotations
@@ -15,15 +15,23 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.align.config import AlignConfig
-from xlsent.data.align_sets import TEXTBERG, AlignSet, align_set_langs, align_set_names, load_align_set
+from xlsent.data.align_sets import (
+    TEXTBERG,
+    AlignSet,
+    align_set_langs,
+    align_set_names,
+    load_align_set,
+    set_available,
+)
 from xlsent.data.empty_text import is_empty
 from xlsent.evaluation.bead_scores import BOOTSTRAP_BLOCK, BOOTSTRAP_SAMPLES, bead_scores, strict_f1_interval
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
-_DATA_FILES = ("align_textberg/dev.*", "parallel/ntrex128/NTREX-128/newstest2019-*.txt")
-_LANGUAGES = ("de", "fr", "en", "ru", "zh", "ar", "ja", "th", "ko")
+_DATA_FILES = ("align_textberg/dev.*", "parallel/ntrex128/NTREX-128/newstest2019-*.txt",
+               "parallel/wmt_newstest/2009/newstest2009.*", "parallel/wmt_newstest/2013/newstest2013.*")
+_LANGUAGES = ("de", "fr", "en", "ru", "zh", "ar", "ja", "th", "ko", "es", "hu", "it")
 _REFERENCE = ("Sennrich & Volk (2010), Bleualign: Text+Berg de-fr dev set; documents built here from NTREX-128 "
-              "(Federmann et al. 2022) by xlsent.data.doc_perturb")
+              "(Federmann et al. 2022) and WMT newstest 2009 and 2013 by xlsent.data.doc_perturb")
 METADATA = TaskMetadata(
     name="align",
     description="sentence alignment of parallel documents (strict F1 of beads, Bleualign's definitions)",
@@ -43,9 +51,7 @@ so that every setting up to ``max_beads`` 6 reuses the same (cached) embeddings.
 
 
 def available(base: Path) -> list[str]:
-    have_textberg = (base / "align_textberg" / "dev.defr").is_file()
-    have_ntrex = (base / "parallel" / "ntrex128" / "NTREX-128").is_dir()
-    return [name for name in align_set_names() if (have_textberg if name == TEXTBERG else have_ntrex)]
+    return [name for name in align_set_names() if set_available(name, base)]
 
 
 def cut_points(gold: Sequence[tuple[Sequence[int], Sequence[int]]], pieces: int) -> list[tuple[int, int]]:
@@ -248,7 +254,7 @@ class Align(Task):
         scores = {name: s for name, s in scores.items() if not name.endswith(PARAGRAPHS)}
         strict = {name: s["strict_f1"] for name, s in scores.items()}
         others = [name for name in strict if name not in (TEXTBERG, TEXTBERG_PIECES)]
-        averages = ({f"strict F1, {len(others)} NTREX sets": float(np.mean([strict[n] for n in others]))}
+        averages = ({f"strict F1, {len(others)} built sets": float(np.mean([strict[n] for n in others]))}
                     if others else {})
         averages |= {"lax F1, all sets": float(np.mean([s["lax_f1"] for n, s in scores.items()
                                                          if n != TEXTBERG_PIECES]))}
@@ -256,7 +262,7 @@ class Align(Task):
             averages[f"strict F1 from paragraphs less from lines, {len(gaps)} sets"] = float(np.mean([*gaps.values()]))
         main = strict[TEXTBERG] if TEXTBERG in strict else float(np.mean(list(strict.values())))
         return Summary(
-            dataset="Text+Berg de-fr dev + NTREX-built documents", main_score=main,
+            dataset="Text+Berg de-fr dev + documents built from NTREX-128 and WMT newstest", main_score=main,
             main_metric="strict f1, textberg dev" if TEXTBERG in strict else "mean strict f1",
             averages=averages, options=options(self.config),
             notes=["Bleualign's definitions: precision over predicted beads with lines on both sides, recall over "
@@ -265,7 +271,8 @@ class Align(Task):
                    "published on the Text+Berg *test* half (not run here): " + ", ".join(
                        f"{system} strict F1 {f1:.1f} (lax {lax:.1f})" for system, (f1, lax) in PUBLISHED.items()),
                    *([_published_gap(strict[TEXTBERG])] if TEXTBERG in strict else []),
-                   "NTREX-128 was among the training data of laser-small and me5-distill (X-en pairs)",
+                   "NTREX-128 and WMT newstest 2009 and 2013 are among the X-en training pairs of laser-small and "
+                   "me5-distill (in the languages each was trained on)",
                    _interval_note(scores),
                    *([f"the --split route (each set's lines joined {PARAGRAPH_LINES} to a paragraph, split into "
                       "sentences and at colons and semicolons, aligned, carried back to the lines) against the lines "

@@ -113,7 +113,7 @@ class AlignAblation(Task):
                               f"({f1:.1f})" for name, (row, f1) in picks.items())
                           + f"; mean held-out strict F1 {held:.2f} against {main:.2f} with the shipped setting")
         return Summary(
-            dataset="Text+Berg de-fr dev + NTREX-built documents", main_score=main,
+            dataset="Text+Berg de-fr dev + documents built from NTREX-128 and WMT newstest", main_score=main,
             main_metric="mean strict f1, shipped settings", averages=averages,
             options={"shipped": options(AlignConfig()), "sets": available(self.base)},
             notes=["each row changes one setting of the shipped ones (see xlsent align --help)",
