@@ -282,9 +282,23 @@ def _quantize_onnx(fp32: Path, out: Path, model: TransformerModel, reduce_range:
     graph = onnx.load(str(fp32 / "model.onnx"), load_external_data=False).graph
     edges = tuple(f"/layer.{i}/" for i in _edge_layers(model))
     keep_float = [n.name for n in graph.node if n.op_type == "MatMul" and any(e in n.name for e in edges)]
-    quantize_dynamic(str(fp32 / "model.onnx"), str(out / "model.onnx"), weight_type=QuantType.QInt8,
-                     per_channel=True, reduce_range=reduce_range, op_types_to_quantize=["MatMul"],
-                     nodes_to_exclude=keep_float)
+    root = logging.getLogger()
+    quiet = _QuantizerAdvice()
+    root.addFilter(quiet)
+    try:
+        quantize_dynamic(str(fp32 / "model.onnx"), str(out / "model.onnx"), weight_type=QuantType.QInt8,
+                         per_channel=True, reduce_range=reduce_range, op_types_to_quantize=["MatMul"],
+                         nodes_to_exclude=keep_float)
+    finally:
+        root.removeFilter(quiet)
+
+
+class _QuantizerAdvice(logging.Filter):
+    """Drops onnxruntime's advice to pre-process the graph before quantizing, which it logs on the *root* logger on
+    every export (a user saw ``WARNING root: Please consider to run pre-processing ...`` on the first ``auto``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "root" and "pre-processing before quantization" in record.getMessage())
 
 
 def _export_openvino(graph: PooledSums, out: Path) -> None:
