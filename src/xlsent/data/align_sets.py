@@ -28,6 +28,8 @@ BUILT_SETS: dict[str, tuple[str, str, str, str, str, int]] = {
 }
 """Set name -> corpus (``ntrex`` or a WMT newstest year), the corpus's codes of both sides, their language codes,
 and the first of the set's parallel lines."""
+NEWSTEST_YEARS = tuple(sorted({corpus for corpus, *_ in BUILT_SETS.values() if corpus != NTREX}))
+"""The WMT newstest years the built sets come from."""
 SET_LINES = 500
 FOREIGN_FROM = 1600
 """Inserted lines come from the corpus's lines from here on, outside every set's document (NTREX has 1997 lines,
@@ -62,15 +64,14 @@ def load_built_set(name: str, root: str | Path | None = None, p: Perturbation | 
     """The set ``name`` built from a parallel corpus (a key of :data:`BUILT_SETS`): 500 parallel lines per side,
     perturbed."""
     corpus, src_code, tgt_code, src_lang, tgt_lang, start = BUILT_SETS[name]
+    folder = dataset_path(root, *_folder(corpus))
     if corpus == NTREX:
         src, tgt = load_ntrex(src_code, tgt_code, root)
-        folder = dataset_path(root, "parallel", "ntrex128", "NTREX-128")
         files = [folder / f"newstest2019-{'src' if c == 'eng' else 'ref'}.{c}.txt" for c in (src_code, tgt_code)]
         title = "NTREX-128"
     else:
         src, tgt = load_newstest(corpus, src_code, tgt_code, root)
-        files = [dataset_path(root, "parallel", "wmt_newstest", corpus) / f"newstest{corpus}.{c}"
-                 for c in (src_code, tgt_code)]
+        files = [folder / f"newstest{corpus}.{c}" for c in (src_code, tgt_code)]
         title = f"WMT newstest{corpus}"
     p = p or Perturbation()
     s, t, gold = perturb(src[start:start + SET_LINES], tgt[start:start + SET_LINES], src[FOREIGN_FROM:],
@@ -90,15 +91,17 @@ def set_corpus(name: str) -> str:
     return "textberg" if name == TEXTBERG else BUILT_SETS[name][0]
 
 
+def _folder(corpus: str) -> tuple[str, ...]:
+    """The folder of a built set's ``corpus`` under the data root."""
+    return ("parallel", "ntrex128", "NTREX-128") if corpus == NTREX else ("parallel", "wmt_newstest", corpus)
+
+
 def set_available(name: str, root: str | Path | None = None) -> bool:
     """Whether the data of the dev set ``name`` is under ``root``."""
-    corpus = set_corpus(name)
     base = data_root(root)
-    if corpus == "textberg":
+    if name == TEXTBERG:
         return (base / "align_textberg" / "dev.defr").is_file()
-    if corpus == NTREX:
-        return (base / "parallel" / "ntrex128" / "NTREX-128").is_dir()
-    return (base / "parallel" / "wmt_newstest" / corpus).is_dir()
+    return base.joinpath(*_folder(set_corpus(name))).is_dir()
 
 
 def align_set_names() -> list[str]:

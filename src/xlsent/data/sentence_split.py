@@ -51,9 +51,12 @@ closing before a space or another closing mark."""
 HIDDEN = CLOSING | OPENING | EITHER
 """Quotation marks and brackets, shown to sentencex as spaces."""
 _HIDE = str.maketrans(dict.fromkeys(HIDDEN, " "))
-ITEM_NUMBER = re.compile(r"(?:(?<=[.!?…])\s+|^)\d{1,3}\.$")
+ITEM_NUMBER = re.compile(r"(?:(?<=[.!?…])\s+|^\s*)\d{1,3}\.$")
 """A list item's number after a sentence's end, which sentencex leaves at the end of that sentence (``Ende. 2.``
-``Weiter``: the number reads as a German ordinal, ``am 2. Mai``) or alone: it starts the next sentence."""
+``Weiter``: the number reads as a German ordinal, ``am 2. Mai``) or alone: the sentence is cut before it, so it
+starts the next one."""
+ALONE_CLOSING = CLOSING | {"»"}
+"""Marks that close a quotation when they stand alone after a space (French ``fin. »``)."""
 CLAUSE_END = re.compile(r"[:;](?=\s+\S)")
 """Where :func:`split_units` cuts a sentence: after a colon or a semicolon with a space and more text after it (not
 ``10:30``; the full-width marks of Chinese and Japanese, with no space after them, are never cut)."""
@@ -98,8 +101,6 @@ def sentence_spans(paragraph: str, lang: str) -> list[tuple[int, int]]:
         if at < 0:  # sentencex returns pieces of its input, in order; never expected
             raise RuntimeError(f"sentencex returned text not in the paragraph: {piece!r}")
         pos = at + len(piece)
-        if ITEM_NUMBER.fullmatch(piece.strip()):  # a list item's number alone: it starts the next sentence
-            continue
         item = ITEM_NUMBER.search(piece.rstrip())
         cuts.append(at + item.start() if item else _sentence_end(paragraph, at + len(piece.rstrip())))
     spans, start = [], 0
@@ -124,18 +125,23 @@ def _sentence_end(paragraph: str, end: int) -> int:
     """
     def closes(i: int) -> bool:  # a mark that opens a quotation in some languages closes one before a space
         after = paragraph[i + 1] if i + 1 < len(paragraph) else " "
-        return after.isspace() or after in CLOSING or (after not in HIDDEN and unicodedata.category(after)[0] == "P")
+        return after.isspace() or after in CLOSING or _plain_punctuation(after)
 
     while end < len(paragraph) and paragraph[end] not in OPENING and (
             paragraph[end] in CLOSING or (paragraph[end] in EITHER and closes(end))
-            or (paragraph[end] not in HIDDEN and unicodedata.category(paragraph[end])[0] == "P")):
+            or _plain_punctuation(paragraph[end])):
         end += 1
     after = end
     while after < len(paragraph) and paragraph[after].isspace():
         after += 1
-    while after < len(paragraph) and paragraph[after] in CLOSING | {"»"} and closes(after):
+    while after < len(paragraph) and paragraph[after] in ALONE_CLOSING and closes(after):
         end = after = after + 1
     return end
+
+
+def _plain_punctuation(char: str) -> bool:
+    """Punctuation that is no quotation mark or bracket (``.``, ``!``, ``…``)."""
+    return char not in HIDDEN and unicodedata.category(char)[0] == "P"
 
 
 def split_paragraphs(paragraphs: Iterable[str], lang: str) -> list[Sentence]:

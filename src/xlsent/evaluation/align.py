@@ -16,6 +16,7 @@ import numpy as np
 
 from xlsent.align.config import AlignConfig
 from xlsent.data.align_sets import (
+    NEWSTEST_YEARS,
     TEXTBERG,
     AlignSet,
     align_set_langs,
@@ -28,10 +29,10 @@ from xlsent.evaluation.bead_scores import BOOTSTRAP_BLOCK, BOOTSTRAP_SAMPLES, be
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
 _DATA_FILES = ("align_textberg/dev.*", "parallel/ntrex128/NTREX-128/newstest2019-*.txt",
-               "parallel/wmt_newstest/2009/newstest2009.*", "parallel/wmt_newstest/2013/newstest2013.*")
+               *(f"parallel/wmt_newstest/{year}/newstest{year}.*" for year in NEWSTEST_YEARS))
 _LANGUAGES = ("de", "fr", "en", "ru", "zh", "ar", "ja", "th", "ko", "es", "hu", "it")
 _REFERENCE = ("Sennrich & Volk (2010), Bleualign: Text+Berg de-fr dev set; documents built here from NTREX-128 "
-              "(Federmann et al. 2022) and WMT newstest 2009 and 2013 by xlsent.data.doc_perturb")
+              f"(Federmann et al. 2022) and WMT newstest {' and '.join(NEWSTEST_YEARS)} by xlsent.data.doc_perturb")
 METADATA = TaskMetadata(
     name="align",
     description="sentence alignment of parallel documents (strict F1 of beads, Bleualign's definitions)",
@@ -271,8 +272,8 @@ class Align(Task):
                    "published on the Text+Berg *test* half (not run here): " + ", ".join(
                        f"{system} strict F1 {f1:.1f} (lax {lax:.1f})" for system, (f1, lax) in PUBLISHED.items()),
                    *([_published_gap(strict[TEXTBERG])] if TEXTBERG in strict else []),
-                   "NTREX-128 and WMT newstest 2009 and 2013 are among the X-en training pairs of laser-small and "
-                   "me5-distill (in the languages each was trained on)",
+                   f"NTREX-128 and WMT newstest {' and '.join(NEWSTEST_YEARS)} are among the X-en training pairs "
+                   "of laser-small and me5-distill (in the languages each was trained on)",
                    _interval_note(scores),
                    *([f"the --split route (each set's lines joined {PARAGRAPH_LINES} to a paragraph, split into "
                       "sentences and at colons and semicolons, aligned, carried back to the lines) against the lines "
