@@ -55,6 +55,15 @@ def test_sentence_ends_inside_quotations_and_list_items_count(lang: str, paragra
     assert [paragraph[a:b] for a, b in sentence_spans(paragraph, lang)] == sentences
 
 
+def test_align_units_cut_at_colons_and_keep_no_invisible_piece() -> None:
+    from xlsent.data.sentence_split import split_units
+
+    paragraph = "Er schrieb: Wir gehen; \u200b"
+    units = split_units([paragraph, ""], "de")
+    assert [u.text for u in units] == ["Er schrieb:", "Wir gehen;"]
+    assert all(paragraph[u.start:u.end] == u.text for u in units)
+
+
 def test_scripts_without_a_sentence_mark_keep_the_paragraph(caplog: pytest.LogCaptureFixture) -> None:
     thai = "ฉันไปตลาด เมื่อวานนี้ ฉันซื้อผลไม้"
     with caplog.at_level(logging.WARNING):

@@ -174,6 +174,8 @@ def split_units(paragraphs: Iterable[str], lang: str) -> list[Sentence]:
         cuts = [m.end() for m in CLAUSE_END.finditer(sentence.text)]
         for a, b in itertools.pairwise([0, *cuts, len(sentence.text)]):
             text = sentence.text[a:b]
+            if is_empty(text):  # invisible characters alone after a colon: no unit, as sentence_spans keeps none
+                continue
             first = sentence.start + a + len(text) - len(text.lstrip())
             units.append(Sentence(sentence.paragraph, first, first + len(text.strip()), text.strip()))
     return units
