@@ -159,21 +159,29 @@ def test_the_shipped_table_names_a_guarded_backend_for_each_cpu_class(monkeypatc
         assert any(r["guard"] for r in rows), klass
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize(("backend", "floor"), [("openvino", 0.9999), ("onnx", 0.9999),
-                                                 ("openvino-bf16", 0.998), ("torch-bf16", 0.998), ("onnx-int8", 0.99),
-                                                 ("openvino-int8", 0.99)])
-def test_backends_on_the_real_model(default_encoder: TransformerEncoder, backend: str, floor: float) -> None:
-    """Every backend within its floor of PyTorch fp32 (bf16: 0.998, int8: 0.99) on sentences that took no part in
-    choosing the floors or the int8 settings (``SMOOTH_QUANT_ALPHA``, the float edge layers, the calibration text):
-    those were tuned on 50 lines of multiscript.txt (lines i with i % 7 < 5, the first 50 of them); these are its
-    54 other lines, in 16 languages and 14 scripts."""
+@pytest.fixture(scope="module")
+def untuned(default_encoder: TransformerEncoder) -> tuple[list[str], np.ndarray]:
+    """The lines of multiscript.txt that took no part in choosing the backends' floors or the int8 settings
+    (``SMOOTH_QUANT_ALPHA``, the float edge layers, the calibration text), and their PyTorch fp32 vectors: those
+    were tuned on 50 lines (lines i with i % 7 < 5, the first 50 of them); these are its 54 other lines, in 16
+    languages and 14 scripts."""
     lines = (FIXTURES / "multiscript.txt").read_text(encoding="utf-8").splitlines()
     tuned = set([s for i, s in enumerate(lines) if i % 7 < 5][:50])
     sentences = [s for s in lines if s not in tuned]
     assert len(sentences) == 54 and not set(sentences) & set(backends.CALIBRATION.read_text(
         encoding="utf-8").splitlines())
-    ref = default_encoder.encode(sentences)
+    return sentences, default_encoder.encode(sentences)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("backend", "floor"), [("openvino", 0.9999), ("onnx", 0.9999),
+                                                 ("openvino-bf16", 0.998), ("torch-bf16", 0.998), ("onnx-int8", 0.99),
+                                                 ("openvino-int8", 0.99)])
+def test_backends_on_the_real_model(default_encoder: TransformerEncoder, untuned: tuple[list[str], np.ndarray],
+                                    backend: str, floor: float) -> None:
+    """Every backend within its floor of PyTorch fp32 (bf16: 0.998, int8: 0.99) on sentences that took no part in
+    choosing them (:func:`untuned`)."""
+    sentences, ref = untuned
     enc = TransformerEncoder(default_encoder.model_dir, name="me5-small")
     enc.use_backend(backend)
     cos = np.sum(enc.encode(sentences) * ref, axis=1)

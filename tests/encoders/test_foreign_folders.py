@@ -4,6 +4,7 @@ pooling, built here with transformers' config classes and a tokenizer made in th
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import shutil
@@ -26,7 +27,9 @@ from xlsent.encoders.tokenizer_build import build_unigram_tokenizer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.testing import TINY_CHARS, TINY_WORDS
 
-st = pytest.importorskip("sentence_transformers")
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
+                                reason="sentence-transformers is not installed")  # imported by the tests that use it:
+# its import takes seconds, which every test process paid at collection
 transformers = pytest.importorskip("transformers")
 
 SENTENCES = ["the dog barks", "der hund bellt", "a cat runs", "q: b", "the the the dog dog cat barks runs der hund",

@@ -1,4 +1,4 @@
-"""Recompute two languages' Tatoeba accuracy with plain numpy from `xlsent embed` files and compare with
+"""Recompute a language's Tatoeba accuracy with plain numpy from `xlsent embed` files and compare with
 `xlsent eval tatoeba` (real default model, real data)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def test_eval_agrees_with_twenty_lines_of_numpy(tmp_path: Path, shared_data: Pat
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
     monkeypatch.setattr("xlsent.encoders.me5_convert.default_model_dir", lambda: default_encoder.model_dir)
-    langs = ["ast", "swg"]
+    langs = ["swg"]  # one of the smallest sets (112 pairs): each side is encoded twice, by embed and by eval
     expected = {}
     for lang in langs:
         vecs = {}

@@ -21,9 +21,11 @@ WriteCorpus = Callable[[Path, list[str], list[str]], tuple[Path, Path]]
 SingleProcess = Callable[[Path, Path, Path, MineConfig], bytes]
 
 
-def test_ray_output_equals_single_process(local_ray: None, tmp_path: Path, tiny_model_dir: Path, distinct_lines: Lines,
-                                          ray_chunk_rows: int, write_corpus: WriteCorpus,
-                                          single_process: SingleProcess) -> None:
+def test_ray_output_equals_single_process_with_tasks_held_to_their_cpus(
+        local_ray: None, tmp_path: Path, tiny_model_dir: Path, distinct_lines: Lines, ray_chunk_rows: int,
+        write_corpus: WriteCorpus, single_process: SingleProcess, caplog: pytest.LogCaptureFixture) -> None:
+    """The single-process output, with lines repeated on both sides too; every task (one CPU each, the default) ran
+    with one thread in each library."""
     from xlsent.mining.distributed import RayConfig
 
     src_lines, tgt_lines = distinct_lines
@@ -35,26 +37,21 @@ def test_ray_output_equals_single_process(local_ray: None, tmp_path: Path, tiny_
         cfg = MineConfig(k=3, shard_rows=15, with_ids=True, dedup=False)
         single = single_process(src, tgt, tmp_path / name / "single.tsv", cfg)
         dist = tmp_path / name / "ray.tsv"
-        summary = mine_on_ray(InputSpec(src), InputSpec(tgt), dist, str(tiny_model_dir), cfg,
-                                 RayConfig(chunk_rows=ray_chunk_rows), progress=False)
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG, logger="xlsent.mining.distributed"):
+            summary = mine_on_ray(InputSpec(src), InputSpec(tgt), dist, str(tiny_model_dir), cfg,
+                                  RayConfig(chunk_rows=ray_chunk_rows), progress=False)
         assert (summary.src_rows, summary.tgt_rows) == (len(src_side), len(tgt_side))
         assert (summary.src_distinct, summary.tgt_distinct) == (40, 20 if name == "repeated" else 33)
         assert dist.read_bytes() == single
         assert ("," in dist.read_text(encoding="utf-8")) == (name == "repeated")  # all lines of a sentence
         assert not dist.with_name(dist.name + ".work").exists()
+        if name == "distinct":
+            _assert_one_thread_per_reserved_cpu(caplog)
 
 
-def test_tasks_run_with_as_many_threads_as_cpus_they_reserve(local_ray: None, tmp_path: Path, tiny_model_dir: Path,
-                                                            distinct_lines: Lines, ray_chunk_rows: int,
-                                                            write_corpus: WriteCorpus,
-                                                            caplog: pytest.LogCaptureFixture) -> None:
-    from xlsent.mining.distributed import RayConfig
-
-    src, tgt = write_corpus(tmp_path, *distinct_lines)
-    with caplog.at_level(logging.DEBUG, logger="xlsent.mining.distributed"):
-        mine_on_ray(InputSpec(src), InputSpec(tgt), tmp_path / "p.tsv", str(tiny_model_dir),
-                       MineConfig(k=3, shard_rows=15), RayConfig(chunk_rows=ray_chunk_rows, cpus_per_task=1),
-                       progress=False)
+def _assert_one_thread_per_reserved_cpu(caplog: pytest.LogCaptureFixture) -> None:
+    """The encoder actors (embedding both sides in 3 chunks each) and the 3 k-NN tasks ran with one thread."""
     reports = {kind: [r.args[-1] for r in caplog.records if kind in r.getMessage()]  # type: ignore[index]
                for kind in ("embedded with threads", "ran with threads")}
     assert len(reports["embedded with threads"]) == 2 * 3 and len(reports["ran with threads"]) == 3
@@ -159,35 +156,41 @@ def test_ray_index_is_filled_and_searched_on_workers_with_the_single_process_out
     assert err.count("--index auto: exact for 240 x 200 distinct sentences; expected recall 1.0") == 1  # chosen once
 
 
-@pytest.mark.parametrize(("task", "index"), [("_fill_task", "ivf"), ("_search_task", "ivf"), ("_knn_task", "exact")])
+@pytest.mark.parametrize(("tasks", "index"), [(("_fill_task", "_search_task"), "ivf"), (("_knn_task",), "exact")])
 def test_a_killed_worker_is_retried_and_the_output_is_unchanged(
         local_ray: None, tmp_path: Path, tiny_model_dir: Path, ray_chunk_rows: int, write_corpus: WriteCorpus,
-        numbered_lines: NumberedLines, single_process: SingleProcess, monkeypatch: pytest.MonkeyPatch, task: str,
-        index: str) -> None:
+        numbered_lines: NumberedLines, single_process: SingleProcess, monkeypatch: pytest.MonkeyPatch,
+        tasks: tuple[str, ...], index: str) -> None:
+    """The first attempt of each of ``tasks`` kills its worker process (one run kills a worker of each)."""
     from xlsent.mining import distributed
 
     src, tgt = write_corpus(tmp_path, *numbered_lines(120, 100))
-    marker = tmp_path / "killed-once"
 
-    def die_on_first_attempt(*args: object) -> object:
-        """Runs on a worker: the first attempt of any shard kills its own process; later ones do the work."""
-        import importlib
-        import os
-        import signal
+    def die_on_first_attempt(task: str) -> Callable[..., object]:
+        marker = tmp_path / f"killed-once{task}"
 
-        try:
-            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
-        except FileExistsError:
-            return getattr(importlib.import_module("xlsent.mining.distributed"), task)(*args)
-        os.kill(os.getpid(), signal.SIGKILL)
-        raise AssertionError("unreachable")
+        def run(*args: object) -> object:
+            """Runs on a worker: the first attempt of any shard kills its own process; later ones do the work."""
+            import importlib
+            import os
+            import signal
 
-    monkeypatch.setattr(distributed, task, die_on_first_attempt)
+            try:
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                return getattr(importlib.import_module("xlsent.mining.distributed"), task)(*args)
+            os.kill(os.getpid(), signal.SIGKILL)
+            raise AssertionError("unreachable")
+
+        return run
+
+    for task in tasks:
+        monkeypatch.setattr(distributed, task, die_on_first_attempt(task))
     cfg = MineConfig(k=3, shard_rows=40, index=index, effort=2 if index == "ivf" else None, with_ids=True)
     out = tmp_path / "ray.tsv"
     mine_on_ray(InputSpec(src), InputSpec(tgt), out, str(tiny_model_dir), cfg,
                                distributed.RayConfig(chunk_rows=ray_chunk_rows), progress=False)
-    assert marker.exists()  # a worker process was killed
+    assert all((tmp_path / f"killed-once{task}").exists() for task in tasks)  # a worker process was killed in each
     assert out.read_bytes() == single_process(src, tgt, tmp_path / "single.tsv", cfg)
 
 
