@@ -14,7 +14,6 @@ import pytest
 from xlsent.embed_job import EmbedOptions
 
 ray = pytest.importorskip("ray")
-pytestmark = pytest.mark.xdist_group("ray")  # in one test process, in turn (conftest.local_ray)
 
 WORDS = ["the dog", "the cat", "barks", "runs", "der hund", "bellt", "a", "b"]
 CHUNK = EmbedOptions(chunk_rows=16, progress=False)

@@ -10,7 +10,6 @@ import pytest
 from xlsent.align.config import AlignConfig
 
 ray = pytest.importorskip("ray")
-pytestmark = pytest.mark.xdist_group("ray")  # in one test process, in turn (conftest.local_ray)
 
 WORDS = ["the dog", "the cat", "barks", "runs", "der hund", "bellt", "a", "b"]
 

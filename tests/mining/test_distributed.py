@@ -14,7 +14,6 @@ from xlsent.mining.config import MineConfig
 from xlsent.testing import mine_on_ray
 
 ray = pytest.importorskip("ray")
-pytestmark = pytest.mark.xdist_group("ray")  # in one test process, in turn (conftest.local_ray)
 
 Lines = tuple[list[str], list[str]]
 NumberedLines = Callable[[int, int], Lines]

@@ -297,7 +297,6 @@ def test_dev_evaluation_rows_and_baselines_on_an_oracle_encoder() -> None:
     assert "no learned scorer" in result.notes[0]
 
 
-@pytest.mark.xdist_group("ray")  # in one test process, in turn (conftest.local_ray)
 def test_ray_engine_filters_as_this_process_does(local_ray: None, tmp_path: Path, tiny_model_dir: Path) -> None:
     from xlsent.api import filter as filter_pairs
     from xlsent.mining.distributed import RayConfig
