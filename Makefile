@@ -42,14 +42,13 @@ serve: setup
 # Plugins named, not autoloaded: pytest rewrites the asserts of every module of a package that registers a plugin
 # (schemathesis, hypothesis, anyio: ~350 modules), in each test process, and caches nothing where bytecode is not
 # written (PYTHONDONTWRITEBYTECODE); src is compiled first for the same reason (every Ray worker and CLI subprocess
-# compiled xlsent's modules again); the tests that start a Ray cluster run in one of the two test processes, in turn
-# (xdist group "ray", tests/conftest.py)
+# compiled xlsent's modules again)
 PYTEST_PLUGINS := -p xdist.plugin -p _hypothesis_pytestplugin -p schemathesis.pytest.plugin -p anyio.pytest_plugin
 test: setup
 	$(BIN)/lint-imports
 	$(BIN)/python -m compileall -q src
 	PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(BIN)/python -m pytest $(PYTEST_PLUGINS) -q -x -n auto --maxprocesses 4 \
-		--dist loadgroup --durations=15
+		--durations=15
 
 bench: setup $(BENCH_STAMP)
 	$(BENCH_VENV)/bin/python benchmarks/run.py

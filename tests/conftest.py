@@ -58,26 +58,22 @@ RAY_SYSTEM_CONFIG = {"idle_worker_killing_time_threshold_ms": 600_000}
 new worker processes (each importing torch) for its k-NN and index tasks."""
 
 
-RAY_FIXTURES = {"local_ray", "two_nodes"}
-"""Fixtures that start a Ray cluster in the test process."""
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that start a Ray cluster join the xdist group ``ray``, which one test process runs in turn (``make test``
-    runs ``--dist loadgroup``): two clusters side by side on two cores, each with its worker processes, made each
-    Ray test two to three times slower than the same tests in turn."""
-    for item in items:
-        if RAY_FIXTURES & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("ray"))
-
-
-@pytest.fixture(scope="module")
-def local_ray() -> Iterator[None]:
-    """A local Ray session of 2 CPUs for the module's tests."""
-    ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _system_config=RAY_SYSTEM_CONFIG)
+@pytest.fixture(scope="session")
+def _ray_shut_down_at_the_end() -> Iterator[None]:
     yield
-    ray.shutdown()
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        ray.shutdown()
+
+
+@pytest.fixture()
+def local_ray(_ray_shut_down_at_the_end: None) -> None:
+    """A local Ray session of 2 CPUs, started by the first test of a test process that needs it and shared by the
+    others (each start cost seconds of CPU: Ray's services and new worker processes); a test that needs another
+    cluster shuts it down first, and the next test starts it again."""
+    ray = pytest.importorskip("ray")
+    if not ray.is_initialized():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _system_config=RAY_SYSTEM_CONFIG)
 
 
 @pytest.fixture(scope="session")
