@@ -58,22 +58,13 @@ RAY_SYSTEM_CONFIG = {"idle_worker_killing_time_threshold_ms": 600_000}
 new worker processes (each importing torch) for its k-NN and index tasks."""
 
 
-@pytest.fixture(scope="session")
-def _ray_shut_down_at_the_end() -> Iterator[None]:
-    yield
-    ray = sys.modules.get("ray")
-    if ray is not None and ray.is_initialized():
-        ray.shutdown()
-
-
-@pytest.fixture()
-def local_ray(_ray_shut_down_at_the_end: None) -> None:
-    """A local Ray session of 2 CPUs, started by the first test of a test process that needs it and shared by the
-    others (each start cost seconds of CPU: Ray's services and new worker processes); a test that needs another
-    cluster shuts it down first, and the next test starts it again."""
+@pytest.fixture(scope="module")
+def local_ray() -> Iterator[None]:
+    """A local Ray session of 2 CPUs for the module's tests."""
     ray = pytest.importorskip("ray")
-    if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _system_config=RAY_SYSTEM_CONFIG)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _system_config=RAY_SYSTEM_CONFIG)
+    yield
+    ray.shutdown()
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Shared by the Ray engine's test modules (on the test process's Ray: ``local_ray``): a small corpus, and the
+"""Shared by the Ray engine's test modules (each starts its own Ray: ``local_ray``): a small corpus, and the
 single-process engine's output to compare with; and the mining benchmark's script, loaded as a module."""
 
 from __future__ import annotations

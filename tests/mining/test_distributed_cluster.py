@@ -19,8 +19,6 @@ ray = pytest.importorskip("ray")
 def two_nodes() -> Iterator[None]:
     from ray.cluster_utils import Cluster
 
-    if ray.is_initialized():
-        ray.shutdown()  # the test process's local Ray (conftest.local_ray)
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     try:
         cluster.add_node(num_cpus=1)
