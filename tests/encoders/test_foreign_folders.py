@@ -27,9 +27,10 @@ from xlsent.encoders.tokenizer_build import build_unigram_tokenizer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.testing import TINY_CHARS, TINY_WORDS
 
+# sentence-transformers is imported by the tests that use it: its import takes seconds, which every test process
+# paid at collection
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None,
-                                reason="sentence-transformers is not installed")  # imported by the tests that use it:
-# its import takes seconds, which every test process paid at collection
+                                reason="sentence-transformers is not installed")
 transformers = pytest.importorskip("transformers")
 
 SENTENCES = ["the dog barks", "der hund bellt", "a cat runs", "q: b", "the the the dog dog cat barks runs der hund",

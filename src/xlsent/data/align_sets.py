@@ -12,7 +12,7 @@ from pathlib import Path
 from xlsent.data._files import dataset_path, read_lines
 from xlsent.data.beads import read_beads
 from xlsent.data.doc_perturb import Perturbation, perturb
-from xlsent.data.parallel import load_newstest, load_ntrex
+from xlsent.data.parallel import newstest_files, ntrex_files, read_pair
 from xlsent.paths import data_root
 
 TEXTBERG = "de-fr textberg"
@@ -64,19 +64,13 @@ def load_built_set(name: str, root: str | Path | None = None, p: Perturbation | 
     """The set ``name`` built from a parallel corpus (a key of :data:`BUILT_SETS`): 500 parallel lines per side,
     perturbed."""
     corpus, src_code, tgt_code, src_lang, tgt_lang, start = BUILT_SETS[name]
-    folder = dataset_path(root, *_folder(corpus))
-    if corpus == NTREX:
-        src, tgt = load_ntrex(src_code, tgt_code, root)
-        files = [folder / f"newstest2019-{'src' if c == 'eng' else 'ref'}.{c}.txt" for c in (src_code, tgt_code)]
-        title = "NTREX-128"
-    else:
-        src, tgt = load_newstest(corpus, src_code, tgt_code, root)
-        files = [folder / f"newstest{corpus}.{c}" for c in (src_code, tgt_code)]
-        title = f"WMT newstest{corpus}"
+    files = built_set_files(name, root)
+    src, tgt = read_pair(*files)
+    title = "NTREX-128" if corpus == NTREX else f"WMT newstest{corpus}"
     p = p or Perturbation()
     s, t, gold = perturb(src[start:start + SET_LINES], tgt[start:start + SET_LINES], src[FOREIGN_FROM:],
                          tgt[FOREIGN_FROM:], p, seed=start + 1)
-    return AlignSet(name, s, t, gold, src_lang, tgt_lang, files,
+    return AlignSet(name, s, t, gold, src_lang, tgt_lang, list(files),
                     f"{title} lines {start}-{start + SET_LINES - 1}, {src_code}-{tgt_code}, each side's lines "
                     f"merged ({p.merge:.0%}), split ({p.split:.0%}), dropped ({p.drop:.0%}) and foreign lines "
                     f"inserted ({p.insert:.0%}): {len(s)} x {len(t)} lines, {len(gold)} gold beads")
@@ -102,6 +96,13 @@ def set_available(name: str, root: str | Path | None = None) -> bool:
     if name == TEXTBERG:
         return (base / "align_textberg" / "dev.defr").is_file()
     return base.joinpath(*_folder(set_corpus(name))).is_dir()
+
+
+def built_set_files(name: str, root: str | Path | None = None) -> tuple[Path, Path]:
+    """The corpus files of the built set ``name`` (a key of :data:`BUILT_SETS`), source side first."""
+    corpus, src_code, tgt_code, *_ = BUILT_SETS[name]
+    return ntrex_files(src_code, tgt_code, root) if corpus == NTREX else newstest_files(corpus, src_code, tgt_code,
+                                                                                        root)
 
 
 def align_set_names() -> list[str]:

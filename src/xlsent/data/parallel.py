@@ -17,7 +17,8 @@ logger = logging.getLogger(__name__)
 TATOEBA_CHALLENGE_VERSION = "v2021-08-07"
 
 
-def _read_pair(path1: Path, path2: Path) -> tuple[list[str], list[str]]:
+def read_pair(path1: Path, path2: Path) -> tuple[list[str], list[str]]:
+    """The lines of two line-aligned files; an error naming both where their lengths differ."""
     a, b = read_lines(path1), read_lines(path2)
     check_same_length(path1, a, path2, b)
     return a, b
@@ -34,12 +35,11 @@ def load_multi30k(lang1: str, lang2: str, split: str = "train",
     check_choice(split, available, "Multi30k split")
     for lang in (lang1, lang2):
         check_choice(lang, available[split], f"Multi30k {split} language")
-    return _read_pair(folder / f"{split}.{lang1}", folder / f"{split}.{lang2}")
+    return read_pair(folder / f"{split}.{lang1}", folder / f"{split}.{lang2}")
 
 
-def load_newstest(year: int | str, lang1: str, lang2: str,
-                  root: str | Path | None = None) -> tuple[list[str], list[str]]:
-    """WMT newstest ``year`` in ``lang1`` and ``lang2``.
+def newstest_files(year: int | str, lang1: str, lang2: str, root: str | Path | None = None) -> tuple[Path, Path]:
+    """The files of WMT newstest ``year`` in ``lang1`` and ``lang2``.
 
     2008-2013 are multi-way parallel (any two of the year's languages); 2014 has separate X-en sets, so one
     side must be ``en`` (and its English side differs between pairs). newssyscomb2009 is not read.
@@ -51,11 +51,17 @@ def load_newstest(year: int | str, lang1: str, lang2: str,
     for sub in (folder, folder / f"{lang1}-{lang2}", folder / f"{lang2}-{lang1}"):
         a, b = sub / f"newstest{year}.{lang1}", sub / f"newstest{year}.{lang2}"
         if a.is_file() and b.is_file():
-            return _read_pair(a, b)
+            return a, b
     multiway = sorted(p.suffix.removeprefix(".") for p in folder.glob(f"newstest{year}.*"))
     pairs = sorted(p.name for p in folder.iterdir() if p.is_dir())
     have = f"languages {' '.join(multiway)} (multi-way)" if multiway else f"pairs {' '.join(pairs)}"
     raise ValueError(f"newstest{year} has no {lang1}-{lang2} set; it has {have}")
+
+
+def load_newstest(year: int | str, lang1: str, lang2: str,
+                  root: str | Path | None = None) -> tuple[list[str], list[str]]:
+    """WMT newstest ``year`` in ``lang1`` and ``lang2`` (:func:`newstest_files`)."""
+    return read_pair(*newstest_files(year, lang1, lang2, root))
 
 
 def ntrex_languages(root: str | Path | None = None) -> list[str]:
@@ -67,11 +73,9 @@ def ntrex_languages(root: str | Path | None = None) -> list[str]:
     return sorted([*codes, "eng"])
 
 
-def load_ntrex(lang1: str, lang2: str, root: str | Path | None = None) -> tuple[list[str], list[str]]:
-    """NTREX-128 (newstest2019 English source and its human translations, 1997 lines, multi-way parallel).
-
-    Languages use the codes of the file names (see :func:`ntrex_languages`): ``eng``, ``deu``, ``fra``, ...
-    """
+def ntrex_files(lang1: str, lang2: str, root: str | Path | None = None) -> tuple[Path, Path]:
+    """The NTREX-128 files of ``lang1`` and ``lang2``, in the codes of the file names (see :func:`ntrex_languages`):
+    ``eng`` (the English source), ``deu``, ``fra``, ..."""
     langs = ntrex_languages(root)
     for lang in (lang1, lang2):
         check_choice(lang, langs, "NTREX-128 language")
@@ -80,7 +84,13 @@ def load_ntrex(lang1: str, lang2: str, root: str | Path | None = None) -> tuple[
     def path(lang: str) -> Path:
         return folder / ("newstest2019-src.eng.txt" if lang == "eng" else f"newstest2019-ref.{lang}.txt")
 
-    return _read_pair(path(lang1), path(lang2))
+    return path(lang1), path(lang2)
+
+
+def load_ntrex(lang1: str, lang2: str, root: str | Path | None = None) -> tuple[list[str], list[str]]:
+    """NTREX-128 (newstest2019 English source and its human translations, 1997 lines, multi-way parallel) in
+    ``lang1`` and ``lang2`` (:func:`ntrex_files`)."""
+    return read_pair(*ntrex_files(lang1, lang2, root))
 
 
 def tatoeba_challenge_languages(root: str | Path | None = None) -> list[str]:
@@ -102,7 +112,7 @@ def load_tatoeba_challenge(lang: str, root: str | Path | None = None,
     base = dataset_path(root, "parallel", "tatoeba_challenge_test")
     folder = base / f"{lang}-eng" if (base / f"{lang}-eng").is_dir() else base / f"eng-{lang}"
     stem = f"tatoeba-test-{TATOEBA_CHALLENGE_VERSION}"
-    xx, en = _read_pair(folder / f"{stem}.{lang}", folder / f"{stem}.eng")
+    xx, en = read_pair(folder / f"{stem}.{lang}", folder / f"{stem}.eng")
     if not exclude_tatoeba_v1:
         return xx, en
     v1_xx: set[str] = set()
