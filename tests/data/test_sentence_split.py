@@ -50,6 +50,10 @@ def test_paragraph_rows_map_back_and_an_empty_line_gives_no_sentence() -> None:
     ("zh", "他说。“我们走。”然后他走了。", ["他说。", "“我们走。”", "然后他走了。"]),
     ("ja", "彼は言った。「行こう！」彼女は笑った。", ["彼は言った。", "「行こう！」", "彼女は笑った。"]),
     ("en", "See the map (it is new). Then go.", ["See the map (it is new).", "Then go."]),
+    # tokenized text: a lone period ends a sentence, before a digit or a bracket too; an untokenized one does not
+    ("de", "bis 7750 m kamen . 1954 gab es ( 7150 m ) . Am Tag ging er . »",
+     ["bis 7750 m kamen .", "1954 gab es ( 7150 m ) .", "Am Tag ging er . »"]),
+    ("de", "Sie kamen 1953. 1954 gab es Schnee.", ["Sie kamen 1953. 1954 gab es Schnee."]),
 ])
 def test_sentence_ends_inside_quotations_and_list_items_count(lang: str, paragraph: str, sentences: list[str]) -> None:
     assert [paragraph[a:b] for a, b in sentence_spans(paragraph, lang)] == sentences

@@ -28,7 +28,7 @@ from xlsent.training.method import with_user_bitext
 pytestmark = pytest.mark.usefixtures("one_torch_thread", "xlsent_home")
 
 TINY = ["steps=30", "batch_size=4", "eval_every=10", "checkpoint_every=10", "log_every=5", "device=cpu",
-        "lora_r=2", "lora_alpha=4", "warmup_steps=0", "lr=0.01", "dropout=0.0", "lora_dropout=0.0"]
+        "lora_r=2", "lora_alpha=4", "warmup_steps=0", "lr=0.01", "dropout=0.0", "lora_dropout=0.0", "bitext_epochs=0"]
 
 
 def tiny_config(*sets: str) -> DistillConfig:
@@ -230,6 +230,19 @@ def test_user_bitext_takes_its_share_of_batches_is_validated_and_recorded(tmp_pa
     assert json.loads((out / "data.json").read_text())["user_bitext"] == training["user_bitext"]
     pairs = training["user_bitext"][0]["pairs"]
     assert f"user bitext qx-en: {pairs} training pairs, 50 held out (qx.tsv sha256 " in (out / "README.md").read_text()
+
+
+def test_the_steps_follow_the_user_pairs_and_the_model_keeps_its_configuration(tmp_path: Path,
+                                                                             tiny_model_dir: Path) -> None:
+    teacher = TransformerEncoder(tiny_model_dir)
+    user = load_user_bitext([BitextFile("qx", str(toy_user_file(tmp_path / "qx.tsv")))], hold_out=True, seed=0)
+    assert sum(len(b.xx) for b in user.bitext) == 64  # 120 lines, distinct pairs less 50 held out
+    cfg = tiny_config("steps=2", "eval_every=0", "bitext_epochs=0.3")
+    out = train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "m", progress=False, user=user)
+    training = json.loads((out / "xlsent.json").read_text())["training"]
+    assert training["steps_done"] == 10  # 0.3 x 64 pairs / (4 a batch x 0.5 share), rounded up
+    assert METHOD.config(files=[out / "config.toml"]) == cfg
+    assert train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "m", resume=True, progress=False) == out
 
 
 def test_bitext_only_trains_without_the_shipped_data_and_resume_refuses_a_changed_file(

@@ -57,6 +57,10 @@ ITEM_NUMBER = re.compile(r"(?:(?<=[.!?…])\s+|^\s*)\d{1,3}\.$")
 starts the next one."""
 ALONE_CLOSING = CLOSING | {"»"}
 """Marks that close a quotation when they stand alone after a space (French ``fin. »``)."""
+LONE_PERIOD = re.compile(r"(?<=\s)\.(?=\s)")
+"""A period with a space on each side, as in tokenized text (``kamen . 1954 gab``): a sentence ends there, whatever
+follows (sentencex starts no sentence at a digit). A tokenizer detaches a period from its word where it judged the
+sentence to end (Moses' keeps known abbreviations attached), and untokenized text has no lone period."""
 CLAUSE_END = re.compile(r"[:;](?=\s+\S)")
 """Where :func:`split_units` cuts a sentence: after a colon or a semicolon with a space and more text after it (not
 ``10:30``; the full-width marks of Chinese and Japanese, with no space after them, are never cut)."""
@@ -92,15 +96,8 @@ def sentence_spans(paragraph: str, lang: str) -> list[tuple[int, int]]:
     if base_lang(lang) in NO_SENTENCE_MARK:
         start = len(paragraph) - len(paragraph.lstrip())
         return [(start, len(paragraph.rstrip()))]
-    import sentencex
-
-    hidden = paragraph.translate(_HIDE)
-    cuts, pos = [], 0
-    for piece in sentencex.segment(base_lang(lang), hidden):
-        at = hidden.find(piece, pos)
-        if at < 0:  # sentencex returns pieces of its input, in order; never expected
-            raise RuntimeError(f"sentencex returned text not in the paragraph: {piece!r}")
-        pos = at + len(piece)
+    cuts = []
+    for at, piece in _segments(paragraph, base_lang(lang)):
         item = ITEM_NUMBER.search(piece.rstrip())
         cuts.append(at + item.start() if item else _sentence_end(paragraph, at + len(piece.rstrip())))
     spans, start = [], 0
@@ -112,6 +109,27 @@ def sentence_spans(paragraph: str, lang: str) -> list[tuple[int, int]]:
             spans.append((first, last))
         start = end
     return spans
+
+
+def _segments(paragraph: str, lang: str) -> Iterator[tuple[int, str]]:
+    """sentencex's sentences of ``paragraph`` with its quotation marks and brackets hidden (:data:`HIDDEN`), each
+    with its offset, the text cut first after every lone period of the paragraph (:data:`LONE_PERIOD`).
+
+    >>> [piece for _, piece in _segments("bis 7750 m kamen . 1954 gab es « Schnee ».", "de")]
+    ['bis 7750 m kamen .', ' 1954 gab es   Schnee  .']
+    """
+    import sentencex
+
+    hidden, start = paragraph.translate(_HIDE), 0
+    for stop in [*(m.end() for m in LONE_PERIOD.finditer(paragraph)), len(paragraph)]:
+        chunk, pos = hidden[start:stop], 0
+        for piece in sentencex.segment(lang, chunk):
+            at = chunk.find(piece, pos)
+            if at < 0:  # sentencex returns pieces of its input, in order; never expected
+                raise RuntimeError(f"sentencex returned text not in the paragraph: {piece!r}")
+            pos = at + len(piece)
+            yield start + at, piece
+        start = stop
 
 
 def _sentence_end(paragraph: str, end: int) -> int:

@@ -169,8 +169,8 @@ def paragraph_beads(data: AlignSet, embed: EmbedFn, cfg: AlignConfig
     """The set aligned as ``xlsent align --split`` aligns paragraphs: each document's lines joined into paragraphs
     (:func:`paragraphs_of`), split into sentences and cut again at colons and semicolons
     (:func:`~xlsent.data.sentence_split.split_units`), the pieces aligned, and each bead carried back to the lines its
-    pieces came from (a sentence that runs over two lines takes both; beads that share a line, the sentences of a
-    line the splitter cut, are one bead), to be scored against the lines' gold."""
+    pieces came from (a sentence that runs over two lines takes both, :func:`owned_lines`; beads that share a line, the
+    sentences of a line the splitter cut, are one bead), to be scored against the lines' gold."""
     from xlsent.align.aligner import Doc, align_documents, text_source
     from xlsent.data.sentence_split import split_units
 
@@ -179,7 +179,7 @@ def paragraph_beads(data: AlignSet, embed: EmbedFn, cfg: AlignConfig
         paragraphs, spans = paragraphs_of(lines)
         sentences = split_units(paragraphs, lang)
         docs.append(Doc.of([s.text for s in sentences], cfg.overlaps))
-        owners.append([[i for i, a, b in spans[s.paragraph] if a < s.end and s.start < b] for s in sentences])
+        owners.append([owned_lines(paragraphs[s.paragraph], spans[s.paragraph], s.start, s.end) for s in sentences])
     beads, _ = align_documents(docs[0], docs[1], text_source(embed, docs[0], data.src_lang),
                                text_source(embed, docs[1], data.tgt_lang), cfg)
     merged: list[tuple[set[int], set[int]]] = []
@@ -191,6 +191,19 @@ def paragraph_beads(data: AlignSet, embed: EmbedFn, cfg: AlignConfig
         else:
             merged.append((src, tgt))
     return [(tuple(sorted(src)), tuple(sorted(tgt))) for src, tgt in merged]
+
+
+def owned_lines(paragraph: str, spans: Sequence[tuple[int, int, int]], start: int, end: int) -> list[int]:
+    """The lines (``spans``: ``(line id, start, end)`` in ``paragraph``) that the sentence at ``start:end`` takes back:
+    those where it has a letter or a digit, so a closing quotation mark that the corpus put on the next line does not
+    pull that line into the sentence's bead; every line it touches when it is punctuation alone.
+
+    >>> owned_lines("Er kam . » Dann ging er .", [(0, 0, 8), (1, 9, 25)], 0, 10)
+    [0]
+    """
+    touched = [(i, max(a, start), min(b, end)) for i, a, b in spans if a < end and start < b]
+    worded = [i for i, a, b in touched if any(c.isalnum() for c in paragraph[a:b])]
+    return worded or [i for i, _, _ in touched]
 
 
 def _interval_note(scores: dict[str, dict[str, float]]) -> str:

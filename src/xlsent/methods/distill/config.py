@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -21,7 +22,7 @@ class DistillConfig(UserBitextConfig):
     LATER_KEYS: ClassVar[dict[str, Any]] = {**UserBitextConfig.LATER_KEYS, "bitext_share": 0.5,
                                             "teacher_backend": "torch", "grad_cache": False,
                                             "hard_negatives": False, "hard_negative_max_cos": 0.95,
-                                            "languages_per_batch": 1}
+                                            "languages_per_batch": 1, "bitext_epochs": 0.0}
 
     teacher: str = "me5-small"
     teacher_backend: str = "torch"
@@ -57,6 +58,22 @@ class DistillConfig(UserBitextConfig):
     stsb_dev_tolerance: float = 0.5
     precision: str = "bf16"
     bitext_share: float = 0.5
+    bitext_epochs: float = 3.5
+
+    def user_steps(self, user_pairs: int) -> int:
+        """The steps of a run given ``user_pairs`` training pairs of ``--bitext``: enough for each to be drawn
+        ``bitext_epochs`` times on average in its share of the batches (all of them with ``bitext_only``), and never
+        fewer than ``steps``; ``steps`` alone without user pairs, a share or epochs.
+
+        >>> DistillConfig().user_steps(900), DistillConfig().user_steps(2800), DistillConfig().user_steps(0)
+        (200, 613, 200)
+        >>> DistillConfig(bitext_only=True).user_steps(2800), DistillConfig(bitext_epochs=0).user_steps(2800)
+        (307, 200)
+        """
+        share = 1.0 if self.bitext_only else self.bitext_share
+        if not (user_pairs and share and self.bitext_epochs):
+            return self.steps
+        return max(self.steps, math.ceil(self.bitext_epochs * user_pairs / (self.batch_size * share)))
 
     @property
     def distills(self) -> bool:
@@ -79,6 +96,8 @@ class DistillConfig(UserBitextConfig):
             out.append("max_pairs, valid_pairs and minutes must be >= 0, max_sentence_tokens >= 3")
         if self.distill_weight < 0 or self.ranking_weight < 0 or self.ranking_scale <= 0:
             out.append("distill_weight and ranking_weight must be >= 0, ranking_scale > 0")
+        if self.bitext_epochs < 0:
+            out.append(f"bitext_epochs must be >= 0 (0: steps alone), not {self.bitext_epochs}")
         if not 0 <= self.bitext_share <= 1:
             out.append(f"bitext_share must be in [0, 1] (0: the user's languages join the temperature sampling like "
                        f"any other), not {self.bitext_share}")

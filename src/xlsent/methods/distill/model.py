@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -193,7 +193,8 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
                                  boosted=[d.lang in mine for d in data], share=config.bitext_share)
     optimizer = torch.optim.AdamW(parameter_groups(learner, config.lr), lr=config.lr)
     valid = [b for b in usable if len(b.valid_xx) >= 2] if config.eval_every else []
-    trainer = Trainer(out, config, TrainState({"learner": TrainedPart(learner)}, {"learner": optimizer}),
+    trainer = Trainer(out, with_user_steps(config, user),
+                      TrainState({"learner": TrainedPart(learner)}, {"learner": optimizer}),
                       meta={"teacher": encoder_id(teacher), "backbone": encoder_id(backbone)},
                       validation=held_out_validation(config, valid or None,
                                                      partial(held_out_scores, learner, dev=dev,
@@ -278,6 +279,18 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     path = save_finetuned(out, learner, NAME, config, training=training)
     trainer.finish()
     return path
+
+
+def with_user_steps(config: DistillConfig, user: UserBitext) -> DistillConfig:
+    """``config`` with the steps the ``user``'s training pairs call for (:meth:`DistillConfig.user_steps`; the
+    model's configuration keeps ``steps`` and ``bitext_epochs``, from which a retraining derives them again)."""
+    pairs = sum(len(b.xx) for b in user.bitext)
+    steps = config.user_steps(pairs)
+    if steps == config.steps:
+        return config
+    log.info("--bitext: %d steps instead of %d, for each of the %d user pairs to be drawn about %g times "
+             "(bitext_epochs)", steps, config.steps, pairs, config.bitext_epochs)
+    return replace(config, steps=steps)
 
 
 def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,
