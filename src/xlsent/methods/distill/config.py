@@ -75,6 +75,18 @@ class DistillConfig(UserBitextConfig):
             return self.steps
         return max(self.steps, math.ceil(self.bitext_epochs * user_pairs / (self.batch_size * share)))
 
+    def fingerprinted(self) -> dict[str, Any]:
+        """The base's keys, less ``bitext_epochs`` where no ``--bitext`` file is given (it changes nothing there, so
+        students trained before it keep their fingerprint).
+
+        >>> "bitext_epochs" in DistillConfig().fingerprinted()
+        False
+        """
+        kept = super().fingerprinted()
+        if not self.bitext:
+            kept.pop("bitext_epochs", None)
+        return kept
+
     @property
     def distills(self) -> bool:
         return self.loss in ("distill", "both")
