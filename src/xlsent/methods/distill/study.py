@@ -481,10 +481,12 @@ def study_recipe(lab: Lab, run: StudyRun[Settings]) -> None:
     student beside the shipped one, on Tatoeba and STS, with the dev scores its checkpoint was chosen on and its
     training minutes."""
     run.rows[DEFAULT_ROW] = lab.score(lab.default(), full=False)[1]
-    for name, (folder, overrides) in {SHIPPED_RECIPE_ROW: (run.settings.main_dir, {}), **RECIPES}.items():
-        out = folder if not overrides else run.settings.models_dir / folder
+    folders = {SHIPPED_RECIPE_ROW: run.settings.main_dir,
+               **{name: run.settings.models_dir / folder for name, (folder, _) in RECIPES.items()}}
+    for name, out in folders.items():
+        overrides = RECIPES[name][1] if name in RECIPES else {}
         row = dict(lab.score(lab.student(out, **overrides), full=False)[1])
-        kept_step, valid = _restored_validation(out)
+        _, valid = _restored_validation(out)
         row.update({"pooled retrieval, held-out": valid.get("pooled retrieval", nan),
                     "stsb-en dev change": valid.get("stsb-en dev change", nan)})
         run.rows[name] = row
