@@ -99,7 +99,7 @@ RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 """The recipe study's students: a row name each, with its folder under the study's models and the configuration
 keys it changes (the teacher on ``auto``: hard negatives need the teacher's vectors of the whole English side)."""
-RECIPE_METHOD_ROW = "300 steps of 64 pairs of 2 languages, hard negatives"
+RECIPE_METHOD_ROW = next(iter(RECIPES))
 RECIPE_TARGET = 79.0
 """The Tatoeba-112 mean the stronger student must reach."""
 MIN_ERROR_CUT = 0.25
@@ -481,10 +481,9 @@ def study_recipe(lab: Lab, run: StudyRun[Settings]) -> None:
     student beside the shipped one, on Tatoeba and STS, with the dev scores its checkpoint was chosen on and its
     training minutes."""
     run.rows[DEFAULT_ROW] = lab.score(lab.default(), full=False)[1]
-    folders = {SHIPPED_RECIPE_ROW: run.settings.main_dir,
-               **{name: run.settings.models_dir / folder for name, (folder, _) in RECIPES.items()}}
-    for name, out in folders.items():
-        overrides = RECIPES[name][1] if name in RECIPES else {}
+    students = [(SHIPPED_RECIPE_ROW, run.settings.main_dir, {}),
+                *((name, run.settings.models_dir / folder, keys) for name, (folder, keys) in RECIPES.items())]
+    for name, out, overrides in students:
         row = dict(lab.score(lab.student(out, **overrides), full=False)[1])
         _, valid = _restored_validation(out)
         row.update({"pooled retrieval, held-out": valid.get("pooled retrieval", nan),
@@ -495,8 +494,8 @@ def study_recipe(lab: Lab, run: StudyRun[Settings]) -> None:
         "1000-step run) was stopped at step 500, its held-out retrieval flat after step 250 (configs/distill.toml), "
         "so no such row is measured; one run each (seed 0)",
         "every checkpoint is chosen on dev data only (the pooled retrieval of every language's held-out pairs, less "
-        "100 a point of English STS-B dev lost beyond 0.5); the Tatoeba and STS columns are test sets, reported, "
-        "never chosen on",
+        f"100 a point of English STS-B dev lost beyond {lab.config().stsb_dev_tolerance:g}); the Tatoeba and STS "
+        "columns are test sets, reported, never chosen on",
         "each recipe row: the shipped configuration with " + "; ".join(
             f"{name}: " + ", ".join(f"{k} = {v}" for k, v in overrides.items())
             for name, (_, overrides) in RECIPES.items()),
