@@ -62,7 +62,8 @@ new worker processes (each importing torch) for its k-NN and index tasks."""
 def local_ray() -> Iterator[None]:
     """A local Ray session of 2 CPUs for the module's tests."""
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _system_config=RAY_SYSTEM_CONFIG)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             _system_config=RAY_SYSTEM_CONFIG)
     yield
     ray.shutdown()
 

@@ -102,7 +102,8 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
 @contextmanager
 def ray_session(cfg: RayConfig) -> Iterator[int]:
     """Ray, joined at ``cfg.address`` or started here (and shut down after) unless already running; yields its
-    CPU count."""
+    CPU count. Without an address Ray starts a new instance, also where another runs on the machine (Ray's own
+    ``ray.init()`` would join the last one started there, or ``RAY_ADDRESS``, and refuse ``num_cpus``)."""
     import ray
 
     if cfg.address:
@@ -112,7 +113,8 @@ def ray_session(cfg: RayConfig) -> Iterator[int]:
         if cfg.address:
             ray.init(address=cfg.address, log_to_driver=False)
         else:
-            ray.init(num_cpus=cfg.num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=False)
+            ray.init(address="local", num_cpus=cfg.num_cpus or os.cpu_count(), include_dashboard=False,
+                     log_to_driver=False)
     try:
         yield max(1, int(ray.cluster_resources().get("CPU", 1)))
     finally:

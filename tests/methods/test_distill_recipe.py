@@ -97,11 +97,28 @@ def test_gradient_caching_trains_the_same_student_as_one_pass(tmp_path: Path, ti
     np.testing.assert_allclose(plain, cached, rtol=1e-4)
 
 
+def test_ranking_against_the_teacher_ranks_the_same_candidates_as_the_untrained_student(
+        tmp_path: Path, tiny_model_dir: Path) -> None:
+    # At step 1 the LoRA student is its backbone, which is also the teacher: its English vectors and its hard
+    # negatives' are the teacher's, so both targets give the same first ranking loss; later steps part.
+    teacher = TransformerEncoder(tiny_model_dir)
+    runs = {targets: losses_of(train_on(tiny_config("steps=4", "eval_every=0", "batch_size=8", "log_every=1",
+                                                    "hard_negatives=true", "hard_negative_max_cos=0.999",
+                                                    f"ranking_targets={targets}", "precision=fp32"),
+                                        toy_bitext(), teacher, teacher, tmp_path / targets, progress=False))
+            for targets in ("student", "teacher")}
+    student, on_teacher = ([ln["ranking"] for ln in runs[t]] for t in ("student", "teacher"))
+    assert on_teacher[0] == pytest.approx(student[0], rel=1e-4)
+    assert on_teacher[1:] != pytest.approx(student[1:], rel=1e-4)
+
+
 def test_languages_per_batch_must_divide_the_batch() -> None:
     with pytest.raises(ConfigError, match="languages_per_batch must be >= 1 and divide batch_size"):
         tiny_config("batch_size=8", "languages_per_batch=3")
-    with pytest.raises(ConfigError, match="hard_negatives needs the teacher"):
+    with pytest.raises(ConfigError, match="hard_negatives and ranking_targets = teacher need the teacher"):
         tiny_config("hard_negatives=true", "loss=ranking")
+    with pytest.raises(ConfigError, match="ranking_targets must be one of"):
+        tiny_config("ranking_targets=both")
 
 
 def test_bf16_runs_only_where_the_hardware_has_it(caplog: pytest.LogCaptureFixture) -> None:

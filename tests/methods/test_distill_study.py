@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from xlsent.evaluation.results import TaskResult
 from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.distill.study import (
     DEFAULT_ROW,
+    RECIPES,
+    SHIPPED_RECIPE_ROW,
     SHIPPED_ROW,
     Settings,
     claims_losses,
     claims_main,
     sts17_mean,
     study_losses,
+    study_recipe,
 )
+from xlsent.report.curves import CURVES_KEY
 from xlsent.studies.study import StudyRun
+from xlsent.training.record import DataRecord, TrainingRecord, ValidationRecord
 
 STRONG = "change where default > 90 (30)"
 
@@ -101,3 +107,34 @@ def test_the_previous_student_row_comes_from_its_saved_results(tmp_path: Path) -
                scores={SHIPPED_ROW: {"tatoeba all-112": 65.0}}, variant="main").save(tmp_path)
     found = previous_student(tmp_path)
     assert found == ({"tatoeba all-112": 65.0}, {"deu": 90.0, "kab": 40.0})
+
+
+def _validated_run(folder: Path, validations: list[tuple[int, float, float]], kept: int) -> Path:
+    """A model folder whose training log validated at each (step, seconds since the start, pooled retrieval) and
+    whose manifest says it kept the weights of step ``kept``."""
+    folder.mkdir(parents=True)
+    record = TrainingRecord(DataRecord("bitext", "toy"), seconds=1.0,
+                            validation=ValidationRecord("selection", 10, "selection", restored={"step": kept}))
+    (folder / "xlsent.json").write_text(json.dumps({"type": "fake", "training": record.to_json()}), encoding="utf-8")
+    (folder / "train.jsonl").write_text("".join(json.dumps(
+        {"step": step, "elapsed_s": seconds, "criterion": "selection", "best": step == kept,
+         "validation": {"pooled retrieval": score, "selection": score, "stsb-en dev change": -step / 1000}}) + "\n"
+        for step, seconds, score in validations), encoding="utf-8")
+    return folder
+
+
+def test_the_recipe_study_plots_dev_retrieval_and_tatoeba_against_minutes(tmp_path: Path) -> None:
+    settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
+    _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
+    for i, (folder, _) in enumerate(RECIPES.values()):
+        _validated_run(settings.models_dir / folder, [(100, 120.0, 97.5 + i), (200, 240.0, 97.0 + i)], kept=100)
+    run = StudyRun("recipe", settings, tmp_path)
+    study_recipe(_FakeLab(), run)  # type: ignore[arg-type]
+
+    first = next(iter(RECIPES))
+    assert run.rows[first]["pooled retrieval, held-out"] == 97.5 and run.rows[first]["stsb-en dev change"] == -0.1
+    dev, test = run.options[CURVES_KEY]["panels"]
+    assert dev["series"][SHIPPED_RECIPE_ROW] == [[1.0, 96.0], [2.0, 97.0]]
+    assert dev["series"][first] == [[2.0, 97.5], [4.0, 97.0]]
+    assert test["series"][DEFAULT_ROW] == [[0.0, 0.0]]  # the backbone, before any training
+    assert test["series"][first] == [[2.0, 0.0]]  # the kept step's minutes (the fake lab scores 0)

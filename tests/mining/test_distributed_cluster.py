@@ -15,6 +15,23 @@ from xlsent.testing import mine_on_ray
 ray = pytest.importorskip("ray")
 
 
+def test_local_ray_is_started_beside_a_running_cluster_not_joined() -> None:
+    # A cluster on this machine writes Ray's "current cluster" address (as `ray start` does); ray.init() with CPUs
+    # and no address joined it and failed ("num_cpus ... must not be provided"): the suite's flake under xdist.
+    from ray.cluster_utils import Cluster
+
+    from xlsent.cluster import RayConfig, ray_session
+
+    assert not ray.is_initialized()
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        with ray_session(RayConfig(num_cpus=2)) as cpus:
+            assert cpus == 2
+        assert not ray.is_initialized()
+    finally:
+        cluster.shutdown()
+
+
 @pytest.fixture(scope="module")
 def two_nodes() -> Iterator[None]:
     from ray.cluster_utils import Cluster

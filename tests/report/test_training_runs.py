@@ -47,12 +47,18 @@ def test_training_runs_plot_each_log_and_the_section_shows_its_figures(tmp_path:
     write_log(Path("models/dual-pivot/sup-de-en/train.jsonl"), TRAIN_LOG)
     write_log(Path("models/short/train.jsonl"), [{"step": 3, "elapsed_s": 90.0, "losses": {"loss": 1.5}}])
     write_log(Path("models/long/train.jsonl"), [{"step": 9, "elapsed_s": 9000.0, "losses": {"loss": 123.4}}])
+    write_log(Path("models/mixed/train.jsonl"), [  # languages' draw shares beside the losses: counted, not listed
+        {"step": 1, "elapsed_s": 5.0, "losses": {"loss": 2.0, "batches de": 1.0}},
+        {"step": 2, "elapsed_s": 9.0, "losses": {"loss": 1.0, "batches fr": 0.5, "batches de": 0.5}}])
     write_log(Path("models/empty/train.jsonl"), [""])
     with caplog.at_level(logging.WARNING, logger="xlsent.report.training_runs"):
         runs = training_runs("models/**/train.jsonl", Path("docs/plots"), Path("docs/results.md"))
     text = "\n".join(training_section(runs))
 
-    assert [folder for folder, _, _ in runs] == ["models/dual-pivot/sup-de-en", "models/long", "models/short"]
+    assert [folder for folder, _, _ in runs] == ["models/dual-pivot/sup-de-en", "models/long", "models/mixed",
+                                                 "models/short"]
+    assert runs[2][1].terms == ["loss"] and runs[2][1].drawn == ["de", "fr"]
+    assert "| `models/mixed` | 2 | 9 s | loss 1.00; 2 languages drawn |  | [plot](plots/train__mixed.png) |" in text
     assert text.startswith("## Training runs\n")
     assert ("| `models/dual-pivot/sup-de-en` | 500 | 62.1 min | sup 0.35, loss 0.351 | tatoeba-deu 95.5 at step 400 | "
             "[plot](plots/train__dual-pivot_sup-de-en.png) |") in text
@@ -61,7 +67,8 @@ def test_training_runs_plot_each_log_and_the_section_shows_its_figures(tmp_path:
     assert "models/empty" not in text
     assert "![train__dual-pivot_sup-de-en](plots/train__dual-pivot_sup-de-en.png)" in text
     assert sorted(p.name for p in Path("docs/plots").glob("*")) == ["train__dual-pivot_sup-de-en.png",
-                                                                   "train__long.png", "train__short.png"]
+                                                                   "train__long.png", "train__mixed.png",
+                                                                   "train__short.png"]
     assert all(p.read_bytes().startswith(PNG_MAGIC) for p in Path("docs/plots").glob("*"))
 
     warnings = [r.getMessage() for r in caplog.records]

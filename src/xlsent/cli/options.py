@@ -60,7 +60,8 @@ def add_engine(p: argparse.ArgumentParser, ray_does: str) -> None:
     p.add_argument("--engine", default="local", choices=["local", "ray"],
                    help=f"local: one process (default); ray: {ray_does} on a Ray cluster (see --address); both "
                    "resumable")
-    p.add_argument("--address", help="with --engine ray: join this Ray cluster (default: start Ray locally)")
+    p.add_argument("--address", help="with --engine ray: join this Ray cluster (default: start Ray locally, also "
+                   "where another Ray runs on this machine or RAY_ADDRESS is set)")
     p.add_argument("--num-cpus", type=positive_int,
                    help="with --engine ray and no --address: CPUs for local Ray (default: all cores)")
     p.add_argument("--cpus-per-task", type=positive_int, default=1,

@@ -29,6 +29,7 @@ from xlsent.evaluation.published import Reported, published_for
 from xlsent.evaluation.results import TaskResult, load_results
 from xlsent.evaluation.runner import TASKS
 from xlsent.report.bench import bench_section, load_bench_records
+from xlsent.report.curves import CURVES_KEY, plot_curves
 from xlsent.report.formatting import (
     fmt,
     fmt_metric,
@@ -187,7 +188,8 @@ def task_section(task: str, variant: str, results: list[TaskResult], published: 
     if sources:
         lines.append("")
     for result in results:
-        options = "; ".join(f"{k}={_option_text(v)}" for k, v in result.options.items() if k != TSNE_KEY)
+        options = "; ".join(f"{k}={_option_text(v)}" for k, v in result.options.items()
+                            if k not in (TSNE_KEY, CURVES_KEY))
         lines.append(f"- **{model_name(result.encoder)}** (`{result.encoder}`, xlsent {result.xlsent_version}, "
                      f"{result.created}, {result.seconds:.0f} s, {len(result.dataset_files)} data files "
                      f"checksummed). Options: {options or 'none'}.")
@@ -312,6 +314,11 @@ def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_d
             if TSNE_KEY in result.options:
                 plots.append(plots_dir / f"{task}-tsne__{safe_name(model_name(result.encoder))}.png")
                 plot_tsne(result, plots[-1])
+            if CURVES_KEY in result.options:
+                title = section_title(task, variant)
+                path = plots_dir / f"{safe_name(title)}-curves__{safe_name(model_name(result.encoder))}.png"
+                if plot_curves(result.options[CURVES_KEY], title, path):
+                    plots.append(path)
         links = [plot_link(p, docs_path) for p in plots]
         lines += task_section(task, variant, group, published_for(task, variant), links)
         if task in DETAILED and len(group) > 1:

@@ -1,6 +1,6 @@
 """The "Training runs" section of ``xlsent report``, from ``train.jsonl`` logs (format in :mod:`xlsent.training`): a
-row per run (steps, final loss terms, best validation score and its step) and a plot of the loss terms and the
-validation criterion against the step.
+row per run (steps, final loss terms, languages drawn, best validation score and its step) and a plot of the loss
+terms and the validation criterion against the step.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from xlsent.report.formatting import (
     safe_name,
     save_png,
 )
+from xlsent.training import DRAW_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +40,14 @@ class TrainPoint:
 
 @dataclass
 class ValidationPoint:
-    """A validation line of ``train.jsonl``: every metric, the one that selects checkpoints, and whether it won."""
+    """A validation line of ``train.jsonl``: every metric, the one that selects checkpoints, whether it won, and the
+    seconds since the run started (None where the line does not say)."""
 
     step: int
     metrics: dict[str, float]
     criterion: str
     best: bool
+    elapsed_s: float | None = None
 
 
 @dataclass
@@ -61,6 +64,17 @@ class TrainLog:
         return max([p.step for p in self.train] + [v.step for v in self.validation], default=0)
 
     @property
+    def terms(self) -> list[str]:
+        """The loss terms logged, in the order first seen (not the languages' draw shares)."""
+        return [t for t in ordered_union(p.losses for p in self.train) if not t.startswith(DRAW_PREFIX)]
+
+    @property
+    def drawn(self) -> list[str]:
+        """The languages whose draw share some line logged, in the order first seen."""
+        return [t.removeprefix(DRAW_PREFIX) for t in ordered_union(p.losses for p in self.train)
+                if t.startswith(DRAW_PREFIX)]
+
+    @property
     def best(self) -> ValidationPoint | None:
         """The last validation that was marked best (the checkpoint kept), or None."""
         return next((v for v in reversed(self.validation) if v.best), None)
@@ -73,13 +87,17 @@ def _number_dict(value: Any, name: str) -> dict[str, float]:
     return {str(k): float(v) for k, v in value.items()}
 
 
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def parse_train_line(text: str) -> TrainPoint | ValidationPoint:
     """One ``train.jsonl`` line; ValueError saying why when it is neither a logging nor a validation line.
 
     >>> parse_train_line('{"step": 5, "elapsed_s": 1.5, "lr": {"m": 0.1}, "losses": {"loss": 0.25}}')
     TrainPoint(step=5, losses={'loss': 0.25}, elapsed_s=1.5)
     >>> parse_train_line('{"step": 5, "validation": {"acc": 90}, "criterion": "acc", "best": true}')
-    ValidationPoint(step=5, metrics={'acc': 90.0}, criterion='acc', best=True)
+    ValidationPoint(step=5, metrics={'acc': 90.0}, criterion='acc', best=True, elapsed_s=None)
     """
     try:
         line = json.loads(text)
@@ -95,11 +113,9 @@ def parse_train_line(text: str) -> TrainPoint | ValidationPoint:
         criterion, best = line.get("criterion"), line.get("best")
         if criterion not in metrics or not isinstance(best, bool):
             raise ValueError("a validation line needs its criterion among the metrics and best: true/false")
-        return ValidationPoint(step, metrics, str(criterion), best)
+        return ValidationPoint(step, metrics, str(criterion), best, _seconds(line.get("elapsed_s")))
     if "losses" in line:
-        elapsed = line.get("elapsed_s")
-        return TrainPoint(step, _number_dict(line["losses"], "losses"),
-                          float(elapsed) if isinstance(elapsed, int | float) else None)
+        return TrainPoint(step, _number_dict(line["losses"], "losses"), _seconds(line.get("elapsed_s")))
     raise ValueError("neither losses nor validation")
 
 
@@ -133,8 +149,7 @@ def plot_train_log(train_log: TrainLog, title: str, path: Path) -> None:
     """Loss terms against the step, the validation criterion on a second axis, the best validation marked."""
     fig = Figure(figsize=(8, 4.5))
     ax = fig.add_subplot()
-    terms = ordered_union(p.losses for p in train_log.train)
-    for term in terms:
+    for term in train_log.terms:
         points = [(p.step, p.losses[term]) for p in train_log.train if term in p.losses]
         ax.plot(*zip(*points, strict=True), lw=1.2, label=term)
     ax.set_xlabel("step")
@@ -204,7 +219,8 @@ def training_section(runs: Sequence[tuple[str, TrainLog, str]]) -> list[str]:
         best = train_log.best
         rows.append([f"`{folder}`", str(train_log.last_step),
                      _duration(last.elapsed_s if last else None),
-                     ", ".join(f"{k} {fmt_number(v)}" for k, v in last.losses.items()) if last else "",
+                     ", ".join(f"{k} {fmt_number(last.losses[k])}" for k in train_log.terms if k in last.losses)
+                     + (f"; {len(train_log.drawn)} languages drawn" if train_log.drawn else "") if last else "",
                      f"{best.criterion} {fmt_metric(best.metrics[best.criterion])} at step {best.step}" if best else "",
                      f"[plot]({link})"])
     lines = ["## Training runs", "", "From each run's `train.jsonl` (`xlsent report --train-logs GLOB`). Final loss "

@@ -13,4 +13,11 @@ manifest it writes); :mod:`xlsent.training.record` types what the manifest says 
 
     {"step": 500, "elapsed_s": 41.2, "lr": {"module": 0.001}, "losses": {"sup": 0.41, "loss": 0.41}}
     {"step": 500, "elapsed_s": 44.0, "validation": {"tatoeba-deu": 95.1}, "criterion": "tatoeba-deu", "best": true}
+
+A ``losses`` key that starts with :data:`DRAW_PREFIX` (``"batches de"``) is not a loss: it is the share of a step's
+pairs drawn from that language, present on the lines whose interval drew it; the report counts these keys instead
+of plotting them.
 """
+
+DRAW_PREFIX = "batches "
+"""The start of a ``train.jsonl`` ``losses`` key that records a language's share of a step's batch."""

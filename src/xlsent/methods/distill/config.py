@@ -13,6 +13,7 @@ from xlsent.training.losses import DISTILL_KINDS
 NAME = "distill"
 DEFAULTS = "distill.toml"
 LOSSES = ("distill", "ranking", "both")
+RANKING_TARGETS = ("student", "teacher")
 
 
 @dataclass
@@ -22,7 +23,8 @@ class DistillConfig(UserBitextConfig):
     LATER_KEYS: ClassVar[dict[str, Any]] = {**UserBitextConfig.LATER_KEYS, "bitext_share": 0.5,
                                             "teacher_backend": "torch", "grad_cache": False,
                                             "hard_negatives": False, "hard_negative_max_cos": 0.95,
-                                            "languages_per_batch": 1, "bitext_epochs": 0.0}
+                                            "languages_per_batch": 1, "bitext_epochs": 0.0,
+                                            "ranking_targets": "student"}
 
     teacher: str = "me5-small"
     teacher_backend: str = "torch"
@@ -38,6 +40,7 @@ class DistillConfig(UserBitextConfig):
     ranking_weight: float = 1.0
     ranking_scale: float = 100.0
     ranking_margin: float = 0.0
+    ranking_targets: str = "student"
     batch_size: int = 32
     micro_batch: int = 16
     languages_per_batch: int = 1
@@ -97,7 +100,8 @@ class DistillConfig(UserBitextConfig):
 
     def problems(self) -> list[str]:
         out = super().problems()
-        out += self.one_of(loss=LOSSES, distill_loss=DISTILL_KINDS, teacher_backend=CHOICES)
+        out += self.one_of(loss=LOSSES, distill_loss=DISTILL_KINDS, teacher_backend=CHOICES,
+                           ranking_targets=RANKING_TARGETS)
         if self.temperature <= 0:
             out.append("temperature must be > 0 (1 follows the data; larger favours small languages)")
         if self.micro_batch < 0:
@@ -116,8 +120,9 @@ class DistillConfig(UserBitextConfig):
         if self.languages_per_batch < 1 or self.batch_size % self.languages_per_batch:
             out.append(f"languages_per_batch must be >= 1 and divide batch_size ({self.batch_size}), not "
                        f"{self.languages_per_batch}")
-        if self.hard_negatives and not self.distills:
-            out.append("hard_negatives needs the teacher's vectors: loss = both or distill")
+        if (self.hard_negatives or self.ranking_targets == "teacher") and not self.distills:
+            out.append("hard_negatives and ranking_targets = teacher need the teacher's vectors: loss = both or "
+                       "distill")
         if not -1 < self.hard_negative_max_cos <= 1:
             out.append(f"hard_negative_max_cos must be in (-1, 1], not {self.hard_negative_max_cos}")
         if self.lora_r < 1 or self.lora_alpha < 1:

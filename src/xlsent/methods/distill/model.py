@@ -12,7 +12,9 @@ English, by multilingual knowledge distillation, translation ranking, or both.
 - losses: ``distill`` (:class:`~xlsent.training.losses.TeacherStudentLoss` between the student's unit vectors of
   x and of its English side and the teacher's vector of the English side; Reimers & Gurevych 2020), ``ranking``
   (:class:`~xlsent.training.losses.MultipleNegativesRankingLoss`: bidirectional in-batch softmax with additive
-  margin; LaBSE, Feng et al. 2022), or ``both`` (weighted sum);
+  margin; LaBSE, Feng et al. 2022), or ``both`` (weighted sum); with ``ranking_targets = "teacher"`` the x sides
+  are ranked against the teacher's vectors of the English sides (and of the hard negatives) instead of the
+  student's, so that ranking moves the x sides alone and the English space is held by distillation;
 - validation: every ``eval_every`` steps, retrieval of the held-out pairs of every language pooled together and
   English STS-B dev (``stsb_dev_tolerance``); the best step's adapters are kept (:func:`held_out_scores`).
 
@@ -52,6 +54,7 @@ from xlsent.evaluation.sts import cosine_spearman
 from xlsent.methods.distill.config import DEFAULTS, NAME, DistillConfig
 from xlsent.methods.distill.hard_negatives import nearest_non_translations
 from xlsent.methods.distill.teacher import TeacherTargets
+from xlsent.training import DRAW_PREFIX
 from xlsent.training.batching import batch_indices
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.finetuned import (
@@ -211,17 +214,29 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
                  sum(int((h >= 0).sum()) for h in hard), sum(len(h) for h in hard), config.hard_negative_max_cos)
 
     weights = {"distill": config.distill_weight, "ranking": config.ranking_weight}
+    on_teacher = config.ranking_targets == "teacher"
+
+    def teacher_rows(rows: list[tuple[int, np.ndarray]], device: torch.device) -> torch.Tensor:
+        """The teacher's vectors of the English sides ``rows`` ((language, rows) groups), stacked."""
+        assert targets is not None
+        return torch.from_numpy(np.concatenate([targets.rows(lang, r) for lang, r in rows])).to(device)
 
     def losses(batch: list[tuple[int, np.ndarray]], emb: torch.Tensor
                ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """The step's loss over the vectors of its x sides, English sides and hard negatives, in that order, for
-        the ``batch``'s (language, rows) groups."""
+        """The step's loss over the vectors of its x sides, English sides and (ranked against the student's English)
+        hard negatives, in that order, for the ``batch``'s (language, rows) groups; ranked against the teacher's
+        English, the candidates are the teacher's vectors of the English sides and of the hard negatives."""
         n = sum(len(rows) for _, rows in batch)
         x, en, negatives = emb[:n], emb[n : 2 * n], emb[2 * n :]
         terms: dict[str, torch.Tensor] = {}
         if targets is not None:
-            target = torch.from_numpy(np.concatenate([targets.rows(lang, rows) for lang, rows in batch])).to(emb.device)
+            target = teacher_rows(batch, emb.device)
             terms["distill"] = distill(F.normalize(x, dim=1), F.normalize(en, dim=1), target)
+            if on_teacher:
+                en = target
+                if hard is not None:
+                    picked = [(lang, hard[lang][rows]) for lang, rows in batch]
+                    negatives = teacher_rows([(lang, h[h >= 0]) for lang, h in picked], emb.device)
         if config.ranks:
             terms["ranking"] = ranking(x, en, negatives if len(negatives) else None)
         loss = sum(weights[k] * v for k, v in terms.items())
@@ -237,7 +252,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
             batch.append((lang, batch_indices(len(data[lang].xx), per, draw, config.seed, stream=lang)))
         sentences = ([data[lang].xx[i] for lang, rows in batch for i in rows]
                      + [data[lang].en[i] for lang, rows in batch for i in rows])
-        if hard is not None:
+        if hard is not None and not on_teacher:
             sentences += [data[lang].en[j] for lang, rows in batch for j in hard[lang][rows] if j >= 0]
         if config.grad_cache:
             cached: list[tuple[torch.Tensor, dict[str, torch.Tensor]]] = []
@@ -248,7 +263,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
             loss, terms = losses(batch, learner.embed(sentences, config.micro_batch))
             trainer.update("learner", loss)
         return {"loss": loss.item(), **{k: v.item() for k, v in terms.items()},
-                **{f"batches {data[lang].lang}": len(rows) / config.batch_size for lang, rows in batch}}
+                **{f"{DRAW_PREFIX}{data[lang].lang}": len(rows) / config.batch_size for lang, rows in batch}}
 
     result = trainer.run(step, resume=resume)
     best = trainer.restore_best(["learner"]) if valid else None

@@ -13,7 +13,8 @@ encoder's row too, so no column compares two backends). Studies:
 - ``losses``: distillation only, ranking only and both, each trained for ``--study-steps`` steps (default: the
   shipped model's, whose row is then the shipped model) with the shipped configuration otherwise, on Tatoeba and STS.
 - ``recipe`` (not run by default): the training recipe's switches, each a student beside the shipped one
-  (:data:`RECIPES`), with its training minutes and the dev scores its checkpoint was chosen on.
+  (:data:`RECIPES`), with its training minutes and the dev scores its checkpoint was chosen on, plotted against the
+  minutes since its run started.
 - ``bitext``: dev simulations of a user teaching the student a language through ``--bitext``
   (:mod:`xlsent.studies.new_language`): the simulated languages are held back from the shipped bitext, one is given
   with ``--bitext-pairs`` pairs (the default recipe otherwise), and every row is scored on the test pairs of every
@@ -28,7 +29,6 @@ dev (see ``configs/distill.toml``).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -54,6 +54,8 @@ from xlsent.languages import base_lang
 from xlsent.methods.distill.config import LOSSES, DistillConfig
 from xlsent.methods.distill.model import METHOD
 from xlsent.paths import data_root
+from xlsent.report.curves import CURVES_KEY, curves
+from xlsent.report.training_runs import ValidationPoint, read_train_log
 from xlsent.studies.command import main
 from xlsent.studies.new_language import SIMULATED, Simulated, evaluation_error, write_user_file
 from xlsent.studies.numbers import versus
@@ -96,10 +98,17 @@ RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
     "300 steps of 64 pairs of 2 languages, hard negatives": (
         "recipe-b64-l2-hard-300", {"batch_size": 64, "languages_per_batch": 2, "hard_negatives": True,
                                    "teacher_backend": "auto", "steps": 300}),
+    "400 steps of 64 pairs of 2 languages, hard negatives, ranked against the teacher's English": (
+        "recipe-b64-l2-hard-teacher-400", {"batch_size": 64, "languages_per_batch": 2, "hard_negatives": True,
+                                           "ranking_targets": "teacher", "teacher_backend": "auto", "steps": 400}),
 }
 """The recipe study's students: a row name each, with its folder under the study's models and the configuration
 keys it changes (the teacher on ``auto``: hard negatives need the teacher's vectors of the whole English side)."""
 RECIPE_METHOD_ROW = next(iter(RECIPES))
+RECIPE_METRIC = "tatoeba all-112"
+DEV_RETRIEVAL = "pooled retrieval"
+"""The validation score the recipe study plots against training minutes (each checkpoint's criterion before the
+English STS-B dev penalty)."""
 RECIPE_TARGET = 79.0
 """The Tatoeba-112 mean the stronger student must reach."""
 MIN_ERROR_CUT = 0.25
@@ -341,14 +350,15 @@ def bitext_run(spec: str) -> tuple[Simulated, int, bool]:
 def _restored_validation(model_dir: Path) -> tuple[float, dict[str, float]]:
     """The step whose weights the model kept (nan where none was restored) and its validation scores (from its
     training log)."""
+    point = _restored_point(model_dir)
+    return (nan, {}) if point is None else (float(point.step), point.metrics)
+
+
+def _restored_point(model_dir: Path) -> ValidationPoint | None:
+    """The validation of the step whose weights the model kept (None where none was restored)."""
     valid = read_training(model_dir).validation
     step = ((valid.restored if valid else None) or {}).get("step")
-    scores = {}
-    for line in (model_dir / LOG_FILE).read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        if "validation" in record and record["step"] == step:
-            scores = record["validation"]
-    return (nan if step is None else float(step)), scores
+    return next((v for v in read_train_log(model_dir / LOG_FILE).validation if v.step == step), None)
 
 
 def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
@@ -477,18 +487,29 @@ def claims_bitext(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
 
 
 def study_recipe(lab: Lab, run: StudyRun[Settings]) -> None:
-    """The training recipe's switches (:data:`RECIPES`: batch, languages a batch, hard negatives, steps), each a
-    student beside the shipped one, on Tatoeba and STS, with the dev scores its checkpoint was chosen on and its
-    training minutes."""
+    """The training recipe's switches (:data:`RECIPES`: batch, languages a batch, hard negatives, ranking targets,
+    steps), each a student beside the shipped one, on Tatoeba and STS, with the dev scores its checkpoint was chosen
+    on and its training minutes; curves of each run's dev retrieval, and of Tatoeba-112 at the kept checkpoint,
+    against the minutes since the run started."""
     run.rows[DEFAULT_ROW] = lab.score(lab.default(), full=False)[1]
     students = [(SHIPPED_RECIPE_ROW, run.settings.main_dir, {}),
                 *((name, run.settings.models_dir / folder, keys) for name, (folder, keys) in RECIPES.items())]
+    dev: dict[str, list[tuple[float, float]]] = {}
+    test = {DEFAULT_ROW: [(0.0, run.rows[DEFAULT_ROW][RECIPE_METRIC])]}
     for name, out, overrides in students:
         row = dict(lab.score(lab.student(out, **overrides), full=False)[1])
-        _, valid = _restored_validation(out)
-        row.update({"pooled retrieval, held-out": valid.get("pooled retrieval", nan),
+        kept = _restored_point(out)
+        valid = kept.metrics if kept else {}
+        row.update({"pooled retrieval, held-out": valid.get(DEV_RETRIEVAL, nan),
                     "stsb-en dev change": valid.get("stsb-en dev change", nan)})
         run.rows[name] = row
+        dev[name] = [(v.elapsed_s / 60, v.metrics[DEV_RETRIEVAL]) for v in read_train_log(out / LOG_FILE).validation
+                     if v.elapsed_s is not None and DEV_RETRIEVAL in v.metrics]
+        if kept is not None and kept.elapsed_s is not None:
+            test[name] = [(kept.elapsed_s / 60, row[RECIPE_METRIC])]
+    run.options[CURVES_KEY] = curves("minutes since the run started (validations included)", {
+        "held-out pooled retrieval % (dev), at each validation": dev,
+        f"{RECIPE_METRIC} (test), the kept checkpoint": test})
     run.notes += [
         "the rows are not at equal CPU minutes (see 'train minutes'): the shipped recipe's run of equal minutes (a "
         "1000-step run) was stopped at step 500, its held-out retrieval flat after step 250 (configs/distill.toml), "
@@ -523,7 +544,7 @@ def claims_recipe(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
 
 STUDIES = {
     "main": Study(study_main, SHIPPED_ROW, "tatoeba all-112", claims=claims_main),
-    "recipe": Study(study_recipe, RECIPE_METHOD_ROW, "tatoeba all-112", claims=claims_recipe, default=False),
+    "recipe": Study(study_recipe, RECIPE_METHOD_ROW, RECIPE_METRIC, claims=claims_recipe, default=False),
     "losses": Study(study_losses, "both", "tatoeba all-112", claims=claims_losses),
     "bitext": Study(study_bitext, BITEXT_METHOD_ROW, "error qaa", claims=claims_bitext, dataset=BITEXT_DATASET),
 }
