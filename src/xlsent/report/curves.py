@@ -1,5 +1,6 @@
 """Curves a study keeps in its result (``options[CURVES_KEY]``), which ``xlsent report`` plots: panels side by side
-over one x axis, a line per series (a marker alone for a series of one point).
+over one x axis, a line per series (a marker alone for a series of one point), a series the same colour in every
+panel.
 
 The stored form (JSON)::
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from xlsent.report.formatting import save_png
+from xlsent.report.formatting import ordered_union, save_png
 
 log = logging.getLogger(__name__)
 
@@ -46,24 +47,21 @@ def plot_curves(spec: Any, title: str, path: Path) -> bool:
         return False
     if not panels:
         return False
+    colours = {name: f"C{i % 10}" for i, name in enumerate(ordered_union(series for _, series in panels))}
     fig = Figure(figsize=(5.0 * len(panels), 4.5))
+    handles = {}
     for i, (y_label, series) in enumerate(panels):
         ax = fig.add_subplot(1, len(panels), i + 1)
         for name, points in series.items():
             if points:
                 xs, ys = zip(*sorted(points), strict=True)
-                ax.plot(xs, ys, "o-", ms=4, lw=1.2, label=name)
+                handles[name] = ax.plot(xs, ys, "o-", ms=4, lw=1.2, color=colours[name], label=name)[0]
         ax.set_xlabel(x_label)
         ax.set_ylabel(y_label)
         ax.grid(alpha=0.3)
-    handles, labels = fig.axes[0].get_legend_handles_labels()
-    for ax in fig.axes[1:]:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            if label not in labels:
-                handles.append(handle)
-                labels.append(label)
-    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=2, frameon=False)
+    names = [name for name in colours if name in handles]
+    fig.legend([handles[n] for n in names], names, fontsize=8, loc="lower center", ncol=2, frameon=False)
     fig.suptitle(title)
-    fig.subplots_adjust(bottom=0.22 + 0.04 * ((len(labels) + 1) // 2))
+    fig.subplots_adjust(bottom=0.22 + 0.04 * ((len(names) + 1) // 2))
     save_png(fig, path)
     return True
