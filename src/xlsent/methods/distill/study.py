@@ -350,15 +350,17 @@ def bitext_run(spec: str) -> tuple[Simulated, int, bool]:
 def _restored_validation(model_dir: Path) -> tuple[float, dict[str, float]]:
     """The step whose weights the model kept (nan where none was restored) and its validation scores (from its
     training log)."""
-    point = _restored_point(model_dir)
+    point = _validations(model_dir)[1]
     return (nan, {}) if point is None else (float(point.step), point.metrics)
 
 
-def _restored_point(model_dir: Path) -> ValidationPoint | None:
-    """The validation of the step whose weights the model kept (None where none was restored)."""
+def _validations(model_dir: Path) -> tuple[list[ValidationPoint], ValidationPoint | None]:
+    """Every validation of the model's training log, and the one of the step whose weights it kept (None where none
+    was restored)."""
     valid = read_training(model_dir).validation
     step = ((valid.restored if valid else None) or {}).get("step")
-    return next((v for v in read_train_log(model_dir / LOG_FILE).validation if v.step == step), None)
+    points = read_train_log(model_dir / LOG_FILE).validation
+    return points, next((v for v in points if v.step == step), None)
 
 
 def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
@@ -498,12 +500,12 @@ def study_recipe(lab: Lab, run: StudyRun[Settings]) -> None:
     test = {DEFAULT_ROW: [(0.0, run.rows[DEFAULT_ROW][RECIPE_METRIC])]}
     for name, out, overrides in students:
         row = dict(lab.score(lab.student(out, **overrides), full=False)[1])
-        kept = _restored_point(out)
+        points, kept = _validations(out)
         valid = kept.metrics if kept else {}
         row.update({"pooled retrieval, held-out": valid.get(DEV_RETRIEVAL, nan),
                     "stsb-en dev change": valid.get("stsb-en dev change", nan)})
         run.rows[name] = row
-        dev[name] = [(v.elapsed_s / 60, v.metrics[DEV_RETRIEVAL]) for v in read_train_log(out / LOG_FILE).validation
+        dev[name] = [(v.elapsed_s / 60, v.metrics[DEV_RETRIEVAL]) for v in points
                      if v.elapsed_s is not None and DEV_RETRIEVAL in v.metrics]
         if kept is not None and kept.elapsed_s is not None:
             test[name] = [(kept.elapsed_s / 60, row[RECIPE_METRIC])]
