@@ -265,9 +265,9 @@ def case_rows(case: str, measured: Sequence[Measured], n: int) -> list[BenchRow]
 
 def st_quantization() -> str:
     """sentence-transformers' dynamic int8 config for this CPU (``avx512_vnni`` with VNNI or AMX, else ``avx2``)."""
-    from xlsent.encoders.backends import cpu_class
+    from xlsent.encoders.backends import VNNI_CLASSES, cpu_class
 
-    return "avx512_vnni" if cpu_class() in ("amx", "avx512-vnni") else "avx2"
+    return "avx512_vnni" if cpu_class() in VNNI_CLASSES else "avx2"
 
 
 def me5_contenders(backends: Sequence[str], st_backends: Sequence[str], st_id: str, *,

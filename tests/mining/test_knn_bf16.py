@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from xlsent.encoders import backends
 from xlsent.mining import knn_bf16, precision
 from xlsent.mining.bf16_scan import kth_largest, merge_into, scan_tile
 from xlsent.mining.knn import bidirectional_knn
@@ -123,3 +124,18 @@ def test_auto_precision_follows_the_shipped_measurement(tmp_path: Path, monkeypa
     precision.measured_choice.cache_clear()
     with pytest.raises(ValueError, match="precision must be one of auto, fp32, bf16"):
         precision.resolve_precision("fp16", 1, 1)
+
+
+@pytest.mark.parametrize(("flags", "choice"), [({"avx2", "avx512_vnni"}, "fp32"),
+                                               ({"avx2", "avx512_vnni", "avx512_bf16"}, "bf16")])
+def test_a_cpu_without_native_bf16_does_not_take_the_row_of_one_with_it(
+        flags: set[str], choice: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the shipped row measured on an AVX512-BF16 EPYC (bf16 1.8x faster) was filed under avx512-vnni, the class of
+    # CPUs that emulate bf16 too: there auto took bf16
+    monkeypatch.setattr(backends, "cpu_flags", lambda: frozenset(flags))
+    monkeypatch.setenv("XLSENT_AUTO_MEASURE", "0")
+    precision.measured_choice.cache_clear()
+    try:
+        assert precision.measured_choice() == choice
+    finally:
+        precision.measured_choice.cache_clear()
