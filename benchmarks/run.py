@@ -25,6 +25,7 @@ BENCHES = [
     ("mining_bench", []),
     ("serve_bench", []),
     ("filter_bench", []),
+    ("bitext_bench", []),
     ("align_bench", []),
     ("invariance_bench", []),
 ]

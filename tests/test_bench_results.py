@@ -186,3 +186,15 @@ def test_rows_name_the_encoder_they_timed() -> None:
     row = record_module.BenchRow("synthetic vectors", "s", 1.0)
     assert (row.encoder, row.backend) == (None, None)  # a case that times no model says so
 
+
+
+def test_bitext_bench_runs_readmes_command_on_an_empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = load("bitext_bench")
+    calls: list[tuple[list[str], dict[str, str]]] = []
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "warm"))
+    monkeypatch.setattr(bench.subprocess, "run", lambda command, check, env: calls.append((command, env)))
+    seconds = bench.train_fresh(tmp_path / "qaa-en.tsv", tmp_path / "m", tmp_path / "home")
+    (command, env), = calls
+    assert Path(command[0]).name == "xlsent" and command[1:] == [
+        "train", "distill", "--bitext", f"qaa={tmp_path / 'qaa-en.tsv'}", "--out", str(tmp_path / "m")]
+    assert env["XLSENT_HOME"] == str(tmp_path / "home") and seconds >= 0  # not the caller's cache
