@@ -193,8 +193,18 @@ def test_bitext_bench_runs_readmes_command_on_an_empty_cache(tmp_path: Path, mon
     calls: list[tuple[list[str], dict[str, str]]] = []
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "warm"))
     monkeypatch.setattr(bench.subprocess, "run", lambda command, check, env: calls.append((command, env)))
-    seconds = bench.train_fresh(tmp_path / "qaa-en.tsv", tmp_path / "m", tmp_path / "home")
+    seconds = bench.run_fresh(bench.train_command(tmp_path / "qaa-en.tsv", tmp_path / "m"), tmp_path / "home")
     (command, env), = calls
     assert Path(command[0]).name == "xlsent" and command[1:] == [
         "train", "distill", "--bitext", f"qaa={tmp_path / 'qaa-en.tsv'}", "--out", str(tmp_path / "m")]
     assert env["XLSENT_HOME"] == str(tmp_path / "home") and seconds >= 0  # not the caller's cache
+
+
+def test_bitext_bench_scores_mined_pairs_against_each_lines_translation(tmp_path: Path) -> None:
+    bench = load("bitext_bench")
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("1.1\ta\tA\n1.0\tb\tC\n", encoding="utf-8")  # one right, one wrong, two not mined
+    assert bench.mined_scores(pairs, {"a": "A", "b": "B", "c": "C", "d": "D"}) == {
+        "precision": 50.0, "recall": 25.0, "f1": 33.33}
+    pairs.write_text("", encoding="utf-8")
+    assert bench.mined_scores(pairs, {"a": "A"}) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}
