@@ -15,7 +15,6 @@ best on the gold pairs (an oracle no user has). Written to ``<--out>/bitext.json
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from xlsent.studies.new_language import (  # noqa: E402
     user_pairs,
     write_pairs,
 )
+from xlsent.training.record import read_training  # noqa: E402
 
 PACKAGES = ("numpy", "torch", "openvino", "onnxruntime")
 LANG = SIMULATED["qaa"]
@@ -76,7 +76,7 @@ def measure(pairs: int) -> list[BenchRow]:
         user_file = write_pairs(folder / f"{LANG.code}-en.tsv", *user_pairs(LANG, pairs, root))
         model = folder / "models" / f"me5-{LANG.code}"
         seconds = run_fresh(train_command(user_file, model), home)
-        training = json.loads((model / "xlsent.json").read_text(encoding="utf-8"))["training"]
+        training = read_training(model)
         calibrate_s = run_fresh(["calibrate", "--model", str(model)], home)
         for name, lines in (("xx.txt", xx), ("en.txt", en)):
             (folder / name).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
@@ -90,10 +90,10 @@ def measure(pairs: int) -> list[BenchRow]:
     return [
         BenchRow(f"xlsent train distill --bitext {LANG.code}=FILE ({pairs} pairs), empty $XLSENT_HOME", "s", seconds,
                  checks={f"{LANG.code} test retrieval error %, {name}": error for name, error in errors.items()},
-                 details={"training record s (data, steps, validations)": training["seconds"],
-                          "steps and validations s": training["train_seconds"], "steps": training["steps_done"],
-                          "pairs seen": training["pairs_seen"],
-                          "teacher sentences encoded": training["teacher_sentences_encoded"]},
+                 details={"training record s (data, steps, validations)": training.seconds,
+                          "steps and validations s": training.train_seconds or 0.0,
+                          "steps": training.steps_done or 0, "pairs seen": training.details["pairs_seen"],
+                          "teacher sentences encoded": training.details["teacher_sentences_encoded"]},
                  **timed(student)),
         BenchRow(f"then xlsent calibrate and xlsent mine --threshold auto on the {len(xx)} {LANG.code} test lines "
                  "against their English", "s", calibrate_s + mine_s,

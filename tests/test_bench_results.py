@@ -187,7 +187,6 @@ def test_rows_name_the_encoder_they_timed() -> None:
     assert (row.encoder, row.backend) == (None, None)  # a case that times no model says so
 
 
-
 def test_bitext_bench_runs_readmes_command_on_an_empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bench = load("bitext_bench")
     calls: list[tuple[list[str], dict[str, str]]] = []
