@@ -153,7 +153,8 @@ def test_config_refuses_bad_values() -> None:
     for flag, weight in (("length_weight", math.inf), ("number_weight", math.inf), ("null_cost", math.inf),
                          ("length_weight", math.nan), ("bracket_cost", -1.0), ("bracket_cost", math.nan),
                          ("bracket_cost", 1e300), ("null_cost", 3e38), ("number_weight", 1.7e308),
-                         ("length_weight", 1e6 * (1 + 1e-9))):  # an infinite weight made every line a null bead
+                         ("length_weight", 1e6 * (1 + 1e-9)), ("word_weight", -0.01), ("word_weight", math.inf)):
+        # an infinite weight made every line a null bead
         with pytest.raises(ValueError, match=f"--{flag.replace('_', '-')} must be a number from 0 to 1000000"):
             AlignConfig(**{flag: weight})
     with pytest.raises(ValueError, match="--number-min must be 0 or more"):
@@ -167,10 +168,10 @@ def test_config_refuses_bad_values() -> None:
 def test_settings_at_their_maxima_give_finite_costs(cost: str) -> None:
     """Every weight at its largest value (near the float limits they overflowed the float32 programme: a traceback,
     or beads costing inf): finite costs, every line once."""
-    src = ["s0 (see 1234", "s1 s2).", "s3 in 1999", "s4", "s5 [s6", "s7]"]
-    tgt = ["s0 (see 1234 s1", "s2).", "s3 in 2001", "s5 [s6 s7]", "x9"]
+    src = ["s0 (see 1234 Eiger", "s1 s2).", "s3 in 1999", "s4 Zermatt", "s5 [s6", "s7]"]
+    tgt = ["s0 (see 1234 s1", "s2). Eiger", "s3 in 2001 Zermatt", "s5 [s6 s7]", "x9"]
     cfg = AlignConfig(cost=cost, null_cost=MAX_WEIGHT, length_weight=MAX_WEIGHT, number_weight=MAX_WEIGHT,
-                      bracket_cost=MAX_WEIGHT)
+                      word_weight=MAX_WEIGHT, bracket_cost=MAX_WEIGHT)
     beads = align_texts(src, tgt, toy_embed, cfg)
     every_line_once(beads, len(src), len(tgt))
     assert all(b.cost is not None and math.isfinite(b.cost) for b in beads)
@@ -278,13 +279,20 @@ def test_margin_costs_match_a_direct_computation() -> None:
                 assert got == pytest.approx(-margin * np.log2(1 + min(ls, lt) / max(ls, lt)) ** 0.5, abs=1e-5)
 
 
-def test_number_agreement_is_taken_off_the_cost_as_a_direct_computation() -> None:
+def test_number_and_word_agreement_are_taken_off_the_cost_as_a_direct_computation() -> None:
     from xlsent.align.costs import margin_costs
-    from xlsent.align.numbers import NumberAnchors
+    from xlsent.align.numbers import number_anchors
+    from xlsent.align.words import word_anchors
 
     rng = np.random.default_rng(1)
-    src = [" ".join(str(k) for k in rng.integers(10, 16, size=rng.integers(0, 3))) for _ in range(6)]
-    tgt = [" ".join(str(k) for k in rng.integers(13, 19, size=rng.integers(0, 3))) for _ in range(5)]
+    names = ["eiger", "matterhorn", "zermatt", "grindelwald", "jungfrau", "monch"]
+
+    def line(numbers: range, words: list[str]) -> str:
+        return " ".join([*(str(k) for k in rng.integers(numbers.start, numbers.stop, size=rng.integers(0, 3))),
+                         *rng.choice(words, size=rng.integers(0, 3))])
+
+    src = [line(range(10, 16), names[:4]) for _ in range(6)]
+    tgt = [line(range(13, 19), names[2:]) for _ in range(5)]
     n, m, levels, dim = len(src), len(tgt), 3, 8
     x = rng.normal(size=(levels, n, dim)).astype(np.float32)
     y = rng.normal(size=(levels, m, dim)).astype(np.float32)
@@ -293,21 +301,45 @@ def test_number_agreement_is_taken_off_the_cost_as_a_direct_computation() -> Non
     types = np.array(AlignConfig(max_beads=levels + 1).bead_types())
     band = full_band(n, m)
     plain = margin_costs(band, x, y, x_ok, y_ok, types, lengths)
-    anchored = margin_costs(band, x, y, x_ok, y_ok, types, lengths, anchors=NumberAnchors.of(src, tgt, 0.25))
-    shared = {w for line in src for w in line.split()} & {w for line in tgt for w in line.split()}
-    assert shared, "the random documents share numbers"
+    numbers, words = number_anchors(src, tgt, 0.25), word_anchors(src, tgt, 0.1)
+    anchored = margin_costs(band, x, y, x_ok, y_ok, types, lengths, numbers=numbers, words=words)
+    rare = {w for w in names if max(sum(w in d.split() for d in doc) for doc in (src, tgt)) <= 3}
+    shared = ({w for d in src for w in d.split()} & {w for d in tgt for w in d.split()}) - (set(names) - rare)
+    assert any(w.isdigit() for w in shared) and any(w.isalpha() for w in shared), "both kinds shared"
+
+    def agreement(a: set[str], b: set[str]) -> float:
+        union = a | b
+        return (len(a & b) - len(a ^ b)) / len(union) if union else 0.0
+
     seen = set()
     for t, (a, b) in enumerate(types):
         for i in range(a, n + 1):
             for j in range(b, m + 1):
                 sa = {w for k in range(i - a, i) for w in src[k].split()} & shared
                 tb = {w for k in range(j - b, j) for w in tgt[k].split()} & shared
-                union = sa | tb
-                agreement = (len(sa & tb) - len(sa ^ tb)) / len(union) if union else 0.0
-                seen.add(round(agreement, 3))
+                digits = agreement({w for w in sa if w.isdigit()}, {w for w in tb if w.isdigit()})
+                letters = agreement({w for w in sa if w.isalpha()}, {w for w in tb if w.isalpha()})
+                seen.add((round(digits, 3), round(letters, 3)))
                 cell = i * (m + 1) + j
-                assert anchored[t, cell] == pytest.approx(plain[t, cell] - 0.25 * agreement, abs=1e-5)
-    assert {-1.0, 0.0, 1.0} <= seen, "disagreeing, silent and agreeing beads all checked"
+                assert anchored[t, cell] == pytest.approx(plain[t, cell] - 0.25 * digits - 0.1 * letters, abs=1e-5)
+    assert {-1.0, 0.0, 1.0} <= {d for d, _ in seen} and {-1.0, 0.0, 1.0} <= {w for _, w in seen}, \
+        "disagreeing, silent and agreeing beads of both kinds checked"
+
+
+def test_shared_words_anchor_when_rare_in_both_documents() -> None:
+    """A name both documents spell alike anchors; a word on many lines of one document (a function word two
+    languages happen to spell alike) and a word of one document only do not; case is folded, short words skipped."""
+    from xlsent.align.words import line_words
+
+    src = ["Der Aufstieg zum Eiger", "also gingen wir", "also blieben wir", "also assen wir", "also ruhten wir",
+           "Zermatt, dann Visp"]
+    tgt = ["The ascent of the EIGER", "also we went", "Then Zermatt", "the end"]
+    s, t = line_words(src, tgt)
+    vocab_of = lambda ids, starts, k: ids[starts[k]:starts[k + 1]].tolist()  # noqa: E731
+    assert vocab_of(s.ids, s.starts, 0) == vocab_of(t.ids, t.starts, 0) and len(vocab_of(s.ids, s.starts, 0)) == 1
+    assert vocab_of(s.ids, s.starts, 1) == [] and vocab_of(t.ids, t.starts, 1) == []  # "also": 4 lines of src
+    assert vocab_of(s.ids, s.starts, 5) == vocab_of(t.ids, t.starts, 2)  # Zermatt; Visp: one document only
+    assert vocab_of(t.ids, t.starts, 3) == []  # "the", "end": under 4 letters or not shared
 
 
 def test_numbers_are_shared_across_scripts_and_leading_zeros() -> None:
@@ -346,6 +378,24 @@ def test_shared_numbers_choose_between_lines_that_embed_alike() -> None:
                                    ((2,), (3,))]
         assert pairs_of(align_texts(src, ["alpha 1921", *twins, "gamma"], embed, AlignConfig(number_weight=0),
                                     "a", "b"))[1] == ((1,), (1, 2)), "without numbers, both twins join one bead"
+
+
+def test_shared_words_choose_between_lines_that_embed_alike() -> None:
+    """As numbers do: two target lines differ only in a name (the embedding ignores capitalised words), the bead
+    takes the one naming the source line's peak (the other names a peak of another line), and without word anchors
+    both twins join one bead."""
+    def embed(texts: Sequence[str], lang: str | None) -> np.ndarray:
+        return toy_embed([" ".join(w for w in t.split() if not w[0].isupper()) for t in texts], lang)
+
+    src = ["alpha Monch", "beta Eiger", "gamma"]
+    for twins in (["beta Eiger", "beta Monch"], ["beta Monch", "beta Eiger"]):
+        tgt = ["alpha Monch", *twins, "gamma"]
+        right = 1 + twins.index("beta Eiger")
+        beads = align_texts(src, tgt, embed, AlignConfig(word_weight=0.5), "a", "b")
+        assert pairs_of(beads) == [((0,), (0,)), *sorted([((1,), (right,)), ((), (3 - right,))], key=lambda p: p[1]),
+                                   ((2,), (3,))]
+        assert pairs_of(align_texts(src, tgt, embed, AlignConfig(), "a", "b"))[1] == ((1,), (1, 2)), \
+            "without word anchors, both twins join one bead"
 
 
 def test_align_bench_embeds_and_records_the_model(align_bench: ModuleType, tiny_model_dir: Path,

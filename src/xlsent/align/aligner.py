@@ -20,14 +20,16 @@ from functools import cached_property
 import numpy as np
 
 from xlsent.align.adaptive import SpanCount, SpanSource, lines_only, pooled_spans, unsure_lines, wanted_spans
+from xlsent.align.anchors import Anchors
 from xlsent.align.band import Band, band_around, full_band, path_extent, project
 from xlsent.align.brackets import bracket_cuts
 from xlsent.align.config import NULL_COSTS, AlignConfig, Cost, LengthRatio, Norm, Spans
 from xlsent.align.costs import distance_costs, margin_costs
 from xlsent.align.dp import Found, best_beads
 from xlsent.align.normalise import normalisers, random_distance
-from xlsent.align.numbers import NumberAnchors
+from xlsent.align.numbers import number_anchors
 from xlsent.align.overlaps import Embed, span_array, span_ok, span_texts
+from xlsent.align.words import word_anchors
 from xlsent.data.beads import Bead
 from xlsent.data.empty_text import is_empty
 
@@ -123,8 +125,8 @@ def search_band(x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> Band:
 @dataclass(frozen=True)
 class BeadCosts:
     """What each bead type costs ending in each cell of ``band`` under ``cfg.cost``, for a given length ratio
-    (:meth:`at`); what does not depend on it (the number anchors, the ``distance`` cost's normalisers) is found once
-    (:meth:`of`) for both alignments."""
+    (:meth:`at`); what does not depend on it (the number and word anchors, the ``distance`` cost's normalisers) is
+    found once (:meth:`of`) for both alignments."""
 
     band: Band
     src: Doc
@@ -133,30 +135,32 @@ class BeadCosts:
     y: np.ndarray
     types: np.ndarray
     cfg: AlignConfig
-    anchors: NumberAnchors | None
+    numbers: Anchors | None
+    words: Anchors | None
     norms: tuple[np.ndarray, np.ndarray] | None
 
     @classmethod
     def of(cls, band: Band, src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, types: np.ndarray, cfg: AlignConfig
            ) -> BeadCosts:
-        anchors = (NumberAnchors.of(src.texts, tgt.texts, cfg.number_weight, cfg.number_min) if cfg.number_weight
+        numbers = (number_anchors(src.texts, tgt.texts, cfg.number_weight, cfg.number_min) if cfg.number_weight
                    else None)
+        words = word_anchors(src.texts, tgt.texts, cfg.word_weight) if cfg.word_weight else None
         norms = None
         if cfg.cost is Cost.DISTANCE:
             n, m = len(src.ids), len(tgt.ids)
             whole = band.cells == (n + 1) * (m + 1)  # the whole grid: the neighbours are searched among all lines
             norms = normalisers(x, src.ok, y, tgt.ok, band.centres(), replace(cfg, window=max(n, m)) if whole else cfg,
                                 cfg.norm if n and m else Norm.NONE)
-        return cls(band, src, tgt, x, y, types, cfg, anchors, norms)
+        return cls(band, src, tgt, x, y, types, cfg, numbers, words, norms)
 
     def at(self, ratio: float | None = None) -> np.ndarray:
         """``(len(types), band.cells)``: the costs with the target's lengths times ``ratio`` (:func:`span_lengths`)."""
         lengths = span_lengths(self.src, self.tgt, ratio)
         if self.norms is None:
             return margin_costs(self.band, self.x, self.y, self.src.ok, self.tgt.ok, self.types, lengths,
-                                self.cfg.length_weight, self.anchors)
+                                self.cfg.length_weight, self.numbers, self.words)
         return distance_costs(self.band, self.x, self.y, *self.norms, self.src.ok, self.tgt.ok, self.types,
-                              self.cfg.size_weights(), lengths, self.cfg.length_weight, self.anchors)
+                              self.cfg.size_weights(), lengths, self.cfg.length_weight, self.numbers, self.words)
 
 
 def find_path(src: Doc, tgt: Doc, x: np.ndarray, y: np.ndarray, cfg: AlignConfig) -> Found:

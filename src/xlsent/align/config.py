@@ -30,10 +30,10 @@ Vecalign's largest setting (``alignment_max_size``), and the spans embedded grow
 MAX_BEADS_RULE = f"a whole number from {MIN_BEADS} (1-1 beads only) to {MOST_BEADS}"
 """How every message about ``--max-beads`` states its range."""
 MAX_WEIGHT = 1e6
-"""The largest ``--null-cost``, ``--length-weight``, ``--number-weight`` and ``--bracket-cost``: a bead's cost is a
-float32 and a path's a sum of them, so a setting near the float limits would overflow to infinity; a million is far
-past any setting that still changes an alignment (a bead's margin is at most 2)."""
-WEIGHT_FLAGS = ("--null-cost", "--length-weight", "--number-weight", "--bracket-cost")
+"""The largest ``--null-cost``, ``--length-weight``, ``--number-weight``, ``--word-weight`` and ``--bracket-cost``: a
+bead's cost is a float32 and a path's a sum of them, so a setting near the float limits would overflow to infinity; a
+million is far past any setting that still changes an alignment (a bead's margin is at most 2)."""
+WEIGHT_FLAGS = ("--null-cost", "--length-weight", "--number-weight", "--word-weight", "--bracket-cost")
 
 
 def check_max_beads(value: int) -> None:
@@ -104,6 +104,8 @@ class AlignConfig:
     length penalty, the weight of the absolute log ratio in the ``distance`` cost; 0 leaves lengths out.
     ``number_weight``: what the agreement of a bead's two sides' numbers (:mod:`.numbers`, from -1 to 1) takes off
     its cost; 0 leaves numbers out; ``number_min``: the smallest number that counts (:data:`.numbers.SMALLEST`).
+    ``word_weight``: the same for the words both documents spell alike and use rarely (:mod:`.words`: names, places,
+    terms); 0 leaves words out.
     ``bracket_cost``: what a bead boundary between two lines that one bracket holds together (:mod:`.brackets`)
     adds to the path (the default, 1, is as much as a bead's margin can take off: brackets all but decide); 0 leaves
     brackets out.
@@ -142,6 +144,7 @@ class AlignConfig:
     length_ratio: LengthRatio = LengthRatio.PAIRED
     number_weight: float = 0.02
     number_min: int = SMALLEST
+    word_weight: float = 0.0
     bracket_cost: float = 1.0
     null_scale: float = 0.0
     spans: Spans = Spans.ADAPTIVE
@@ -160,8 +163,8 @@ class AlignConfig:
                 raise ValueError(f"{flag} must be at least 1, not {value}")
         if self.size_weight not in SIZE_WEIGHTS:
             raise ValueError(f"--size-weight must be one of {', '.join(SIZE_WEIGHTS)}, not {self.size_weight!r}")
-        for flag, weight in zip(WEIGHT_FLAGS, (self.null, self.length_weight, self.number_weight, self.bracket_cost),
-                                strict=True):
+        weights = (self.null, self.length_weight, self.number_weight, self.word_weight, self.bracket_cost)
+        for flag, weight in zip(WEIGHT_FLAGS, weights, strict=True):
             check_weight(flag, weight)
         if self.number_min < 0:
             raise ValueError(f"--number-min must be 0 or more, not {self.number_min}")

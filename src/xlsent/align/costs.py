@@ -19,9 +19,9 @@ target span ``j-b..j-1``; ``cos`` is the cosine of their embeddings (:mod:`.over
   (:mod:`.normalise`) and ``size`` the bead's size weight, plus ``length_weight`` times the absolute log ratio of
   the two lengths (Gale & Church's idea).
 
-Both costs then take off the anchors' weight (``number_weight``) times the bead's number agreement
-(:mod:`.numbers`): ``(shared - unshared) / all`` over the distinct numbers of its two sides that occur in both
-documents, from -1 (none shared) to 1 (the same numbers), 0 where neither side has one.
+Both costs then take off, for each kind of anchor (numbers, :mod:`.numbers`; shared words, :mod:`.words`), its
+weight (``number_weight``, ``word_weight``) times the bead's agreement on them: ``(shared - unshared) / all`` over
+the distinct anchors of its two sides, from -1 (none shared) to 1 (the same ones), 0 where neither side has one.
 
 >>> from xlsent.align.band import full_band
 >>> x = np.eye(2, dtype=np.float32)[None]; y = x.copy()
@@ -37,8 +37,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from xlsent.align.anchors import Anchors
 from xlsent.align.band import Band
-from xlsent.align.numbers import NumberAnchors
 
 LENGTH_SMOOTHING = 10.0
 """Characters added to both lengths of a bead before the ``distance`` cost's log ratio, so short lines do not
@@ -112,7 +112,8 @@ def _agreement(x_ids, x0, x1, y_ids, y0, y1):  # pragma: no cover - compiled
 
 @numba.njit(parallel=True, cache=True, fastmath=True)
 def _bead_costs(lo, hi, offsets, x, y, dx, dy, x_ok, y_ok, types, weights, x_len, y_len, length_weight, margin,
-                isolated, x_ids, x_starts, y_ids, y_starts, number_weight, out):  # pragma: no cover - compiled
+                isolated, x_ids, x_starts, y_ids, y_starts, number_weight, wx_ids, wx_starts, wy_ids, wy_starts,
+                word_weight, out):  # pragma: no cover - compiled
     for i in numba.prange(lo.shape[0]):
         for j in range(lo[i], hi[i]):
             cell = offsets[i] + j - lo[i]
@@ -133,6 +134,9 @@ def _bead_costs(lo, hi, offsets, x, y, dx, dy, x_ok, y_ok, types, weights, x_len
                 if number_weight > 0:
                     out[t, cell] -= number_weight * _agreement(x_ids, x_starts[i - a], x_starts[i], y_ids,
                                                                y_starts[j - b], y_starts[j])
+                if word_weight > 0:
+                    out[t, cell] -= word_weight * _agreement(wx_ids, wx_starts[i - a], wx_starts[i], wy_ids,
+                                                             wy_starts[j - b], wy_starts[j])
 
 
 def _c(a: np.ndarray, dtype: type = np.float32) -> np.ndarray:
@@ -155,40 +159,46 @@ def surroundings(x0: np.ndarray, y0: np.ndarray) -> float:
     return float(np.mean(around)) if around else 0.0
 
 
+def _ids(anchors: Anchors) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """The kernel's arguments of one kind of anchors: both sides' ids and line starts, and the weight."""
+    return (_c(anchors.src.ids, np.int64), _c(anchors.src.starts, np.int64), _c(anchors.tgt.ids, np.int64),
+            _c(anchors.tgt.starts, np.int64), float(anchors.weight))
+
+
 def _costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
            y_ok: np.ndarray, types: np.ndarray, weights: np.ndarray, lengths: tuple[np.ndarray, np.ndarray],
-           length_weight: float, margin: bool, anchors: NumberAnchors | None) -> np.ndarray:
+           length_weight: float, margin: bool, numbers: Anchors | None, words: Anchors | None) -> np.ndarray:
     out = np.empty((len(types), band.cells), dtype=np.float32)
-    anchors = anchors or NumberAnchors.none(x.shape[1], y.shape[1])
-    xn, yn = anchors.src, anchors.tgt
+    none = Anchors.none(x.shape[1], y.shape[1])
     whole = margin and any(a == x.shape[1] and b == y.shape[1] for a, b in types)  # one bead can take both
     isolated = surroundings(x[0], y[0]) if whole else 0.0
     _bead_costs(band.lo, band.hi, band.offsets, _c(x), _c(y), _c(dx), _c(dy), _c(x_ok, np.bool_), _c(y_ok, np.bool_),
                 _c(types, np.int64), _c(weights), _c(lengths[0]), _c(lengths[1]), float(length_weight), margin,
-                np.float32(isolated), _c(xn.ids, np.int64), _c(xn.starts, np.int64), _c(yn.ids, np.int64),
-                _c(yn.starts, np.int64), float(anchors.weight), out)
+                np.float32(isolated), *_ids(numbers or none), *_ids(words or none), out)
     return out
 
 
 def margin_costs(band: Band, x: np.ndarray, y: np.ndarray, x_ok: np.ndarray, y_ok: np.ndarray, types: np.ndarray,
                  lengths: tuple[np.ndarray, np.ndarray], length_weight: float = 1.0,
-                 anchors: NumberAnchors | None = None) -> np.ndarray:
+                 numbers: Anchors | None = None, words: Anchors | None = None) -> np.ndarray:
     """``(len(types), band.cells)`` float32: the ``margin`` cost of each bead type ending in each cell (inf where the
     bead does not fit or a span is not ``ok``). ``x``: ``(overlaps, n, dim)`` unit span embeddings (row ``s`` of
     level ``a - 1``: lines ``s..s+a-1``), ``x_ok`` which spans exist; ``y``, ``y_ok`` the same for the target side;
     ``lengths``: both sides' span lengths in characters, the target's scaled by the documents' length ratio;
-    ``anchors``: both sides' shared numbers and the weight of a bead's agreement on them (none: numbers left out)."""
+    ``numbers``, ``words``: both sides' number and word anchors with the weight of a bead's agreement on each
+    (:class:`~.anchors.Anchors`; none: that kind left out)."""
     no_norms = np.empty((0, 0), dtype=np.float32)  # the distance cost's normalisers and size weights: never read
-    return _costs(band, x, y, no_norms, no_norms, x_ok, y_ok, types, np.empty(0), lengths, length_weight, True, anchors)
+    return _costs(band, x, y, no_norms, no_norms, x_ok, y_ok, types, np.empty(0), lengths, length_weight, True, numbers,
+                  words)
 
 
 def distance_costs(band: Band, x: np.ndarray, y: np.ndarray, dx: np.ndarray, dy: np.ndarray, x_ok: np.ndarray,
                    y_ok: np.ndarray, types: np.ndarray, weights: np.ndarray,
                    lengths: tuple[np.ndarray, np.ndarray] | None = None, length_weight: float = 0.0,
-                   anchors: NumberAnchors | None = None) -> np.ndarray:
+                   numbers: Anchors | None = None, words: Anchors | None = None) -> np.ndarray:
     """``(len(types), band.cells)`` float32: the ``distance`` cost of each bead type ending in each cell, arrays as
     :func:`margin_costs`; ``dx``, ``dy`` the spans' normalisers, ``weights`` what each type's normalised distance is
     multiplied by, ``length_weight`` the weight of the absolute log ratio of a bead's two lengths."""
     return _costs(band, x, y, dx, dy, x_ok, y_ok, types, weights,
                   lengths if lengths is not None else (np.zeros(x.shape[:2]), np.zeros(y.shape[:2])), length_weight,
-                  False, anchors)
+                  False, numbers, words)

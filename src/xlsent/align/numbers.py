@@ -18,9 +18,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-import numpy as np
+from xlsent.align.anchors import Anchors, LineIds, indexed
 
 NUMBER = re.compile(r"\d+")
 """A number: a run of decimal digits (any script's); ``8839,8`` holds two."""
@@ -36,50 +35,15 @@ def numbers(line: str, smallest: int = SMALLEST) -> list[str]:
     return [n for n in found if len(n) > len(str(smallest)) or int(n) >= smallest]  # no int() of a huge string
 
 
-@dataclass(frozen=True)
-class LineNumbers:
-    """The shared numbers of each line of one document: line ``k``'s ids are ``ids[starts[k]:starts[k + 1]]``, so a
-    span of lines ``s..e-1`` holds ``ids[starts[s]:starts[e]]``."""
-
-    ids: np.ndarray
-    starts: np.ndarray
-
-    @classmethod
-    def none(cls, lines: int) -> LineNumbers:
-        """No number on any of ``lines`` lines."""
-        return cls(np.zeros(0, dtype=np.int64), np.zeros(lines + 1, dtype=np.int64))
-
-
-def line_numbers(src: Sequence[str], tgt: Sequence[str], smallest: int = SMALLEST) -> tuple[LineNumbers, LineNumbers]:
+def line_numbers(src: Sequence[str], tgt: Sequence[str], smallest: int = SMALLEST) -> tuple[LineIds, LineIds]:
     """The numbers of each line of ``src`` and of ``tgt`` that occur in both documents, each number one id."""
     found_src = [numbers(line, smallest) for line in src]
     found_tgt = [numbers(line, smallest) for line in tgt]
     shared = {n for line in found_src for n in line} & {n for line in found_tgt for n in line}
     vocab = {n: k for k, n in enumerate(sorted(shared))}
-    return _indexed(found_src, vocab), _indexed(found_tgt, vocab)
+    return indexed(found_src, vocab), indexed(found_tgt, vocab)
 
 
-@dataclass(frozen=True)
-class NumberAnchors:
-    """Both documents' shared numbers and the ``weight`` of a bead's agreement on them in its cost (:mod:`.costs`)."""
-
-    src: LineNumbers
-    tgt: LineNumbers
-    weight: float
-
-    @classmethod
-    def of(cls, src: Sequence[str], tgt: Sequence[str], weight: float, smallest: int = SMALLEST) -> NumberAnchors:
-        """The anchors of documents ``src`` and ``tgt`` (:func:`line_numbers`)."""
-        return cls(*line_numbers(src, tgt, smallest), weight)
-
-    @classmethod
-    def none(cls, src_lines: int, tgt_lines: int) -> NumberAnchors:
-        """No anchors: numbers left out of the cost."""
-        return cls(LineNumbers.none(src_lines), LineNumbers.none(tgt_lines), 0.0)
-
-
-def _indexed(found: list[list[str]], vocab: dict[str, int]) -> LineNumbers:
-    per_line = [[vocab[n] for n in line if n in vocab] for line in found]
-    starts = np.zeros(len(found) + 1, dtype=np.int64)
-    np.cumsum([len(ids) for ids in per_line], out=starts[1:])
-    return LineNumbers(np.array([k for ids in per_line for k in ids], dtype=np.int64), starts)
+def number_anchors(src: Sequence[str], tgt: Sequence[str], weight: float, smallest: int = SMALLEST) -> Anchors:
+    """The number anchors of documents ``src`` and ``tgt`` (:func:`line_numbers`) at ``weight``."""
+    return Anchors(*line_numbers(src, tgt, smallest), weight)

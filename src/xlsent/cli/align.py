@@ -115,6 +115,9 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--number-min", type=int, default=d.number_min,
                    help="the smallest number that anchors: many languages write small numbers as words (six, a "
                    f"month's name) where others use digits (default {d.number_min})")
+    p.add_argument("--word-weight", type=float, default=d.word_weight,
+                   help="the same for the words both documents spell alike (4 letters or more, on few lines of each: "
+                   f"names, places, terms), from 0 (words left out) to {MAX_WEIGHT:.0f} (default {d.word_weight:g})")
     p.add_argument("--bracket-cost", type=float, default=d.bracket_cost,
                    help="what a bead boundary costs between lines that one bracket holds together (a line with an "
                    f"open ( or [ and the lines up to the one closing it, within {REACH} lines: a sentence a splitter "
@@ -151,7 +154,8 @@ def _align(args: argparse.Namespace) -> int:
     cfg = AlignConfig(max_beads=args.max_beads, cost=args.cost, norm=args.norm, null_cost=args.null_cost,
                       band=args.band, full_dp=args.full_dp, size_weight=args.size_weight,
                       length_weight=args.length_weight, length_ratio=args.length_ratio,
-                      number_weight=args.number_weight, number_min=args.number_min, bracket_cost=args.bracket_cost,
+                      number_weight=args.number_weight, number_min=args.number_min, word_weight=args.word_weight,
+                      bracket_cost=args.bracket_cost,
                       null_scale=args.null_scale, spans=args.spans, unsure_share=args.unsure_share)
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,

@@ -25,6 +25,8 @@ METADATA = replace(
 SHIPPED = "shipped settings"
 UNSURE_SHARES = (0.0, 0.05, 0.2)
 NULL_SCALES = (0.05, 0.1, 0.2, 0.3)
+WORD_WEIGHTS = (0.01, 0.02, 0.05, 0.1)
+"""Word anchors' weights tried beside the shipped one (a number anchor takes 0.02 off a bead's cost)."""
 ABLATIONS: dict[str, AlignConfig] = {
     SHIPPED: AlignConfig(),
     **{f"max-beads {k} (overlaps {k - 1})": AlignConfig(max_beads=k) for k in (2, 3, 4, 5)},
@@ -39,6 +41,7 @@ ABLATIONS: dict[str, AlignConfig] = {
     **{f"number-weight {w:g}" + (" (no number anchors)" if w == 0 else ""): AlignConfig(number_weight=w)
        for w in (0.0, 0.05)},
     "number-min 0 (every number anchors)": AlignConfig(number_min=0),
+    **{f"word-weight {w:g}": AlignConfig(word_weight=w) for w in WORD_WEIGHTS},
     **{f"bracket-cost {c:g}" + (" (brackets left out)" if c == 0 else ""): AlignConfig(bracket_cost=c)
        for c in (0.0, 0.1)},
     "spans all (every span embedded, Vecalign)": AlignConfig(spans=Spans.ALL),
@@ -47,7 +50,8 @@ ABLATIONS: dict[str, AlignConfig] = {
     **{f"null-scale {v:g}": AlignConfig(null_scale=v) for v in NULL_SCALES},
 }
 """Row name -> the settings it runs; each changes one choice of :data:`SHIPPED`."""
-KNOBS = {"null-scale": ("null-scale ", "null_scale"), "unsure-share": ("unsure-share ", "unsure_share")}
+KNOBS = {"null-scale": ("null-scale ", "null_scale"), "unsure-share": ("unsure-share ", "unsure_share"),
+         "word-weight": ("word-weight ", "word_weight")}
 """The settings chosen on the mean over the sets, checked by leaving each set out (:func:`left_out`): their rows'
 name prefix and the field they set."""
 

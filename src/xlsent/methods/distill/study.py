@@ -89,7 +89,8 @@ MAX_STSB_LOSS = 0.5
 :data:`STRONG`, lose at most this."""
 STRONG = 90.0
 BITEXT_RUNS = ("qaa:300", "ug:300", "qaa:1000", "qaa:300:share0", "qaa:3000")
-"""The bitext study's students, most telling first (each trains the shipped 200 steps)."""
+"""The bitext study's students, most telling first (each trains the shipped recipe's steps, more where its pairs ask
+for them: ``bitext_epochs``, :meth:`~xlsent.methods.distill.config.DistillConfig.user_steps`)."""
 BITEXT_METHOD_ROW = "qaa 300 pairs"
 BITEXT_DATASET = ("NTREX-128 and Tatoeba-Challenge pairs of three languages held back from the bitext "
                   "(xlsent.studies.new_language)")
@@ -384,8 +385,11 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
         out = settings.models_dir / (f"bitext-{lang.code}-{n}" + ("-share0" if share0 else ""))
         student = lab.student(out, **extra)
         kept_step, valid = _restored_validation(out)
+        training = read_training(out)
         row = scores(student)
-        row.update({"pairs given": float(n), "pooled retrieval, shipped held-out": valid.get("pooled retrieval", nan),
+        row.update({"pairs given": float(n), "steps": float(training.steps_done or nan),
+                    "train minutes": (training.train_seconds or nan) / 60,
+                    "pooled retrieval, shipped held-out": valid.get("pooled retrieval", nan),
                     f"retrieval {lang.code} held-out": valid.get(f"retrieval/{lang.code}", nan),
                     "stsb-en dev change": valid.get("stsb-en dev change", nan),
                     "weights of step": kept_step})
@@ -401,9 +405,12 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
         "the shipped student me5-distill was trained on Turkish, Indonesian and Uyghur bitext (NTREX lines included), "
         "so its row on these languages is not a held-back baseline; the targets compare with the better of it and "
         "the default anyway, as the issue asks",
-        f"each student: the shipped distill recipe (steps, LoRA, losses, bitext_share "
-        f"{lab.config().bitext_share:g} unless 'share 0'), the user's pairs less a held-out tenth (at least 50) that "
-        "chooses the checkpoint together with the shipped languages' held-out pairs and English STS-B dev",
+        f"each student: the shipped distill recipe (LoRA, losses, bitext_share {lab.config().bitext_share:g} unless "
+        "'share 0'), the user's pairs less a held-out tenth (at least 50) that chooses the checkpoint together with "
+        "the shipped languages' held-out pairs and English STS-B dev",
+        f"steps: the shipped {lab.config().steps}, or more where the user's pairs ask for them (bitext_epochs "
+        f"{lab.config().bitext_epochs:g}: each training pair drawn that many times on average in the user's share of "
+        "the batches); train minutes: the training steps and validations on this machine's cores",
     ]
 
 
