@@ -37,6 +37,13 @@ class Anchors:
         return cls(LineIds.none(src_lines), LineIds.none(tgt_lines), 0.0)
 
 
+def anchor_ids(found_src: Sequence[Sequence[str]], found_tgt: Sequence[Sequence[str]], anchors: set[str]
+               ) -> tuple[LineIds, LineIds]:
+    """Both documents' :class:`LineIds` of the strings found on their lines that are ``anchors``, each one id."""
+    vocab = {n: k for k, n in enumerate(sorted(anchors))}
+    return indexed(found_src, vocab), indexed(found_tgt, vocab)
+
+
 def indexed(found: Sequence[Sequence[str]], vocab: dict[str, int]) -> LineIds:
     """The ids (``vocab``) of the strings found on each line, those ``vocab`` holds, in order.
 

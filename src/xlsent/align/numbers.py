@@ -19,7 +19,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from xlsent.align.anchors import Anchors, LineIds, indexed
+from xlsent.align.anchors import Anchors, LineIds, anchor_ids
 
 NUMBER = re.compile(r"\d+")
 """A number: a run of decimal digits (any script's); ``8839,8`` holds two."""
@@ -40,8 +40,7 @@ def line_numbers(src: Sequence[str], tgt: Sequence[str], smallest: int = SMALLES
     found_src = [numbers(line, smallest) for line in src]
     found_tgt = [numbers(line, smallest) for line in tgt]
     shared = {n for line in found_src for n in line} & {n for line in found_tgt for n in line}
-    vocab = {n: k for k, n in enumerate(sorted(shared))}
-    return indexed(found_src, vocab), indexed(found_tgt, vocab)
+    return anchor_ids(found_src, found_tgt, shared)
 
 
 def number_anchors(src: Sequence[str], tgt: Sequence[str], weight: float, smallest: int = SMALLEST) -> Anchors:

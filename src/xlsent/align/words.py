@@ -1,8 +1,8 @@
 """Shared words as anchors (Hunalign's and Bleualign's idea of identical strings across a translation): the words
 of each line that occur spelled the same in the other document, as ids a bead's cost compares (:mod:`.costs`), as
 :mod:`.numbers` does with numbers. Names of people, places and peaks, titles and technical terms survive translation
-between languages of one script, so a bead whose two sides share such a word is likelier right (on the Text+Berg
-de-fr dev document, 24% of the gold 1-1 beads share one, 1.6% of the beads one line off).
+between languages of one script, so a bead whose two sides share such a word is likelier right. Off by default:
+no weight tried raised the mean dev F1 (``xlsent eval align_ablation``, the word-weight rows in docs/results.md).
 
 A word is a run of at least :data:`MIN_CHARS` letters (digits and underscores end it), compared case-folded. It is
 an anchor when it occurs in both documents and, in each, on at most :data:`MAX_LINES` lines or :data:`MAX_SHARE` of
@@ -23,7 +23,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from xlsent.align.anchors import Anchors, LineIds, indexed
+from xlsent.align.anchors import Anchors, LineIds, anchor_ids
 
 WORD = re.compile(r"[^\W\d_]+")
 """A word: a run of letters of any script."""
@@ -45,9 +45,7 @@ def line_words(src: Sequence[str], tgt: Sequence[str]) -> tuple[LineIds, LineIds
     """The anchor words of each line of ``src`` and of ``tgt`` (words of both documents, rare in each), each word
     one id."""
     found_src, found_tgt = [words(line) for line in src], [words(line) for line in tgt]
-    rare_src, rare_tgt = _rare(found_src), _rare(found_tgt)
-    vocab = {w: k for k, w in enumerate(sorted(rare_src & rare_tgt))}
-    return indexed(found_src, vocab), indexed(found_tgt, vocab)
+    return anchor_ids(found_src, found_tgt, _rare(found_src) & _rare(found_tgt))
 
 
 def _rare(found: list[list[str]]) -> set[str]:

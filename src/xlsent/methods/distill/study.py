@@ -348,17 +348,11 @@ def bitext_run(spec: str) -> tuple[Simulated, int, bool]:
     return SIMULATED[lang], int(pairs), variant == "share0"
 
 
-def _restored_validation(model_dir: Path) -> tuple[float, dict[str, float]]:
-    """The step whose weights the model kept (nan where none was restored) and its validation scores (from its
-    training log)."""
-    point = _validations(model_dir)[1]
-    return (nan, {}) if point is None else (float(point.step), point.metrics)
-
-
-def _validations(model_dir: Path) -> tuple[list[ValidationPoint], ValidationPoint | None]:
+def _validations(model_dir: Path, training: TrainingRecord | None = None
+                 ) -> tuple[list[ValidationPoint], ValidationPoint | None]:
     """Every validation of the model's training log, and the one of the step whose weights it kept (None where none
-    was restored)."""
-    valid = read_training(model_dir).validation
+    was restored); ``training``: its training record where already read."""
+    valid = (training or read_training(model_dir)).validation
     step = ((valid.restored if valid else None) or {}).get("step")
     points = read_train_log(model_dir / LOG_FILE).validation
     return points, next((v for v in points if v.step == step), None)
@@ -384,8 +378,9 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
                                  **({"bitext_share": 0.0} if share0 else {})}
         out = settings.models_dir / (f"bitext-{lang.code}-{n}" + ("-share0" if share0 else ""))
         student = lab.student(out, **extra)
-        kept_step, valid = _restored_validation(out)
         training = read_training(out)
+        kept = _validations(out, training)[1]
+        kept_step, valid = (nan, {}) if kept is None else (float(kept.step), kept.metrics)
         row = scores(student)
         row.update({"pairs given": float(n), "steps": float(training.steps_done or nan),
                     "train minutes": (training.train_seconds or nan) / 60,
