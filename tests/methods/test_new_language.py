@@ -39,11 +39,14 @@ def test_the_command_writes_a_users_tsv(parallel_data: Path, tmp_path: Path) -> 
     assert len(lines) == 120 and all(line.count("\t") == 1 for line in lines)
 
 
-def test_bitext_runs_parse_and_refuse_unknown_languages() -> None:
-    lang, n, share0 = bitext_run("ug:1000")
-    assert (lang.code, n, share0) == ("ug", 1000, False)
+def test_bitext_runs_parse_and_refuse_unknown_languages_and_variants() -> None:
+    lang, n, variant = bitext_run("ug:1000")
+    assert (lang.code, n, variant) == ("ug", 1000, "")
+    assert bitext_run("qaa:300:teacher")[2] == "teacher"
     with pytest.raises(ValueError, match="expected LANG:PAIRS"):
         bitext_run("kab:300")
+    with pytest.raises(ValueError, match="VARIANT one of share0, teacher"):
+        bitext_run("qaa:300:teachers")
 
 
 def rows(qaa_error: float, others: float) -> dict[str, dict[str, float]]:
@@ -61,6 +64,22 @@ def rows(qaa_error: float, others: float) -> dict[str, dict[str, float]]:
 def test_the_distill_bitext_verdicts_compare_with_the_better_baseline(qaa_error: float, others: float,
                                                                      held: list[bool]) -> None:
     assert [v.held for v in claims_bitext(rows(qaa_error, others), "error qaa", BITEXT_METHOD_ROW)] == held
+
+
+def test_more_pairs_help_is_checked_within_each_recipe_and_never_across() -> None:
+    table = rows(30.0, 0.0)
+    teacher = ", ranked against the teacher"
+    for n, plain, ranked in ((1000, 25.0, 28.0), (3000, 27.0, 20.0)):
+        table[f"qaa {n} pairs"] = {**table[BITEXT_METHOD_ROW], "error qaa": plain, "pairs given": float(n)}
+        table[f"qaa {n} pairs{teacher}"] = {**table[f"qaa {n} pairs"], "error qaa": ranked}
+    table[f"qaa 300 pairs{teacher}"] = {**table[BITEXT_METHOD_ROW], "error qaa": 31.0}
+    table["qaa 300 pairs share 0"] = {**table[BITEXT_METHOD_ROW], "error qaa": 10.0}
+    more = {v.claim: (v.held, v.evidence) for v in claims_bitext(table, "error qaa", BITEXT_METHOD_ROW)
+            if "more pairs" in v.claim}
+    assert more == {"qaa: the error falls as the user gives more pairs":
+                    (False, "300 pairs 30.0, 1000 pairs 25.0, 3000 pairs 27.0"),
+                    f"qaa{teacher}: the error falls as the user gives more pairs":
+                    (True, "300 pairs 31.0, 1000 pairs 28.0, 3000 pairs 20.0")}
 
 
 def test_the_laser_bitext_verdicts_compare_at_equal_minutes() -> None:

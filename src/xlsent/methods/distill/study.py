@@ -20,6 +20,8 @@ encoder's row too, so no column compares two backends). Studies:
   with ``--bitext-pairs`` pairs (the default recipe otherwise), and every row is scored on the test pairs of every
   simulated language (never given), beside the default encoder and the shipped student; the recipe ablation gives
   the same pairs with ``bitext_share = 0`` (the user's language joins the temperature sampling like any other).
+- ``bitext-teacher`` (not run by default): the bitext study's qaa students ranked against the teacher's English
+  (``ranking_targets = "teacher"``), to see whether the error then falls as the user gives more pairs.
 
 Nothing is chosen on these test sets: the student's checkpoint is chosen on held-out bitext pairs and English STS-B
 dev (see ``configs/distill.toml``).
@@ -30,6 +32,7 @@ dev (see ``configs/distill.toml``).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
@@ -92,6 +95,17 @@ BITEXT_RUNS = ("qaa:300", "ug:300", "qaa:1000", "qaa:300:share0", "qaa:3000")
 """The bitext study's students, most telling first (each trains the shipped recipe's steps, more where its pairs ask
 for them: ``bitext_epochs``, :meth:`~xlsent.methods.distill.config.DistillConfig.user_steps`)."""
 BITEXT_METHOD_ROW = "qaa 300 pairs"
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "": ("", {}),
+    "share0": (" share 0", {"bitext_share": 0.0}),
+    "teacher": (", ranked against the teacher", {"ranking_targets": "teacher", "teacher_backend": "auto"}),
+}
+"""A bitext run's variants (``LANG:PAIRS:VARIANT``): the suffix of its row and the configuration keys it changes
+(``share0``: the user's language joins the temperature sampling like any other; ``teacher``: its x sides are ranked
+against the teacher's English vectors, which the ranking loss then cannot move, with the teacher on ``auto``)."""
+TEACHER_RUNS = ("qaa:300:teacher", "qaa:1000:teacher", "qaa:3000:teacher")
+"""The bitext-teacher study's students: the bitext study's qaa pair counts, ranked against the teacher."""
+TEACHER_METHOD_ROW = "qaa 300 pairs, ranked against the teacher"
 BITEXT_DATASET = ("NTREX-128 and Tatoeba-Challenge pairs of three languages held back from the bitext "
                   "(xlsent.studies.new_language)")
 SHIPPED_RECIPE_ROW = "shipped recipe: 200 steps of 32 pairs of one language"
@@ -131,9 +145,12 @@ class Settings(StudySettings):
                                      "shipped configuration's, whose row is then the shipped model)", metavar="N")
     reuse: bool = option(True, "reuse a saved result (results/) of the same encoder id on unchanged dataset files "
                          "instead of scoring it again", recorded=False)
-    bitext_runs: tuple[str, ...] = option(BITEXT_RUNS, "the bitext study's students, LANG:PAIRS each (a simulated "
-                                          "language of xlsent.studies.new_language), :share0 for the recipe ablation",
+    bitext_runs: tuple[str, ...] = option(BITEXT_RUNS, "the bitext study's students, LANG:PAIRS[:VARIANT] each (a "
+                                          "simulated language of xlsent.studies.new_language; VARIANT share0 for the "
+                                          "recipe ablation, teacher to rank against the teacher's English)",
                                           metavar="RUN")
+    teacher_runs: tuple[str, ...] = option(TEACHER_RUNS, "the bitext-teacher study's students, LANG:PAIRS:VARIANT each",
+                                           metavar="RUN")
 
 
 def bitext_langs(tatoeba_langs: Sequence[str], trained: Sequence[str]) -> list[str]:
@@ -334,18 +351,18 @@ def independent_of(code: str) -> list[str]:
     return [c for c, other in SIMULATED.items() if c != code and not (lang.cipher and other.cipher)]
 
 
-def bitext_run(spec: str) -> tuple[Simulated, int, bool]:
-    """``LANG:PAIRS[:share0]`` -> (the simulated language, its pairs, whether its share is 0).
+def bitext_run(spec: str) -> tuple[Simulated, int, str]:
+    """``LANG:PAIRS[:VARIANT]`` -> (the simulated language, its pairs, the variant of :data:`VARIANTS`).
 
-    >>> lang, n, share0 = bitext_run("qaa:300:share0"); (lang.code, n, share0)
-    ('qaa', 300, True)
+    >>> lang, n, variant = bitext_run("qaa:300:share0"); (lang.code, n, variant)
+    ('qaa', 300, 'share0')
     """
     lang, _, rest = spec.partition(":")
     pairs, _, variant = rest.partition(":")
-    if lang not in SIMULATED or not pairs.isdigit() or variant not in ("", "share0"):
-        raise ValueError(f"--bitext-runs {spec!r}: expected LANG:PAIRS[:share0] with LANG one of "
-                         f"{', '.join(SIMULATED)}")
-    return SIMULATED[lang], int(pairs), variant == "share0"
+    if lang not in SIMULATED or not pairs.isdigit() or variant not in VARIANTS:
+        raise ValueError(f"--bitext-runs {spec!r}: expected LANG:PAIRS[:VARIANT] with LANG one of "
+                         f"{', '.join(SIMULATED)} and VARIANT one of {', '.join(v for v in VARIANTS if v)}")
+    return SIMULATED[lang], int(pairs), variant
 
 
 def _validations(model_dir: Path, training: TrainingRecord | None = None
@@ -360,6 +377,19 @@ def _validations(model_dir: Path, training: TrainingRecord | None = None
 
 def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
     """Students taught a held-back language through ``--bitext``, scored on every simulated language's test pairs."""
+    bitext_rows(lab, run, run.settings.bitext_runs)
+
+
+def study_bitext_teacher(lab: Lab, run: StudyRun[Settings]) -> None:
+    """The bitext study's qaa students ranked against the teacher's English (``ranking_targets = "teacher"``), so
+    that the ranking loss cannot move the student's English and the English STS-B dev guard keeps later steps: does
+    the error then fall as the user gives more pairs?"""
+    bitext_rows(lab, run, run.settings.teacher_runs)
+
+
+def bitext_rows(lab: Lab, run: StudyRun[Settings], specs: Sequence[str]) -> None:
+    """The rows of the default encoder, the shipped student and a student per bitext run of ``specs``
+    (:func:`bitext_run`), with the notes that say how they were made."""
     settings = run.settings
     root = settings.data
     held_back = {lang.shipped for lang in SIMULATED.values()}
@@ -371,13 +401,12 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
     run.rows[DEFAULT_ROW] = scores(lab.default())
     run.rows["me5-distill (shipped)"] = scores(lab.student(settings.main_dir))
     files = settings.models_dir / "bitext-files"
-    for spec in settings.bitext_runs:
-        lang, n, share0 = bitext_run(spec)
+    for spec in specs:
+        lang, n, variant = bitext_run(spec)
+        suffix, keys = VARIANTS[variant]
         path = write_user_file(lang, n, files, root, seed=lab.config().seed)
-        extra: dict[str, Any] = {"languages": languages, "bitext": [BitextFile(lang.code, str(path))],
-                                 **({"bitext_share": 0.0} if share0 else {})}
-        out = settings.models_dir / (f"bitext-{lang.code}-{n}" + ("-share0" if share0 else ""))
-        student = lab.student(out, **extra)
+        out = settings.models_dir / (f"bitext-{lang.code}-{n}" + (f"-{variant}" if variant else ""))
+        student = lab.student(out, languages=languages, bitext=[BitextFile(lang.code, str(path))], **keys)
         training = read_training(out)
         kept = _validations(out, training)[1]
         kept_step, valid = (nan, {}) if kept is None else (float(kept.step), kept.metrics)
@@ -388,7 +417,7 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
                     f"retrieval {lang.code} held-out": valid.get(f"retrieval/{lang.code}", nan),
                     "stsb-en dev change": valid.get("stsb-en dev change", nan),
                     "weights of step": kept_step})
-        run.rows[f"{lang.code} {n} pairs" + (" share 0" if share0 else "")] = row
+        run.rows[f"{lang.code} {n} pairs{suffix}"] = row
     run.notes += [
         "simulated languages (xlsent.studies.new_language), all held back from the shipped bitext in every student: "
         + "; ".join(f"{code}: {lang.what}" for code, lang in SIMULATED.items()),
@@ -400,9 +429,11 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
         "the shipped student me5-distill was trained on Turkish, Indonesian and Uyghur bitext (NTREX lines included), "
         "so its row on these languages is not a held-back baseline; the targets compare with the better of it and "
         "the default anyway, as the issue asks",
-        f"each student: the shipped distill recipe (LoRA, losses, bitext_share {lab.config().bitext_share:g} unless "
-        "'share 0'), the user's pairs less a held-out tenth (at least 50) that chooses the checkpoint together with "
-        "the shipped languages' held-out pairs and English STS-B dev",
+        f"each student: the shipped distill recipe (LoRA, losses, bitext_share {lab.config().bitext_share:g}), the "
+        "user's pairs less a held-out tenth (at least 50) that chooses the checkpoint together with the shipped "
+        "languages' held-out pairs and English STS-B dev; a variant changes: " + "; ".join(
+            f"'{suffix.strip(' ,')}': " + ", ".join(f"{k} = {v}" for k, v in keys.items())
+            for suffix, keys in VARIANTS.values() if keys),
         f"steps: the shipped {lab.config().steps}, or more where the user's pairs ask for them (bitext_epochs "
         f"{lab.config().bitext_epochs:g}: each training pair drawn that many times on average in the user's share of "
         "the batches); train minutes: the training steps and validations on this machine's cores",
@@ -477,12 +508,14 @@ def claims_bitext(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
         out.append(Verdict(f"{name}: the other held-back languages' mean error ({', '.join(o[6:] for o in others)}) "
                            f"rises by at most {MAX_OTHERS_LOSS:g} point against the better baseline",
                            after - before <= MAX_OTHERS_LOSS, f"{after:.1f} against {before:.1f}", source="xlsent"))
-    default_runs = sorted((row["pairs given"], row["error qaa"]) for name, row in students.items()
-                          if name.startswith("qaa") and "share 0" not in name)
-    if len(default_runs) > 1:
-        errors = [e for _, e in default_runs]
-        out.append(Verdict("qaa: the error falls as the user gives more pairs", errors == sorted(errors, reverse=True),
-                           ", ".join(f"{n:.0f} pairs {e:.1f}" for n, e in default_runs), source="xlsent"))
+    for suffix, _ in (v for k, v in VARIANTS.items() if k != "share0"):
+        runs = sorted((row["pairs given"], row["error qaa"]) for name, row in students.items()
+                      if re.fullmatch(rf"qaa \d+ pairs{re.escape(suffix)}", name))
+        errors = [e for _, e in runs]
+        if len(runs) > 1:
+            out.append(Verdict(f"qaa{suffix}: the error falls as the user gives more pairs",
+                               errors == sorted(errors, reverse=True),
+                               ", ".join(f"{n:.0f} pairs {e:.1f}" for n, e in runs), source="xlsent"))
     if "qaa 300 pairs share 0" in rows and BITEXT_METHOD_ROW in rows:
         a, b = rows[BITEXT_METHOD_ROW]["error qaa"], rows["qaa 300 pairs share 0"]["error qaa"]
         out.append(Verdict("the default share (the user's language half the batches) beats temperature sampling "
@@ -551,6 +584,8 @@ STUDIES = {
     "recipe": Study(study_recipe, RECIPE_METHOD_ROW, RECIPE_METRIC, claims=claims_recipe, default=False),
     "losses": Study(study_losses, "both", "tatoeba all-112", claims=claims_losses),
     "bitext": Study(study_bitext, BITEXT_METHOD_ROW, "error qaa", claims=claims_bitext, dataset=BITEXT_DATASET),
+    "bitext-teacher": Study(study_bitext_teacher, TEACHER_METHOD_ROW, "error qaa", claims=claims_bitext,
+                            default=False, dataset=BITEXT_DATASET),
 }
 """Each study, the row it declares as its method and the column that scores it."""
 
