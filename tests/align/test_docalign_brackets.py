@@ -97,6 +97,30 @@ def test_bracket_cost_reaches_xlsent_align(tmp_path: Path, monkeypatch: pytest.M
         assert bead in [(b.src, b.tgt) for b in read_beads(out)]
 
 
+def test_the_adaptive_span_flags_reach_the_alignment_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """--unsure-radius had no flag: the config's error named one no user could give."""
+    import xlsent.api
+    from xlsent.cli import main
+
+    seen: list[AlignConfig] = []
+
+    class Summary:
+        def describe(self) -> str:
+            return "aligned"
+
+    def spy(*_: object, config: AlignConfig, **__: object) -> Summary:
+        seen.append(config)
+        return Summary()
+
+    monkeypatch.setattr(xlsent.api, "align", spy)
+    assert main(["align", "a.txt", "b.txt", "-o", str(tmp_path / "o"), "-q", "--unsure-share", "0.3",
+                 "--unsure-radius", "2"]) == 0
+    assert (seen[0].unsure_share, seen[0].unsure_radius) == (0.3, 2)
+    assert main(["align", "a.txt", "b.txt", "-o", str(tmp_path / "o"), "--unsure-radius", "-1"]) == 2
+    assert "--unsure-radius must be 0 or more, not -1" in capsys.readouterr().err
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(alphabet="ab .:()[]（）", max_size=12), max_size=8))
 def test_bracket_cuts_hold_only_inner_cuts_that_a_later_line_closes(lines: list[str]) -> None:

@@ -136,6 +136,9 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    help="spans of several lines are embedded only where a first path, found with each span pooled "
                    "from its lines' vectors, is unsure: around every bead but a 1-1 one and around this share of "
                    f"the 1-1 beads, the weakest (default {d.unsure_share:g}; --spans all embeds every span)")
+    p.add_argument("--unsure-radius", type=int, default=d.unsure_radius,
+                   help="beads either side of an unsure one whose lines are unsure too (default "
+                   f"{d.unsure_radius})")
     p.add_argument("--spans", default=d.spans.value, choices=[s.value for s in Spans],
                    help=f"which spans of several lines are embedded (default {d.spans.value}, see --unsure-share)")
     add_engine(p, "the document pairs of --pairs as tasks, the model loaded once per worker,")
@@ -156,7 +159,8 @@ def _align(args: argparse.Namespace) -> int:
                       length_weight=args.length_weight, length_ratio=args.length_ratio,
                       number_weight=args.number_weight, number_min=args.number_min, word_weight=args.word_weight,
                       bracket_cost=args.bracket_cost,
-                      null_scale=args.null_scale, spans=args.spans, unsure_share=args.unsure_share)
+                      null_scale=args.null_scale, spans=args.spans, unsure_share=args.unsure_share,
+                      unsure_radius=args.unsure_radius)
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
                     resume=args.resume, split=args.split, engine=args.engine, ray=ray_config(args),
