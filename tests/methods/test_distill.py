@@ -21,7 +21,7 @@ from xlsent.data.user_bitext import BitextError, BitextFile, load_user_bitext
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.methods.distill.config import DistillConfig
-from xlsent.methods.distill.model import METHOD, DevSts, held_out_scores, stsb_spearman, train_on
+from xlsent.methods.distill.model import METHOD, DevSts, held_out_scores, kept_english, stsb_spearman, train_on
 from xlsent.training.config import ConfigError
 from xlsent.training.method import with_user_bitext
 
@@ -196,12 +196,28 @@ def test_validation_keeps_english_stsb_dev_and_pools_the_languages(tmp_path: Pat
     assert validation["stsb_dev_backbone"] == pytest.approx(stsb_spearman(learner, toy_sts()))
     assert {"retrieval", "pooled retrieval", "stsb-en dev", "stsb-en dev change", "selection"} <= set(
         validation["last"])
+    assert validation["stsb_dev_held"] == (validation["stsb_dev_change_kept"] >= -0.5)
+    assert "- English STS-B dev at the kept step:" in (out / "README.md").read_text()
     bitext = toy_bitext()
     kept = held_out_scores(learner, bitext, DevSts(toy_sts(), -100.0), tolerance=0.5)
     assert kept["selection"] == kept["pooled retrieval"]  # nothing lost against the backbone: no penalty
     lost = held_out_scores(learner, bitext, DevSts(toy_sts(), kept["stsb-en dev"] + 2.0), tolerance=0.5)
     assert lost["selection"] == pytest.approx(kept["pooled retrieval"] - 150.0)  # 2 points lost, 1.5 beyond 0.5
     assert held_out_scores(learner, bitext, None, tolerance=0.5)["selection"] == kept["pooled retrieval"]
+
+
+def test_a_kept_step_beyond_the_english_tolerance_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    from xlsent.training.loop import TrainResult
+
+    run = TrainResult([], 0, 300, 1.0, None, [{"step": s, "validation": {"stsb-en dev change": c}}
+                                              for s, c in ((100, -1.58), (200, -2.4), (300, -0.4))])
+    with caplog.at_level("WARNING"):
+        assert kept_english(run, {"step": 300}, 0.5)["stsb_dev_held"]
+        assert not caplog.records
+        assert kept_english(run, {"step": 100}, 0.5) == {"stsb_dev_change_kept": -1.58, "stsb_dev_tolerance": 0.5,
+                                                          "stsb_dev_held": False}
+    assert "the kept step 100 lost 1.58 points" in caplog.text
+    assert kept_english(run, None, 0.5) == {}
 
 
 def toy_user_file(path: Path, n: int = 120) -> Path:

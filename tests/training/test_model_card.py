@@ -51,6 +51,19 @@ def test_card_says_when_validation_did_not_pick_the_model(tmp_path: Path) -> Non
     assert "- model selection: mean F1 % of mining the dev sets on 500 held-out pairs, best 90 at step 10\n" in card
 
 
+def test_card_says_whether_the_kept_step_held_english_stsb_dev(tmp_path: Path) -> None:
+    valid = ValidationRecord("selection", 50, "selection", {"step": 100, "criterion": "selection", "score": 80.0},
+                             details={"stsb_dev_change_kept": -1.58, "stsb_dev_tolerance": 0.5, "stsb_dev_held": False})
+    lost = write_card(_model(tmp_path / "a", TrainingRecord(TOY, 1.0, validation=valid))).read_text()
+    assert ("- English STS-B dev at the kept step: -1.58 points against the backbone (beyond the tolerance 0.5: no "
+            "validated step held it;") in lost
+    held = replace(valid, details={"stsb_dev_change_kept": 0.02, "stsb_dev_tolerance": 0.5, "stsb_dev_held": True})
+    card = write_card(_model(tmp_path / "b", TrainingRecord(TOY, 1.0, validation=held))).read_text()
+    assert "at the kept step: +0.02 points against the backbone (within the tolerance 0.5)" in card
+    older = write_card(_model(tmp_path / "c", TrainingRecord(TOY, 1.0, validation=replace(valid, details={}))))
+    assert "English STS-B" not in older.read_text()
+
+
 def test_card_describes_sampled_pairs_in_many_languages_once(tmp_path: Path) -> None:
     data = DataRecord.multilingual("weakly-supervised XNLI-dev pairs", 40, ["en", "de"],
                                    parts={"monolingual": 10, "cross-lingual": 30}, sampled_from=400)

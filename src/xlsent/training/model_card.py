@@ -25,7 +25,7 @@ from typing import Any
 
 from xlsent.atomic import atomic_open, write_json
 from xlsent.encoders.model_dir import MANIFEST, read_manifest
-from xlsent.training.record import TrainingRecord
+from xlsent.training.record import TrainingRecord, ValidationRecord
 
 CARD = "README.md"
 
@@ -89,6 +89,19 @@ def record_metrics(model_dir: str | Path, results: Sequence[Mapping[str, Any]], 
     write_card(directory)
 
 
+def _english_line(valid: ValidationRecord) -> list[str]:
+    """The English STS-B dev change of the kept step, and whether it held the tolerance, where the method recorded
+    them (``distill``)."""
+    change, tolerance = valid.details.get("stsb_dev_change_kept"), valid.details.get("stsb_dev_tolerance")
+    if change is None or tolerance is None:
+        return []
+    held = valid.details.get("stsb_dev_held")
+    return [f"- English STS-B dev at the kept step: {change:+.2f} points against the backbone ("
+            + (f"within the tolerance {tolerance:g})" if held else
+               f"beyond the tolerance {tolerance:g}: no validated step held it; ranking_targets = \"teacher\" keeps "
+               "English)")]
+
+
 def _training_lines(record: TrainingRecord) -> list[str]:
     lines = [f"- data: {record.data.description}"] if record.data.description else []
     for user in record.user_bitext:
@@ -104,6 +117,7 @@ def _training_lines(record: TrainingRecord) -> list[str]:
     elif valid is not None and valid.best:
         lines.append(f"- model selection: {valid.criterion} on {valid.pairs} held-out pairs, best "
                      f"{valid.best['score']:.4g} at step {valid.best['step']}")
+        lines += _english_line(valid)
     objective = record.objective
     if objective is not None:
         teacher = objective.teacher

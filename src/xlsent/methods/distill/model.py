@@ -25,10 +25,11 @@ English, by multilingual knowledge distillation, translation ranking, or both.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -65,7 +66,7 @@ from xlsent.training.finetuned import (
     transformer_backbone,
 )
 from xlsent.training.grad_cache import cached_backward
-from xlsent.training.loop import Trainer, held_out_validation
+from xlsent.training.loop import Trainer, TrainResult, held_out_validation
 from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherStudentLoss
 from xlsent.training.method import Method, begin_training, checked_train
 from xlsent.training.record import DataRecord, ObjectiveRecord, TeacherRecord, TrainingRecord, ValidationRecord
@@ -268,6 +269,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     result = trainer.run(step, resume=resume)
     best = trainer.restore_best(["learner"]) if valid else None
     learner.eval()
+    english = kept_english(result, best, config.stsb_dev_tolerance) if dev else {}
     counts = bitext_counts(usable)
     terms = " + ".join(f"{weights[k]:g} x {k}" for k in ("distill", "ranking")
                        if (k == "distill" and config.distills) or (k == "ranking" and config.ranks))
@@ -284,7 +286,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
              if len(mine) < len(usable) else "mean retrieval accuracy % of the held-out pairs of the user's languages")
             + (f", less 100 a point of English STS-B dev lost beyond {config.stsb_dev_tolerance:g}" if dev else ""),
             sum(len(b.valid_xx) for b in valid), "selection" if valid else "none", result, restored=best,
-            stsb_dev_backbone=dev.baseline if dev else None),
+            stsb_dev_backbone=dev.baseline if dev else None, **english),
         details={"over_long_pairs_left_out": dropped, "temperature": config.temperature,
                  "sampling": {d.lang: round(float(w), 5) for d, w in zip(data, sampler.weights, strict=True)},
                  "pairs_seen": result.steps * config.batch_size,
@@ -294,6 +296,27 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     path = save_finetuned(out, learner, NAME, config, training=training)
     trainer.finish()
     return path
+
+
+def kept_english(result: TrainResult, best: Mapping[str, Any] | None, tolerance: float) -> dict[str, Any]:
+    """The English STS-B dev change of the kept step (``stsb_dev_change_kept``) and whether it holds ``tolerance``
+    (``stsb_dev_held``), logged as a warning where no validated step held it; empty where no step was kept.
+
+    >>> run = TrainResult([], 0, 2, 1.0, None, [{"step": 1, "validation": {"stsb-en dev change": -0.81}}])
+    >>> kept_english(run, {"step": 1}, 0.5)
+    {'stsb_dev_change_kept': -0.81, 'stsb_dev_tolerance': 0.5, 'stsb_dev_held': False}
+    """
+    kept: Mapping[str, Any] = next((v["validation"] for v in result.validations
+                                    if best and v["step"] == best["step"]), {})
+    if "stsb-en dev change" not in kept:
+        return {}
+    change = round(float(kept["stsb-en dev change"]), 2)
+    held = change >= -tolerance
+    if not held:
+        log.warning("no validated step kept English STS-B dev within %g of the backbone: the kept step %d lost %.2f "
+                    "points (ranking_targets = \"teacher\" keeps English: docs/results.md, \"distill "
+                    "(bitext-teacher)\")", tolerance, best["step"] if best else -1, -change)
+    return {"stsb_dev_change_kept": change, "stsb_dev_tolerance": tolerance, "stsb_dev_held": held}
 
 
 def with_user_steps(config: DistillConfig, user: UserBitext) -> DistillConfig:
