@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from xlsent.evaluation.results import TaskResult
 from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.distill.study import (
@@ -138,3 +140,43 @@ def test_the_recipe_study_plots_dev_retrieval_and_tatoeba_against_minutes(tmp_pa
     assert dev["series"][first] == [[2.0, 97.5], [4.0, 97.0]]
     assert test["series"][DEFAULT_ROW] == [[0.0, 0.0]]  # the backbone, before any training
     assert test["series"][first] == [[2.0, 0.0]]  # the kept step's minutes (the fake lab scores 0)
+
+
+class _BitextLab(_FakeLab):
+    trained = ["de", "tr"]
+
+    def config(self, **overrides: object) -> DistillConfig:
+        return DistillConfig(**overrides)  # type: ignore[arg-type]
+
+    def student(self, out: Path, **overrides: object) -> str:
+        if overrides:  # a bitext student (the shipped one has none)
+            raise AssertionError(f"{out.name} trained again")
+        return out.name
+
+
+def test_a_bitext_row_whose_model_is_absent_is_carried_only_with_the_same_configuration(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsent.methods.distill.study as study
+    from xlsent.studies.study import FINGERPRINTS
+
+    monkeypatch.setattr(study, "evaluation_error", lambda encoder, lang, root: 50.0)
+    monkeypatch.setattr(study, "write_user_file", lambda lang, n, folder, root, seed: tmp_path / f"{lang.code}.tsv")
+    settings = Settings(models_dir=tmp_path / "models", teacher_runs=("qaa:300:teacher",))
+    lab = _BitextLab()
+    wanted = study.bitext_run("qaa:300:teacher")
+    overrides = {"languages": ["de"], "bitext": [study.BitextFile("qaa", str(tmp_path / "qaa.tsv"))],
+                 **study.VARIANTS[wanted[2]][1]}
+    fingerprint = lab.config(**overrides).fingerprint()
+    saved_row = {"error qaa": 21.0, "pairs given": 300.0}
+
+    def saved(fp: str) -> TaskResult:
+        return TaskResult("distill", "e", "d", 21.0, "m", {study.TEACHER_METHOD_ROW: saved_row},
+                          options={FINGERPRINTS: {study.TEACHER_METHOD_ROW: fp}}, created="2026-12-06T08:00:00Z")
+
+    run = StudyRun("bitext-teacher", settings, tmp_path, previous=saved(fingerprint))
+    study.study_bitext_teacher(lab, run)  # type: ignore[arg-type]
+    assert run.rows[study.TEACHER_METHOD_ROW] == saved_row and run.carried == [study.TEACHER_METHOD_ROW]
+    assert run.fingerprints == {study.TEACHER_METHOD_ROW: fingerprint}
+    with pytest.raises(AssertionError, match="bitext-qaa-300-teacher trained again"):
+        study.study_bitext_teacher(lab, StudyRun("bitext-teacher", settings, tmp_path,  # type: ignore[arg-type]
+                                                 previous=saved("another")))

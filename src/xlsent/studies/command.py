@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from xlsent.evaluation.results import load_results
+from xlsent.evaluation.results import TaskResult, load_result, load_results
 from xlsent.report.formatting import verdict_text
 from xlsent.studies.settings import StudySettings, declarations
 from xlsent.studies.study import StudyModule, StudyRun, judged, study_result
@@ -40,6 +40,7 @@ def run_studies(module: StudyModule, names: Sequence[str], settings: StudySettin
         study = module.STUDIES[name]
         for split in getattr(settings, study.split) if study.split else ("",):
             run = StudyRun(name, settings, out_dir, split)
+            run.previous = saved_result(out_dir, module.TASK, run.variant, lab.encoder)
             study.run(lab, run)
             result = study_result(module, run, lab)
             for verdict in result.verdicts:
@@ -47,6 +48,12 @@ def run_studies(module: StudyModule, names: Sequence[str], settings: StudySettin
             paths.append(result.save(out_dir, overwrite=True))
             paths += [r.save(out_dir, overwrite=True) for r in run.results]
     return paths
+
+
+def saved_result(out_dir: Path, task: str, variant: str, encoder: str) -> TaskResult | None:
+    """The result of ``task``'s study ``variant`` filed under ``encoder`` in ``out_dir``, if saved."""
+    name = TaskResult(task, encoder, "", 0.0, "", {}, variant=variant).file_name()
+    return load_result(out_dir / name) if (out_dir / name).is_file() else None
 
 
 def rescore(module: StudyModule, names: Sequence[str] | None, out_dir: Path) -> list[Path]:

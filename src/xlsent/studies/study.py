@@ -25,6 +25,8 @@ Claims = Callable[[Rows, str, str], list[Verdict]]
 """``claims(rows, metric, method_row)``: the verdicts on a study's rows, given its summary column and row."""
 
 S = TypeVar("S", bound=StudySettings)
+FINGERPRINTS = "row fingerprints"
+"""The option of a study result that maps each trained row to its model's configuration fingerprint."""
 
 
 @dataclass
@@ -34,7 +36,9 @@ class StudyRun(Generic[S]):
     the summary row where the run decides it, and the time since it started.
 
     ``split`` is the value of the study's split setting this run covers (its result's variant is
-    ``<study>-<split>``), empty for a study without one.
+    ``<study>-<split>``), empty for a study without one. ``previous`` is the study's saved result of the same
+    variant, from which :meth:`carry` takes the rows of models this machine does not have; ``fingerprints`` holds
+    the configuration fingerprint of each trained row (:meth:`fingerprint`), saved with the result.
     """
 
     name: str
@@ -47,6 +51,9 @@ class StudyRun(Generic[S]):
     results: list[TaskResult] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
     method_row: str = ""
+    previous: TaskResult | None = None
+    fingerprints: dict[str, str] = field(default_factory=dict)
+    carried: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -57,6 +64,31 @@ class StudyRun(Generic[S]):
     def seconds(self) -> float:
         """Seconds since the run started."""
         return time.perf_counter() - self.started
+
+    def fingerprint(self, row: str, fingerprint: str) -> None:
+        """Record that ``row`` is the model trained with the configuration of ``fingerprint``."""
+        self.fingerprints[row] = fingerprint
+
+    def carry(self, row: str) -> bool:
+        """Take ``row`` from the previous result where its model was trained with the same configuration
+        (:meth:`fingerprint` first): for a model this machine does not have, instead of training it again; False
+        where the previous result has no such row.
+
+        >>> saved = TaskResult("t", "e", "d", 1.0, "x", {"a": {"x": 1.0}}, options={FINGERPRINTS: {"a": "f1"}})
+        >>> run = StudyRun("s", StudySettings(), Path("."), previous=saved)
+        >>> run.fingerprint("a", "f2"); run.carry("a")
+        False
+        >>> run.fingerprint("a", "f1"); run.carry("a"), run.rows, run.carried
+        (True, {'a': {'x': 1.0}}, ['a'])
+        """
+        previous = self.previous
+        if previous is None or row not in previous.scores or row not in self.fingerprints:
+            return False
+        if previous.options.get(FINGERPRINTS, {}).get(row) != self.fingerprints[row]:
+            return False
+        self.rows[row] = dict(previous.scores[row])
+        self.carried.append(row)
+        return True
 
 
 @dataclass(frozen=True)
@@ -125,10 +157,14 @@ def study_result(module: StudyModule, run: StudyRun[Any], lab: Lab) -> TaskResul
         raise ValueError(f"{module.TASK} study '{run.name}' has no row '{method_row}' (its method row); rows: "
                          f"{', '.join(run.rows)}")
     split = {study.split: run.split} if study.split else {}  # the split setting's value this result covers
+    carried = ([f"rows carried from the result of {run.previous.created} (their models are not on this machine; "
+                f"trained there with the same configuration fingerprint): {', '.join(run.carried)}"]
+               if run.carried and run.previous else [])
     result = TaskResult(
         task=module.TASK, encoder=lab.encoder, dataset=module.DATASET, main_score=0.0, main_metric="",
         scores=run.rows, variant=run.variant,
-        options={"method_row": method_row, **recorded(run.settings), **split, **run.options},
-        notes=[study.doc, *run.notes, *lab.notes(run)], dataset_files=dict(sorted(run.files.items())),
+        options={"method_row": method_row, **recorded(run.settings), **split, **run.options,
+                 **({FINGERPRINTS: run.fingerprints} if run.fingerprints else {})},
+        notes=[study.doc, *run.notes, *carried, *lab.notes(run)], dataset_files=dict(sorted(run.files.items())),
         seconds=run.seconds())
     return judged(result, study)

@@ -47,6 +47,7 @@ from xlsent.data.sts import STS17_TRACKS
 from xlsent.data.user_bitext import BitextFile
 from xlsent.encoders.base import Encoder, Manifested
 from xlsent.encoders.cache import encoder_id
+from xlsent.encoders.model_dir import MANIFEST
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation import bucc, intent, sts, tatoeba
@@ -406,7 +407,12 @@ def bitext_rows(lab: Lab, run: StudyRun[Settings], specs: Sequence[str]) -> None
         suffix, keys = VARIANTS[variant]
         path = write_user_file(lang, n, files, root, seed=lab.config().seed)
         out = settings.models_dir / (f"bitext-{lang.code}-{n}" + (f"-{variant}" if variant else ""))
-        student = lab.student(out, languages=languages, bitext=[BitextFile(lang.code, str(path))], **keys)
+        name = f"{lang.code} {n} pairs{suffix}"
+        overrides = {"languages": languages, "bitext": [BitextFile(lang.code, str(path))], **keys}
+        run.fingerprint(name, lab.config(**overrides).fingerprint())
+        if not (out / MANIFEST).is_file() and run.carry(name):
+            continue
+        student = lab.student(out, **overrides)
         training = read_training(out)
         kept = _validations(out, training)[1]
         kept_step, valid = (nan, {}) if kept is None else (float(kept.step), kept.metrics)
@@ -417,7 +423,7 @@ def bitext_rows(lab: Lab, run: StudyRun[Settings], specs: Sequence[str]) -> None
                     f"retrieval {lang.code} held-out": valid.get(f"retrieval/{lang.code}", nan),
                     "stsb-en dev change": valid.get("stsb-en dev change", nan),
                     "weights of step": kept_step})
-        run.rows[f"{lang.code} {n} pairs{suffix}"] = row
+        run.rows[name] = row
     run.notes += [
         "simulated languages (xlsent.studies.new_language), all held back from the shipped bitext in every student: "
         + "; ".join(f"{code}: {lang.what}" for code, lang in SIMULATED.items()),
