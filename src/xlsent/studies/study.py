@@ -158,7 +158,7 @@ def study_result(module: StudyModule, run: StudyRun[Any], lab: Lab) -> TaskResul
                          f"{', '.join(run.rows)}")
     split = {study.split: run.split} if study.split else {}  # the split setting's value this result covers
     carried = ([f"rows carried from the result of {run.previous.created} (their models are not on this machine; "
-                f"trained there with the same configuration fingerprint): {', '.join(run.carried)}"]
+                f"trained there with the same configuration fingerprint): {'; '.join(run.carried)}"]
                if run.carried and run.previous else [])
     result = TaskResult(
         task=module.TASK, encoder=lab.encoder, dataset=module.DATASET, main_score=0.0, main_metric="",
