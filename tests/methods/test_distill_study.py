@@ -161,7 +161,7 @@ def test_a_bitext_row_whose_model_is_absent_is_carried_only_with_the_same_config
 
     monkeypatch.setattr(study, "evaluation_error", lambda encoder, lang, root: 50.0)
     monkeypatch.setattr(study, "write_user_file", lambda lang, n, folder, root, seed: tmp_path / f"{lang.code}.tsv")
-    settings = Settings(models_dir=tmp_path / "models", teacher_runs=("qaa:300:teacher",))
+    settings = Settings(models_dir=tmp_path / "models", recipe_runs=("qaa:300:teacher",))
     lab = _BitextLab()
     wanted = study.bitext_run("qaa:300:teacher")
     overrides = {"languages": ["de"], "bitext": [study.BitextFile("qaa", str(tmp_path / "qaa.tsv"))],
@@ -173,10 +173,10 @@ def test_a_bitext_row_whose_model_is_absent_is_carried_only_with_the_same_config
         return TaskResult("distill", "e", "d", 21.0, "m", {study.TEACHER_METHOD_ROW: saved_row},
                           options={FINGERPRINTS: {study.TEACHER_METHOD_ROW: fp}}, created="2026-12-06T08:00:00Z")
 
-    run = StudyRun("bitext-teacher", settings, tmp_path, previous=saved(fingerprint))
-    study.study_bitext_teacher(lab, run)  # type: ignore[arg-type]
+    run = StudyRun("bitext-recipes", settings, tmp_path, previous=saved(fingerprint))
+    study.study_bitext_recipes(lab, run)  # type: ignore[arg-type]
     assert run.rows[study.TEACHER_METHOD_ROW] == saved_row and run.carried == [study.TEACHER_METHOD_ROW]
     assert run.fingerprints == {study.TEACHER_METHOD_ROW: fingerprint}
     with pytest.raises(AssertionError, match="bitext-qaa-300-teacher trained again"):
-        study.study_bitext_teacher(lab, StudyRun("bitext-teacher", settings, tmp_path,  # type: ignore[arg-type]
+        study.study_bitext_recipes(lab, StudyRun("bitext-recipes", settings, tmp_path,  # type: ignore[arg-type]
                                                  previous=saved("another")))

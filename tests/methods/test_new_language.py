@@ -45,7 +45,7 @@ def test_bitext_runs_parse_and_refuse_unknown_languages_and_variants() -> None:
     assert bitext_run("qaa:300:teacher")[2] == "teacher"
     with pytest.raises(ValueError, match="expected LANG:PAIRS"):
         bitext_run("kab:300")
-    with pytest.raises(ValueError, match="VARIANT one of share0, teacher"):
+    with pytest.raises(ValueError, match="VARIANT one of share0, teacher, distill3"):
         bitext_run("qaa:300:teachers")
 
 

@@ -315,7 +315,7 @@ def kept_english(result: TrainResult, best: Mapping[str, Any] | None, tolerance:
     if not held:
         log.warning("no validated step kept English STS-B dev within %g of the backbone: the kept step %d lost %.2f "
                     "points (ranking_targets = \"teacher\" keeps English: docs/results.md, \"distill "
-                    "(bitext-teacher)\")", tolerance, best["step"] if best else -1, -change)
+                    "(bitext-recipes)\")", tolerance, best["step"] if best else -1, -change)
     return {"stsb_dev_change_kept": change, "stsb_dev_tolerance": tolerance, "stsb_dev_held": held}
 
 
