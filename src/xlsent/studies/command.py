@@ -51,7 +51,8 @@ def run_studies(module: StudyModule, names: Sequence[str], settings: StudySettin
 
 
 def saved_result(out_dir: Path, task: str, variant: str, encoder: str) -> TaskResult | None:
-    """The result of ``task``'s study ``variant`` filed under ``encoder`` in ``out_dir``, if saved."""
+    """The saved result of ``task``'s study ``variant`` in ``out_dir`` (its file is named by the encoder's name, not
+    its weights: the rows it carries are students, whatever the shipped model's weights were), if any."""
     name = TaskResult(task, encoder, "", 0.0, "", {}, variant=variant).file_name()
     return load_result(out_dir / name) if (out_dir / name).is_file() else None
 

@@ -306,8 +306,9 @@ def kept_english(result: TrainResult, best: Mapping[str, Any] | None, tolerance:
     >>> kept_english(run, {"step": 1}, 0.5)
     {'stsb_dev_change_kept': -0.81, 'stsb_dev_tolerance': 0.5, 'stsb_dev_held': False}
     """
-    kept: Mapping[str, Any] = next((v["validation"] for v in result.validations
-                                    if best and v["step"] == best["step"]), {})
+    if best is None:
+        return {}
+    kept: Mapping[str, Any] = next((v["validation"] for v in result.validations if v["step"] == best["step"]), {})
     if "stsb-en dev change" not in kept:
         return {}
     change = round(float(kept["stsb-en dev change"]), 2)
@@ -315,7 +316,7 @@ def kept_english(result: TrainResult, best: Mapping[str, Any] | None, tolerance:
     if not held:
         log.warning("no validated step kept English STS-B dev within %g of the backbone: the kept step %d lost %.2f "
                     "points (ranking_targets = \"teacher\" keeps English: docs/results.md, \"distill "
-                    "(bitext-recipes)\")", tolerance, best["step"] if best else -1, -change)
+                    "(bitext-recipes)\")", tolerance, best["step"], -change)
     return {"stsb_dev_change_kept": change, "stsb_dev_tolerance": tolerance, "stsb_dev_held": held}
 
 

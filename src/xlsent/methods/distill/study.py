@@ -151,8 +151,8 @@ class Settings(StudySettings):
     reuse: bool = option(True, "reuse a saved result (results/) of the same encoder id on unchanged dataset files "
                          "instead of scoring it again", recorded=False)
     bitext_runs: tuple[str, ...] = option(BITEXT_RUNS, "the bitext study's students, LANG:PAIRS[:VARIANT] each (a "
-                                          "simulated language of xlsent.studies.new_language; VARIANT share0 for the "
-                                          "recipe ablation, teacher to rank against the teacher's English)",
+                                          "simulated language of xlsent.studies.new_language; VARIANT one of "
+                                          f"{', '.join(v for v in VARIANTS if v)}: see VARIANTS)",
                                           metavar="RUN")
     recipe_runs: tuple[str, ...] = option(RECIPE_RUNS, "the bitext-recipes study's students, LANG:PAIRS:VARIANT each",
                                           metavar="RUN")
