@@ -236,6 +236,34 @@ def test_lora_trains_only_adapters_and_reloads(tiny_encoder: TransformerEncoder,
     np.testing.assert_allclose(TransformerEncoder(merged).encode(SENTS), trained, atol=1e-5)
 
 
+def test_scaled_adapters_interpolate_and_reload(tiny_encoder: TransformerEncoder, tmp_path: Path) -> None:
+    model = TrainableTransformer(tiny_encoder)
+    with pytest.raises(ValueError, match="apply_lora"):
+        model.scale_adapters(0.5)
+    model.apply_lora(r=4, alpha=8)
+    _train_steps(model)
+    model.eval()
+
+    def vectors() -> np.ndarray:
+        with torch.no_grad():
+            return torch.nn.functional.normalize(model.embed(SENTS), dim=1).numpy()
+
+    trained = vectors()
+    model.scale_adapters(0.0)  # no update: the backbone
+    np.testing.assert_allclose(vectors(), tiny_encoder.encode(SENTS), atol=1e-6)
+    model.scale_adapters(0.5)
+    half = vectors()
+    assert np.abs(half - trained).max() > 1e-4 and np.abs(half - tiny_encoder.encode(SENTS)).max() > 1e-4
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        model.scale_adapters(1.5)
+    out = model.save(tmp_path / "half", name="half")
+    assert read_manifest(out)["lora"] | {"target_modules": []} == {"r": 4, "alpha": 4.0, "dropout": 0.1, "scale": 0.5,
+                                                                   "trained_alpha": 8, "target_modules": []}
+    np.testing.assert_allclose(xlsent.load(out).encode(SENTS), half, atol=1e-5)  # the scale travels with the model
+    model.scale_adapters(1.0)
+    np.testing.assert_allclose(vectors(), trained, atol=1e-6)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_trains_and_saves_on_gpu(tiny_encoder: TransformerEncoder, tmp_path: Path) -> None:
     model = TrainableTransformer(tiny_encoder).to("cuda")

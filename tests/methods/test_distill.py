@@ -220,6 +220,41 @@ def test_a_kept_step_beyond_the_english_tolerance_is_logged(caplog: pytest.LogCa
     assert kept_english(run, None, 0.5) == {}
 
 
+def test_scaled_adapters_are_tried_where_english_is_lost_and_the_kept_scale_is_saved(
+        tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from xlsent.methods.distill import model as distill_model
+
+    seen: list[float] = []
+
+    def english(learner: TrainableTransformer, pairs: StsPairs) -> float:
+        """STS-B dev falls with the scale: 2 points lost at 1, 1 at 0.75, none at 0.5 (80: the backbone)."""
+        if learner.lora is None:
+            return 80.0
+        seen.append(learner.adapter_scale)
+        return 80.0 - 4.0 * max(0.0, learner.adapter_scale - 0.5)
+
+    monkeypatch.setattr(distill_model, "stsb_spearman", english)
+    learner = TrainableTransformer(TransformerEncoder(tiny_model_dir))
+    learner.apply_lora(r=2, alpha=4)
+    dev = DevSts(toy_sts(), 80.0)
+    scores = held_out_scores(learner, toy_bitext(), dev, 0.5, scales=(0.25, 1.0, 0.5, 0.75))
+    assert seen == [1.0, 0.75, 0.5] and learner.adapter_scale == 1.0  # largest first, stops where English holds
+    assert scores["adapter scale"] == 0.5 and scores["stsb-en dev change"] == 0.0
+    assert scores["selection"] == scores["pooled retrieval"]
+    assert held_out_scores(learner, toy_bitext(), dev, 0.5, scales=(1.0, 0.75))["adapter scale"] == 0.75  # smallest
+    seen.clear()
+    assert "adapter scale" not in held_out_scores(learner, toy_bitext(), dev, 0.5) and seen == [1.0]  # one scale
+
+    teacher = TransformerEncoder(tiny_model_dir)
+    out = train_on(tiny_config("adapter_scales=[1.0, 0.5]"), toy_bitext(), teacher, teacher, tmp_path / "m",
+                   progress=False, stsb_dev=toy_sts())
+    manifest = json.loads((out / "xlsent.json").read_text())
+    assert manifest["training"]["validation"]["adapter_scale"] == 0.5
+    assert manifest["lora"]["scale"] == 0.5 and manifest["lora"]["alpha"] == manifest["lora"]["trained_alpha"] / 2
+    with pytest.raises(ValueError, match="adapter_scales must hold 1"):
+        tiny_config("adapter_scales=[0.5]").check()
+
+
 def toy_user_file(path: Path, n: int = 120) -> Path:
     """A toy new language "qx" (the toy words spelt backwards) with English, one pair a line."""
     rng = np.random.default_rng(1)

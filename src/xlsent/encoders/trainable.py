@@ -68,6 +68,7 @@ class TrainableTransformer(nn.Module):
         self.backbone = {"ref": encoder.name if is_registered else str(encoder.model_dir.resolve()),
                          "id": encoder.id}
         self.lora: dict[str, Any] | None = None
+        self.adapter_scale = 1.0
         self.train()
 
     @property
@@ -161,6 +162,21 @@ class TrainableTransformer(nn.Module):
             p.requires_grad_(".lora_" in name)
         self.lora = {"r": r, "alpha": alpha, "dropout": dropout, "target_modules": list(target_modules)}
 
+    def scale_adapters(self, scale: float) -> None:
+        """Multiply every LoRA update by ``scale`` (``W + scale * (alpha / r) * B A``): 1 is the adapters as trained,
+        0 the backbone, values between interpolate the weights (Wortsman et al. 2022, WiSE-FT); a saved model keeps
+        the scale (its manifest's ``lora.alpha`` times it, ``lora.scale`` and ``lora.trained_alpha`` recorded)."""
+        if self.lora is None:
+            raise ValueError("scale_adapters needs LoRA adapters (apply_lora first)")
+        if not 0 <= scale <= 1:
+            raise ValueError(f"an adapter scale must be in [0, 1], not {scale}")
+        from peft.tuners.lora import LoraLayer
+
+        for module in self.model.modules():
+            if isinstance(module, LoraLayer):
+                module.set_scale("default", scale)
+        self.adapter_scale = float(scale)
+
     def save(self, out_dir: str | Path, *, name: str, extra: dict[str, Any] | None = None) -> Path:
         """Write a model directory that ``xlsent.load`` reads; ``extra`` (e.g. hyper-parameters) joins the manifest.
 
@@ -188,7 +204,11 @@ class TrainableTransformer(nn.Module):
 
             tensors = peft.get_peft_model_state_dict(self.model)
             weights = ADAPTER_FILE
-            manifest = {"type": LORA_TYPE, "name": name, "backbone": dict(self.backbone), "lora": dict(self.lora)}
+            lora = dict(self.lora)
+            if self.adapter_scale != 1.0:
+                lora |= {"alpha": self.lora["alpha"] * self.adapter_scale, "scale": self.adapter_scale,
+                         "trained_alpha": self.lora["alpha"]}
+            manifest = {"type": LORA_TYPE, "name": name, "backbone": dict(self.backbone), "lora": lora}
         with atomic_path(out / weights) as tmp:
             save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp),
                       metadata={"format": "pt"})

@@ -24,7 +24,7 @@ class DistillConfig(UserBitextConfig):
                                             "teacher_backend": "torch", "grad_cache": False,
                                             "hard_negatives": False, "hard_negative_max_cos": 0.95,
                                             "languages_per_batch": 1, "bitext_epochs": 0.0,
-                                            "ranking_targets": "student"}
+                                            "ranking_targets": "student", "adapter_scales": [1.0]}
 
     teacher: str = "me5-small"
     teacher_backend: str = "torch"
@@ -59,6 +59,7 @@ class DistillConfig(UserBitextConfig):
     grad_clip: float = 1.0
     eval_every: int = 100
     stsb_dev_tolerance: float = 0.5
+    adapter_scales: list[float] = field(default_factory=lambda: [1.0])
     precision: str = "bf16"
     bitext_share: float = 0.5
     bitext_epochs: float = 3.5
@@ -125,6 +126,9 @@ class DistillConfig(UserBitextConfig):
                        "distill")
         if not -1 < self.hard_negative_max_cos <= 1:
             out.append(f"hard_negative_max_cos must be in (-1, 1], not {self.hard_negative_max_cos}")
+        if 1.0 not in self.adapter_scales or not all(0 < s <= 1 for s in self.adapter_scales):
+            out.append(f"adapter_scales must hold 1 (the adapters as trained) and scales in (0, 1], not "
+                       f"{self.adapter_scales}")
         if self.lora_r < 1 or self.lora_alpha < 1:
             out.append("lora_r and lora_alpha must be >= 1")
         return out

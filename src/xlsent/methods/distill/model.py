@@ -142,13 +142,47 @@ def pooled_retrieval(xx: Sequence[np.ndarray], en: Sequence[np.ndarray], english
 
 
 def held_out_scores(learner: TrainableTransformer, bitext: Sequence[EnglishBitext], dev: DevSts | None,
-                    tolerance: float, user: frozenset[str] = frozenset()) -> dict[str, float]:
+                    tolerance: float, user: frozenset[str] = frozenset(),
+                    scales: Sequence[float] = (1.0,)) -> dict[str, float]:
     """Validation: retrieval accuracy (%, both directions) of each language's held-out pairs among themselves and its
     mean over languages (``retrieval``), ``pooled retrieval`` (:func:`pooled_retrieval`) of the shipped languages,
     the mean retrieval of the ``user`` languages (``user retrieval``: those of ``--bitext``), English STS-B dev with
     its change against the backbone, and the ``selection`` criterion: pooled retrieval (its mean with user retrieval
     where the user brought bitext; user retrieval alone without shipped languages), less 100 for every point of
-    STS-B dev lost beyond ``tolerance`` (so a checkpoint that keeps STS-B dev always wins over one that does not)."""
+    STS-B dev lost beyond ``tolerance`` (so a checkpoint that keeps STS-B dev always wins over one that does not).
+
+    With ``scales`` below 1, the step is scored at the adapter scale :func:`english_scale` picks (``adapter scale``:
+    its LoRA updates scaled down, the weights interpolated towards the backbone), and training goes on at 1."""
+    if len(scales) < 2 or dev is None:
+        return scaled_scores(learner, bitext, dev, tolerance, user)
+    scale, sts = english_scale(learner, dev, tolerance, scales)
+    try:
+        learner.scale_adapters(scale)
+        return {**scaled_scores(learner, bitext, dev, tolerance, user, sts), "adapter scale": scale}
+    finally:
+        learner.scale_adapters(1.0)
+
+
+def english_scale(learner: TrainableTransformer, dev: DevSts, tolerance: float, scales: Sequence[float]
+                  ) -> tuple[float, float]:
+    """The largest of ``scales`` at which the adapters (:meth:`~xlsent.encoders.trainable.TrainableTransformer.
+    scale_adapters`) keep English STS-B dev within ``tolerance`` of the backbone, or the smallest where none does,
+    with its STS-B dev; the adapters are left at scale 1."""
+    ordered = sorted(scales, reverse=True)
+    try:
+        for scale in ordered:
+            learner.scale_adapters(scale)
+            sts = stsb_spearman(learner, dev.pairs)
+            if dev.baseline - sts <= tolerance:
+                break
+    finally:
+        learner.scale_adapters(1.0)
+    return scale, sts
+
+
+def scaled_scores(learner: TrainableTransformer, bitext: Sequence[EnglishBitext], dev: DevSts | None,
+                  tolerance: float, user: frozenset[str], sts: float | None = None) -> dict[str, float]:
+    """:func:`held_out_scores` of the adapters at their present scale (``sts``: their English STS-B dev, when known)."""
     xx = [learner.vectors(b.valid_xx) for b in bitext]
     en = [learner.vectors(b.valid_en) for b in bitext]
     scores = {f"retrieval/{b.lang}": retrieval_criterion(x, e) for b, x, e in zip(bitext, xx, en, strict=True)}
@@ -161,7 +195,7 @@ def held_out_scores(learner: TrainableTransformer, bitext: Sequence[EnglishBitex
         out["user retrieval"] = float(np.mean([scores[f"retrieval/{b.lang}"] for b in bitext if b.lang in user]))
     out["selection"] = float(np.mean([out[k] for k in ("pooled retrieval", "user retrieval") if k in out]))
     if dev is not None:
-        sts = stsb_spearman(learner, dev.pairs)
+        sts = stsb_spearman(learner, dev.pairs) if sts is None else sts
         lost = dev.baseline - sts
         out.update({"stsb-en dev": sts, "stsb-en dev change": -lost,
                     "selection": out["selection"] - 100.0 * max(0.0, lost - tolerance)})
@@ -202,7 +236,8 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
                       meta={"teacher": encoder_id(teacher), "backbone": encoder_id(backbone)},
                       validation=held_out_validation(config, valid or None,
                                                      partial(held_out_scores, learner, dev=dev,
-                                                             tolerance=config.stsb_dev_tolerance, user=mine),
+                                                             tolerance=config.stsb_dev_tolerance, user=mine,
+                                                             scales=config.adapter_scales),
                                                      "selection"),
                       progress=progress, desc="distill", time_budget_s=60.0 * config.minutes,
                       bar_keys=("loss", "distill", "ranking"))
@@ -270,6 +305,11 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     best = trainer.restore_best(["learner"]) if valid else None
     learner.eval()
     english = kept_english(result, best, config.stsb_dev_tolerance) if dev else {}
+    scale = kept_scale(result, best)
+    if scale != 1.0:
+        log.info("the kept step's adapters are scaled by %g (adapter_scales: the largest that held English STS-B dev)",
+                 scale)
+        learner.scale_adapters(scale)
     counts = bitext_counts(usable)
     terms = " + ".join(f"{weights[k]:g} x {k}" for k in ("distill", "ranking")
                        if (k == "distill" and config.distills) or (k == "ranking" and config.ranks))
@@ -286,7 +326,8 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
              if len(mine) < len(usable) else "mean retrieval accuracy % of the held-out pairs of the user's languages")
             + (f", less 100 a point of English STS-B dev lost beyond {config.stsb_dev_tolerance:g}" if dev else ""),
             sum(len(b.valid_xx) for b in valid), "selection" if valid else "none", result, restored=best,
-            stsb_dev_backbone=dev.baseline if dev else None, **english),
+            stsb_dev_backbone=dev.baseline if dev else None, **english,
+            **({"adapter_scale": scale} if len(config.adapter_scales) > 1 else {})),
         details={"over_long_pairs_left_out": dropped, "temperature": config.temperature,
                  "sampling": {d.lang: round(float(w), 5) for d, w in zip(data, sampler.weights, strict=True)},
                  "pairs_seen": result.steps * config.batch_size,
@@ -318,6 +359,19 @@ def kept_english(result: TrainResult, best: Mapping[str, Any] | None, tolerance:
                     "points (ranking_targets = \"teacher\" keeps English: docs/results.md, \"distill "
                     "(bitext-recipes)\")", tolerance, best["step"], -change)
     return {"stsb_dev_change_kept": change, "stsb_dev_tolerance": tolerance, "stsb_dev_held": held}
+
+
+def kept_scale(result: TrainResult, best: Mapping[str, Any] | None) -> float:
+    """The adapter scale the kept step was validated at (:func:`held_out_scores`; 1 without a kept step or a scale).
+
+    >>> run = TrainResult([], 0, 2, 1.0, None, [{"step": 1, "validation": {"adapter scale": 0.5}}])
+    >>> kept_scale(run, {"step": 1}), kept_scale(run, None)
+    (0.5, 1.0)
+    """
+    if best is None:
+        return 1.0
+    kept: Mapping[str, Any] = next((v["validation"] for v in result.validations if v["step"] == best["step"]), {})
+    return float(kept.get("adapter scale", 1.0))
 
 
 def with_user_steps(config: DistillConfig, user: UserBitext) -> DistillConfig:

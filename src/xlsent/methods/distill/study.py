@@ -103,12 +103,15 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "share0": (" share 0", {"bitext_share": 0.0}),
     "teacher": (", ranked against the teacher", {"ranking_targets": "teacher", "teacher_backend": "auto"}),
     "distill3": (", distillation weight 3", {"distill_weight": 3.0}),
+    "scaled": (", adapters scaled back to hold English", {"adapter_scales": [1.0, 0.75, 0.5]}),
 }
 """A bitext run's variants (``LANG:PAIRS:VARIANT``): the suffix of its row and the configuration keys it changes
 (``share0``: the user's language joins the temperature sampling like any other; ``teacher``: its x sides are ranked
 against the teacher's English vectors, which the ranking loss then cannot move, with the teacher on ``auto``;
-``distill3``: three times the weight of the distillation term, which holds both sides to the teacher's English)."""
-RECIPE_RUNS = tuple(f"qaa:{n}:{variant}" for variant in ("teacher", "distill3") for n in (300, 1000, 3000))
+``distill3``: three times the weight of the distillation term, which holds both sides to the teacher's English;
+``scaled``: a validated step that loses English STS-B dev beyond the tolerance is scored again with its LoRA updates
+scaled by 0.75, then 0.5, the weights interpolated towards the backbone, and the scale that held is kept with it)."""
+RECIPE_RUNS = tuple(f"qaa:{n}:{variant}" for variant in ("teacher", "distill3", "scaled") for n in (300, 1000, 3000))
 """The bitext-recipes study's students: the bitext study's qaa pair counts with each other recipe."""
 TEACHER_METHOD_ROW = "qaa 300 pairs, ranked against the teacher"
 BITEXT_DATASET = ("NTREX-128 and Tatoeba-Challenge pairs of three languages held back from the bitext "
@@ -387,8 +390,9 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
 
 def study_bitext_recipes(lab: Lab, run: StudyRun[Settings]) -> None:
     """The bitext study's qaa students with other recipes (ranked against the teacher's English; three times the
-    distillation weight), meant to keep English STS-B dev so that the checkpoint rule keeps later steps: does the
-    error then fall as the user gives more pairs, and at what cost with few pairs?"""
+    distillation weight; adapters scaled back where a step loses English), meant to keep English STS-B dev so that
+    the checkpoint rule keeps later steps: does the error then fall as the user gives more pairs, and at what cost
+    with few pairs?"""
     bitext_rows(lab, run, run.settings.recipe_runs)
 
 
@@ -426,7 +430,7 @@ def bitext_rows(lab: Lab, run: StudyRun[Settings], specs: Sequence[str]) -> None
                     "pooled retrieval, shipped held-out": valid.get("pooled retrieval", nan),
                     f"retrieval {lang.code} held-out": valid.get(f"retrieval/{lang.code}", nan),
                     "stsb-en dev change": valid.get("stsb-en dev change", nan),
-                    "weights of step": kept_step})
+                    "weights of step": kept_step, "adapter scale": valid.get("adapter scale", 1.0)})
         run.rows[name] = row
     run.notes += [
         "simulated languages (xlsent.studies.new_language), all held back from the shipped bitext in every student: "
