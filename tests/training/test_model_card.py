@@ -59,7 +59,10 @@ def test_card_says_whether_the_kept_step_held_english_stsb_dev(tmp_path: Path) -
             "validated step held it;") in lost
     held = replace(valid, details={"stsb_dev_change_kept": 0.02, "stsb_dev_tolerance": 0.5, "stsb_dev_held": True})
     card = write_card(_model(tmp_path / "b", TrainingRecord(TOY, 1.0, validation=held))).read_text()
-    assert "at the kept step: +0.02 points against the backbone (within the tolerance 0.5)" in card
+    assert "at the kept step: +0.02 points against the backbone (within the tolerance 0.5)\n" in card
+    scaled = replace(valid, details={**held.details, "adapter_scale": 0.75})
+    card = write_card(_model(tmp_path / "d", TrainingRecord(TOY, 1.0, validation=scaled))).read_text()
+    assert "(within the tolerance 0.5), its LoRA updates scaled by 0.75 (adapter_scales)\n" in card
     older = write_card(_model(tmp_path / "c", TrainingRecord(TOY, 1.0, validation=replace(valid, details={}))))
     assert "English STS-B" not in older.read_text()
 

@@ -96,10 +96,12 @@ def _english_line(valid: ValidationRecord) -> list[str]:
     if change is None or tolerance is None:
         return []
     held = valid.details.get("stsb_dev_held")
+    scale = valid.details.get("adapter_scale", 1.0)
     return [f"- English STS-B dev at the kept step: {change:+.2f} points against the backbone ("
             + (f"within the tolerance {tolerance:g})" if held else
                f"beyond the tolerance {tolerance:g}: no validated step held it; ranking_targets = \"teacher\" keeps "
-               "English)")]
+               "English)")
+            + (f", its LoRA updates scaled by {scale:g} (adapter_scales)" if scale != 1.0 else "")]
 
 
 def _training_lines(record: TrainingRecord) -> list[str]:
