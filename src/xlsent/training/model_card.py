@@ -99,8 +99,8 @@ def _english_line(valid: ValidationRecord) -> list[str]:
     scale = valid.details.get("adapter_scale", 1.0)
     return [f"- English STS-B dev at the kept step: {change:+.2f} points against the backbone ("
             + (f"within the tolerance {tolerance:g})" if held else
-               f"beyond the tolerance {tolerance:g}: no validated step held it; ranking_targets = \"teacher\" keeps "
-               "English)")
+               f"beyond the tolerance {tolerance:g}: no validated step held it; ranking_targets = \"teacher\" or "
+               "adapter_scales below 1 keep English)")
             + (f", its LoRA updates scaled by {scale:g} (adapter_scales)" if scale != 1.0 else "")]
 
 
