@@ -11,15 +11,19 @@ from xlsent.evaluation.results import TaskResult
 from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.distill.study import (
     DEFAULT_ROW,
+    RECIPE_METRIC,
     RECIPES,
+    SCALED_RECIPES,
     SHIPPED_RECIPE_ROW,
     SHIPPED_ROW,
     Settings,
     claims_losses,
     claims_main,
+    claims_recipe,
     sts17_mean,
     study_losses,
     study_recipe,
+    study_recipe_scaled,
 )
 from xlsent.report.curves import CURVES_KEY
 from xlsent.studies.study import StudyRun
@@ -140,6 +144,20 @@ def test_the_recipe_study_plots_dev_retrieval_and_tatoeba_against_minutes(tmp_pa
     assert dev["series"][first] == [[2.0, 97.5], [4.0, 97.0]]
     assert test["series"][DEFAULT_ROW] == [[0.0, 0.0]]  # the backbone, before any training
     assert test["series"][first] == [[2.0, 0.0]]  # the kept step's minutes (the fake lab scores 0)
+
+
+def test_the_recipe_scaled_study_reports_the_kept_scale_and_checks_english(tmp_path: Path) -> None:
+    settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
+    _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
+    (name, (folder, keys)), = SCALED_RECIPES.items()
+    assert keys["adapter_scales"] == [1.0, 0.75, 0.5] and keys["hard_negatives"]
+    _validated_run(settings.models_dir / folder, [(100, 120.0, 97.5), (200, 240.0, 97.2)], kept=100)
+    run = StudyRun("recipe-scaled", settings, tmp_path)
+    study_recipe_scaled(_FakeLab(), run)  # type: ignore[arg-type]
+    assert set(run.rows) == {DEFAULT_ROW, SHIPPED_RECIPE_ROW, name}
+    assert run.rows[name]["adapter scale"] == 1.0 and "adapter scale" not in run.rows[SHIPPED_RECIPE_ROW]
+    first, *_ = claims_recipe(run.rows, RECIPE_METRIC, name)
+    assert first.held and first.evidence == "97.50 against 97.00, STS-B dev -0.10"
 
 
 class _BitextLab(_FakeLab):
