@@ -347,10 +347,8 @@ def kept_english(result: TrainResult, best: Mapping[str, Any] | None, tolerance:
     >>> kept_english(run, {"step": 1}, 0.5)
     {'stsb_dev_change_kept': -0.81, 'stsb_dev_tolerance': 0.5, 'stsb_dev_held': False}
     """
-    if best is None:
-        return {}
-    kept: Mapping[str, Any] = next((v["validation"] for v in result.validations if v["step"] == best["step"]), {})
-    if "stsb-en dev change" not in kept:
+    kept = kept_validation(result, best)
+    if best is None or "stsb-en dev change" not in kept:
         return {}
     change = round(float(kept["stsb-en dev change"]), 2)
     held = change >= -tolerance
@@ -368,10 +366,14 @@ def kept_scale(result: TrainResult, best: Mapping[str, Any] | None) -> float:
     >>> kept_scale(run, {"step": 1}), kept_scale(run, None)
     (0.5, 1.0)
     """
+    return float(kept_validation(result, best).get("adapter scale", 1.0))
+
+
+def kept_validation(result: TrainResult, best: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The validation scores of the kept step ``best`` (empty without one)."""
     if best is None:
-        return 1.0
-    kept: Mapping[str, Any] = next((v["validation"] for v in result.validations if v["step"] == best["step"]), {})
-    return float(kept.get("adapter scale", 1.0))
+        return {}
+    return next((v["validation"] for v in result.validations if v["step"] == best["step"]), {})
 
 
 def with_user_steps(config: DistillConfig, user: UserBitext) -> DistillConfig:
