@@ -14,6 +14,8 @@ NAME = "distill"
 DEFAULTS = "distill.toml"
 LOSSES = ("distill", "ranking", "both")
 RANKING_TARGETS = ("student", "teacher")
+SCALES_HOLDING_ENGLISH = [1.0, 0.75, 0.5]
+"""The ``adapter_scales`` the studies try where a step loses English STS-B dev (the shipped default is ``[1.0]``)."""
 
 
 @dataclass

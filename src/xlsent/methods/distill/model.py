@@ -52,7 +52,7 @@ from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import retrieval_criterion
 from xlsent.evaluation.sts import cosine_spearman
-from xlsent.methods.distill.config import DEFAULTS, NAME, DistillConfig
+from xlsent.methods.distill.config import DEFAULTS, NAME, SCALES_HOLDING_ENGLISH, DistillConfig
 from xlsent.methods.distill.hard_negatives import nearest_non_translations
 from xlsent.methods.distill.teacher import TeacherTargets
 from xlsent.training import DRAW_PREFIX
@@ -155,9 +155,8 @@ def held_out_scores(learner: TrainableTransformer, bitext: Sequence[EnglishBitex
     its LoRA updates scaled down, the weights interpolated towards the backbone), and training goes on at 1."""
     if len(scales) < 2 or dev is None:
         return scaled_scores(learner, bitext, dev, tolerance, user)
-    scale, sts = english_scale(learner, dev, tolerance, scales)
     try:
-        learner.scale_adapters(scale)
+        scale, sts = english_scale(learner, dev, tolerance, scales)
         return {**scaled_scores(learner, bitext, dev, tolerance, user, sts), "adapter scale": scale}
     finally:
         learner.scale_adapters(1.0)
@@ -167,16 +166,12 @@ def english_scale(learner: TrainableTransformer, dev: DevSts, tolerance: float, 
                   ) -> tuple[float, float]:
     """The largest of ``scales`` at which the adapters (:meth:`~xlsent.encoders.trainable.TrainableTransformer.
     scale_adapters`) keep English STS-B dev within ``tolerance`` of the backbone, or the smallest where none does,
-    with its STS-B dev; the adapters are left at scale 1."""
-    ordered = sorted(scales, reverse=True)
-    try:
-        for scale in ordered:
-            learner.scale_adapters(scale)
-            sts = stsb_spearman(learner, dev.pairs)
-            if dev.baseline - sts <= tolerance:
-                break
-    finally:
-        learner.scale_adapters(1.0)
+    with its STS-B dev; the adapters are left at that scale."""
+    for scale in sorted(scales, reverse=True):
+        learner.scale_adapters(scale)
+        sts = stsb_spearman(learner, dev.pairs)
+        if dev.baseline - sts <= tolerance:
+            break
     return scale, sts
 
 
@@ -354,8 +349,9 @@ def kept_english(result: TrainResult, best: Mapping[str, Any] | None, tolerance:
     held = change >= -tolerance
     if not held:
         log.warning("no validated step kept English STS-B dev within %g of the backbone: the kept step %d lost %.2f "
-                    "points (ranking_targets = \"teacher\" or adapter_scales = [1.0, 0.75, 0.5] keep English, at a "
-                    "cost: docs/results.md, \"distill (bitext-recipes)\")", tolerance, best["step"], -change)
+                    "points (ranking_targets = \"teacher\" or adapter_scales = %s keep English, at a cost: "
+                    "docs/results.md, \"distill (bitext-recipes)\")", tolerance, best["step"], -change,
+                    SCALES_HOLDING_ENGLISH)
     return {"stsb_dev_change_kept": change, "stsb_dev_tolerance": tolerance, "stsb_dev_held": held}
 
 

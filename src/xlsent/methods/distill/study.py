@@ -58,7 +58,7 @@ from xlsent.evaluation.results import TaskResult, load_result, recorded_result
 from xlsent.evaluation.task import encoder_embed
 from xlsent.inference import BACKENDS
 from xlsent.languages import base_lang
-from xlsent.methods.distill.config import LOSSES, DistillConfig
+from xlsent.methods.distill.config import LOSSES, SCALES_HOLDING_ENGLISH, DistillConfig
 from xlsent.methods.distill.model import METHOD
 from xlsent.paths import data_root
 from xlsent.report.curves import CURVES_KEY, curves
@@ -104,7 +104,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "share0": (" share 0", {"bitext_share": 0.0}),
     "teacher": (", ranked against the teacher", {"ranking_targets": "teacher", "teacher_backend": "auto"}),
     "distill3": (", distillation weight 3", {"distill_weight": 3.0}),
-    "scaled": (", adapters scaled back to hold English", {"adapter_scales": [1.0, 0.75, 0.5]}),
+    "scaled": (", adapters scaled back to hold English", {"adapter_scales": SCALES_HOLDING_ENGLISH}),
 }
 """A bitext run's variants (``LANG:PAIRS:VARIANT``): the suffix of its row and the configuration keys it changes
 (``share0``: the user's language joins the temperature sampling like any other; ``teacher``: its x sides are ranked
@@ -132,7 +132,7 @@ RECIPE_METHOD_ROW = next(iter(RECIPES))
 SCALED_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
     "200 steps of 64 pairs of 2 languages, hard negatives, adapters scaled back to hold English": (
         "recipe-b64-l2-hard-scaled-200", {**RECIPES[RECIPE_METHOD_ROW][1], "steps": 200,
-                                          "adapter_scales": [1.0, 0.75, 0.5]}),
+                                          "adapter_scales": SCALES_HOLDING_ENGLISH}),
 }
 """The recipe-scaled study's student: the recipe study's method row, whose checkpoint lost English STS-B dev beyond
 the tolerance, with ``adapter_scales`` (a validated step that loses English is scored again with its LoRA updates
