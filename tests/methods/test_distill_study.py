@@ -11,6 +11,7 @@ from xlsent.evaluation.results import TaskResult
 from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.distill.study import (
     DEFAULT_ROW,
+    MINUTES_RECIPES,
     RECIPE_METRIC,
     RECIPES,
     SCALED_RECIPES,
@@ -19,10 +20,12 @@ from xlsent.methods.distill.study import (
     Settings,
     claims_losses,
     claims_main,
+    claims_minutes,
     claims_recipe,
     sts17_mean,
     study_losses,
     study_recipe,
+    study_recipe_minutes,
     study_recipe_scaled,
 )
 from xlsent.report.curves import CURVES_KEY
@@ -158,6 +161,27 @@ def test_the_recipe_scaled_study_reports_the_kept_scale_and_checks_english(tmp_p
     assert run.rows[name]["adapter scale"] == 1.0 and "adapter scale" not in run.rows[SHIPPED_RECIPE_ROW]
     first, *_ = claims_recipe(run.rows, RECIPE_METRIC, name)
     assert first.held and first.evidence == "97.50 against 97.00, STS-B dev -0.10"
+
+
+def test_the_recipe_minutes_study_gives_each_switch_the_shipped_recipes_time(tmp_path: Path) -> None:
+    shipped = DistillConfig()
+    for name, (_, keys) in MINUTES_RECIPES.items():
+        assert keys["teacher_backend"] == "auto" and keys["eval_every"] * 2 == keys["steps"], name
+        assert keys["warmup_steps"] * shipped.steps == shipped.warmup_steps * keys["steps"], name
+    steps = {name: keys["steps"] for name, (_, keys) in MINUTES_RECIPES.items()}
+    assert steps["64 pairs a batch"] == shipped.steps // 2  # twice the seconds a step in its pilot, half the steps
+    assert steps["32 pairs a batch, ranking margin 0.05"] == shipped.steps  # a free switch keeps the shipped steps
+    settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
+    _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
+    for i, (folder, _) in enumerate(MINUTES_RECIPES.values()):
+        _validated_run(settings.models_dir / folder, [(50, 60.0, 96.5 + i), (100, 120.0, 96.0)], kept=50)
+    run = StudyRun("recipe-minutes", settings, tmp_path)
+    study_recipe_minutes(_FakeLab(), run)  # type: ignore[arg-type]
+    assert set(run.rows) == {DEFAULT_ROW, SHIPPED_RECIPE_ROW, *MINUTES_RECIPES}
+    assert any(note.startswith("equal CPU minutes") for note in run.notes)
+    verdicts = claims_minutes(run.rows, RECIPE_METRIC, SHIPPED_RECIPE_ROW)
+    assert len(verdicts) == 2 * len(MINUTES_RECIPES) and not any(">= 79" in v.claim for v in verdicts)
+    assert [v.held for v in verdicts[::2]] == [False, True, True, True, True]  # dev: 96.5 is below the shipped 97
 
 
 class _BitextLab(_FakeLab):
