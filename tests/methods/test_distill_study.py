@@ -11,6 +11,7 @@ from xlsent.evaluation.results import TaskResult
 from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.distill.study import (
     DEFAULT_ROW,
+    MARGIN_RECIPES,
     MINUTES_RECIPES,
     RECIPE_METRIC,
     RECIPES,
@@ -182,6 +183,12 @@ def test_the_recipe_minutes_study_gives_each_switch_the_shipped_recipes_time(tmp
     verdicts = claims_minutes(run.rows, RECIPE_METRIC, SHIPPED_RECIPE_ROW)
     assert len(verdicts) == 2 * len(MINUTES_RECIPES) and not any(">= 79" in v.claim for v in verdicts)
     assert [v.held for v in verdicts[::2]] == [False, True, True, True, True]  # dev: 96.5 is below the shipped 97
+
+
+def test_each_margin_row_changes_one_thing_of_the_margin_row_at_its_minutes() -> None:
+    margin = MINUTES_RECIPES["32 pairs a batch, ranking margin 0.05"][1]
+    changed = [{k: v for k, v in keys.items() if margin.get(k) != v} for _, keys in MARGIN_RECIPES.values()]
+    assert changed == [{"adapter_scales": [1.0, 0.75, 0.5]}, {"ranking_margin": 0.025}, {"ranking_targets": "teacher"}]
 
 
 class _BitextLab(_FakeLab):
