@@ -88,6 +88,21 @@ def test_the_recipe_switches_train_and_are_recorded(tmp_path: Path, tiny_model_d
     assert manifest["training"]["precision"] in ("fp32", "bf16")
 
 
+def test_relational_distillation_is_a_weighted_logged_term_and_recorded(tmp_path: Path, tiny_model_dir: Path) -> None:
+    teacher = TransformerEncoder(tiny_model_dir)
+    cfg = tiny_config("steps=4", "eval_every=0", "batch_size=8", "relation_weight=0.5", "log_every=1", "lr=0.01",
+                      "precision=fp32")
+    out = train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "m", progress=False)
+    losses = losses_of(out)
+    assert all(0 < ln["relation"] < 10 for ln in losses)  # the x sides rank one another unlike the English sides
+    assert all(ln["loss"] == pytest.approx(ln["distill"] + ln["ranking"] + 0.5 * ln["relation"], rel=1e-4)
+               for ln in losses)
+    manifest = json.loads((out / "xlsent.json").read_text())
+    assert manifest["training"]["loss"] == "1 x distill + 1 x ranking + 0.5 x relation"
+    with pytest.raises(ConfigError, match="relation_weight"):
+        tiny_config("relation_weight=1", "loss=ranking")
+
+
 def test_gradient_caching_trains_the_same_student_as_one_pass(tmp_path: Path, tiny_model_dir: Path) -> None:
     teacher = TransformerEncoder(tiny_model_dir)
     runs = [train_on(tiny_config("steps=3", "eval_every=0", "batch_size=8", f"grad_cache={flag}", "micro_batch=4",

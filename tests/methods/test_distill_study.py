@@ -11,10 +11,12 @@ from xlsent.evaluation.results import TaskResult
 from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.distill.study import (
     DEFAULT_ROW,
+    LONG_RECIPES,
     MARGIN_RECIPES,
     MINUTES_RECIPES,
     RECIPE_METRIC,
     RECIPES,
+    RELATION_RECIPES,
     SCALED_RECIPES,
     SHIPPED_RECIPE_ROW,
     SHIPPED_ROW,
@@ -26,7 +28,9 @@ from xlsent.methods.distill.study import (
     sts17_mean,
     study_losses,
     study_recipe,
+    study_recipe_long,
     study_recipe_minutes,
+    study_recipe_relation,
     study_recipe_scaled,
 )
 from xlsent.report.curves import CURVES_KEY
@@ -189,6 +193,49 @@ def test_each_margin_row_changes_one_thing_of_the_margin_row_at_its_minutes() ->
     margin = MINUTES_RECIPES["32 pairs a batch, ranking margin 0.05"][1]
     changed = [{k: v for k, v in keys.items() if margin.get(k) != v} for _, keys in MARGIN_RECIPES.values()]
     assert changed == [{"adapter_scales": [1.0, 0.75, 0.5]}, {"ranking_margin": 0.025}, {"ranking_targets": "teacher"}]
+
+
+def test_the_recipe_long_study_trains_five_times_the_shipped_minutes_with_english_held(tmp_path: Path) -> None:
+    shipped = DistillConfig()
+    (long_name, (_, long)), (margin_name, (_, margin)) = LONG_RECIPES.items()
+    assert long["steps"] == 5 * shipped.steps and long["warmup_steps"] == 5 * shipped.warmup_steps
+    assert long["eval_every"] == long["checkpoint_every"] == shipped.steps  # a validation every shipped run's length
+    assert long["adapter_scales"] == [1.0, 0.75, 0.5]
+    changed = {k: v for k, v in margin.items() if long.get(k) != v}
+    assert changed == {"ranking_margin": 0.05, "ranking_targets": "teacher"}
+    settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
+    _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
+    for i, (folder, _) in enumerate(LONG_RECIPES.values()):
+        _validated_run(settings.models_dir / folder, [(200 * k, 120.0 * k, 96.5 + 0.4 * k - i) for k in range(1, 6)],
+                       kept=400)
+    run = StudyRun("recipe-long", settings, tmp_path)
+    study_recipe_long(_FakeLab(), run)  # type: ignore[arg-type]
+    assert set(run.rows) == {DEFAULT_ROW, SHIPPED_RECIPE_ROW, long_name, margin_name}
+    assert run.rows[long_name]["adapter scale"] == 1.0
+    assert any(note.startswith("5 times the shipped recipe's CPU minutes: 1000 steps") for note in run.notes)
+    dev, _ = run.options[CURVES_KEY]["panels"]
+    assert len(dev["series"][long_name]) == 5
+    verdicts = claims_recipe(run.rows, RECIPE_METRIC, long_name)
+    assert [v.held for v in verdicts[::3]] == [True, False]  # dev 97.3 and 96.3 at step 400 against the shipped 97.0
+    assert sum(">= 79" in v.claim for v in verdicts) == 2
+
+
+def test_the_relation_rows_add_the_relational_term_to_the_margin_row_and_to_the_shipped_minutes(
+        tmp_path: Path) -> None:
+    margin = MINUTES_RECIPES["32 pairs a batch, ranking margin 0.05"][1]
+    (with_margin, (_, keys)), (alone, (_, alone_keys)) = RELATION_RECIPES.items()
+    assert {k: v for k, v in keys.items() if margin.get(k) != v} == {"relation_weight": 0.1}
+    assert {k: v for k, v in alone_keys.items() if margin.get(k) != v} == {"relation_weight": 0.1}
+    assert "ranking_margin" not in alone_keys and alone_keys["steps"] == DistillConfig().steps
+    settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
+    _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
+    for folder, _ in RELATION_RECIPES.values():
+        _validated_run(settings.models_dir / folder, [(100, 60.0, 97.2), (200, 120.0, 97.4)], kept=100)
+    run = StudyRun("recipe-relation", settings, tmp_path)
+    study_recipe_relation(_FakeLab(), run)  # type: ignore[arg-type]
+    assert set(run.rows) == {DEFAULT_ROW, SHIPPED_RECIPE_ROW, with_margin, alone}
+    verdicts = claims_minutes(run.rows, RECIPE_METRIC, with_margin)
+    assert [v.held for v in verdicts[::2]] == [True, True]  # dev 97.2 at step 100 against the shipped 97.0
 
 
 class _BitextLab(_FakeLab):

@@ -18,6 +18,7 @@ from xlsent.training.losses import (
     NPairLoss,
     PairDiscriminator,
     PairDiscriminatorLoss,
+    SimilarityDistillationLoss,
     TeacherRankingLoss,
     TeacherStudentLoss,
     TripletRankingLoss,
@@ -466,3 +467,24 @@ def test_teacher_ranking_negatives_count_unless_they_repeat_a_target() -> None:
     assert student.grad is not None and not teacher.requires_grad
     with pytest.raises(ValueError, match="negatives must have shape"):
         loss(student, teacher, torch.randn(3, 8))
+
+
+def test_similarity_distillation_pulls_the_students_ranking_of_the_batch_to_the_teachers() -> None:
+    g = torch.Generator().manual_seed(0)
+    teacher = torch.randn(8, 16, generator=g)
+    student = torch.randn(8, 16, generator=g, requires_grad=True)
+    loss = SimilarityDistillationLoss(scale=20.0)
+    before = loss(student, teacher=teacher)
+    before.backward()
+    assert student.grad is not None and torch.isfinite(student.grad).all()
+    with torch.no_grad():
+        moved = student - 0.5 * student.grad
+    assert loss(moved, teacher=teacher).item() < before.item()
+    rotated = teacher @ torch.linalg.qr(torch.randn(16, 16, generator=g))[0]  # same cosines, other vectors
+    assert loss(rotated, teacher=teacher).item() == pytest.approx(0.0, abs=1e-5)
+    with torch.autocast("cpu", torch.bfloat16):
+        assert loss(student, teacher=teacher).item() == pytest.approx(before.item(), rel=1e-5)
+    with pytest.raises(ValueError, match="at least 3 rows"):
+        loss(teacher[:2], teacher=teacher[:2])
+    with pytest.raises(ValueError, match="same shape"):
+        loss(teacher[:4], teacher=teacher)

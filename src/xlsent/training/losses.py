@@ -14,6 +14,8 @@ ValueError on shape mismatches, and returns a scalar (0-dim) tensor.
   LASER3, Heffernan et al. 2022)
 - :class:`TeacherRankingLoss`: student rows ranked against the teacher's vectors of their targets among many
   other teacher vectors
+- :class:`SimilarityDistillationLoss`: the teacher's in-batch similarity distributions onto the student's
+  (relational distillation: Park et al. 2019; Tung & Mori 2019)
 - :class:`ContrastiveLoss`: pairwise contrastive loss over a labelled batch (Chopra et al. 2005; EMU's baseline)
 - :class:`NPairLoss`: multi-class N-pair loss on cosines over a labelled batch (Sohn 2016; EMU's baseline)
 """
@@ -38,6 +40,7 @@ __all__ = [
     "NPairLoss",
     "PairDiscriminator",
     "PairDiscriminatorLoss",
+    "SimilarityDistillationLoss",
     "TeacherRankingLoss",
     "TeacherStudentLoss",
     "TripletRankingLoss",
@@ -456,6 +459,50 @@ class TeacherStudentLoss(nn.Module):
     def forward(self, student_x: torch.Tensor, student_en: torch.Tensor, teacher_en: torch.Tensor) -> torch.Tensor:
         target = teacher_en.detach()
         return self.distance(student_x, target) + self.distance(student_en, target)
+
+
+class SimilarityDistillationLoss(nn.Module):
+    """Relational distillation (Park et al. 2019, "Relational Knowledge Distillation"; Tung & Mori 2019): for each
+    row i of a batch, the teacher's softmax over ``scale * cos(t_i, t_j)`` (j != i) is the target of the student's
+    softmax over ``scale * cos(s_i, s_j)``, by KL divergence, averaged over rows; each student matrix of ``students``
+    (e.g. the x sides and the English sides) is held to the teacher's structure, their losses summed. Pointwise
+    distillation holds each vector near the teacher's; this term holds how the batch's sentences rank one another,
+    which is what a similarity benchmark reads.
+
+    >>> loss = SimilarityDistillationLoss(scale=10.0)
+    >>> t = torch.tensor([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
+    >>> loss(t, teacher=t).item()  # the same structure
+    0.0
+    >>> loss(2 * t, t, teacher=t).item()  # lengths do not matter: cosines
+    0.0
+    >>> loss(t.flip(0), teacher=t).item() > 0
+    True
+    """
+
+    def __init__(self, scale: float = 100.0) -> None:
+        super().__init__()
+        self.scale = scale
+
+    def distributions(self, rows: torch.Tensor) -> torch.Tensor:
+        """Each row's log-softmax over ``scale`` times its cosines with the other rows (itself left out)."""
+        cos = fp32_cosines(rows, rows)
+        eye = torch.eye(len(rows), dtype=torch.bool, device=cos.device)
+        return F.log_softmax((self.scale * cos).masked_fill(eye, float("-inf")), dim=1).masked_fill(eye, 0.0)
+
+    def forward(self, *students: torch.Tensor, teacher: torch.Tensor) -> torch.Tensor:
+        _check_matrix("teacher", teacher)
+        if len(teacher) < 3:
+            raise ValueError(f"a similarity structure needs at least 3 rows, not {len(teacher)}")
+        target = self.distributions(teacher.detach())
+        loss = torch.zeros((), device=teacher.device)
+        for student in students:
+            _check_pair(student, teacher)
+            log_p = self.distributions(student)
+            loss = loss + (target.exp() * (target - log_p)).sum(1).mean()
+        return loss
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale}"
 
 
 class TeacherRankingLoss(nn.Module):

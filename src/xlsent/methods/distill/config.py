@@ -26,7 +26,8 @@ class DistillConfig(UserBitextConfig):
                                             "teacher_backend": "torch", "grad_cache": False,
                                             "hard_negatives": False, "hard_negative_max_cos": 0.95,
                                             "languages_per_batch": 1, "bitext_epochs": 0.0,
-                                            "ranking_targets": "student", "adapter_scales": [1.0]}
+                                            "ranking_targets": "student", "adapter_scales": [1.0],
+                                            "relation_weight": 0.0}
 
     teacher: str = "me5-small"
     teacher_backend: str = "torch"
@@ -40,6 +41,7 @@ class DistillConfig(UserBitextConfig):
     distill_loss: str = "cosine"
     distill_weight: float = 1.0
     ranking_weight: float = 1.0
+    relation_weight: float = 0.0
     ranking_scale: float = 100.0
     ranking_margin: float = 0.0
     ranking_targets: str = "student"
@@ -113,8 +115,10 @@ class DistillConfig(UserBitextConfig):
             out.append("batch_size must be >= 2 (the ranking loss needs in-batch negatives)")
         if min(self.max_pairs, self.valid_pairs, self.minutes) < 0 or self.max_sentence_tokens < 3:
             out.append("max_pairs, valid_pairs and minutes must be >= 0, max_sentence_tokens >= 3")
-        if self.distill_weight < 0 or self.ranking_weight < 0 or self.ranking_scale <= 0:
-            out.append("distill_weight and ranking_weight must be >= 0, ranking_scale > 0")
+        if min(self.distill_weight, self.ranking_weight, self.relation_weight) < 0 or self.ranking_scale <= 0:
+            out.append("distill_weight, ranking_weight and relation_weight must be >= 0, ranking_scale > 0")
+        if self.relation_weight and not self.distills:
+            out.append("relation_weight needs the teacher's vectors: loss = both or distill")
         if self.bitext_epochs < 0:
             out.append(f"bitext_epochs must be >= 0 (0: steps alone), not {self.bitext_epochs}")
         if not 0 <= self.bitext_share <= 1:

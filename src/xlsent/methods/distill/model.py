@@ -14,7 +14,9 @@ English, by multilingual knowledge distillation, translation ranking, or both.
   (:class:`~xlsent.training.losses.MultipleNegativesRankingLoss`: bidirectional in-batch softmax with additive
   margin; LaBSE, Feng et al. 2022), or ``both`` (weighted sum); with ``ranking_targets = "teacher"`` the x sides
   are ranked against the teacher's vectors of the English sides (and of the hard negatives) instead of the
-  student's, so that ranking moves the x sides alone and the English space is held by distillation;
+  student's, so that ranking moves the x sides alone and the English space is held by distillation; with
+  ``relation_weight`` > 0, :class:`~xlsent.training.losses.SimilarityDistillationLoss` also holds how the batch's
+  x sides and English sides rank one another to the teacher's English (relational distillation);
 - validation: every ``eval_every`` steps, retrieval of the held-out pairs of every language pooled together and
   English STS-B dev (``stsb_dev_tolerance``); the best step's adapters are kept (:func:`held_out_scores`).
 
@@ -67,7 +69,7 @@ from xlsent.training.finetuned import (
 )
 from xlsent.training.grad_cache import cached_backward
 from xlsent.training.loop import Trainer, TrainResult, held_out_validation
-from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherStudentLoss
+from xlsent.training.losses import MultipleNegativesRankingLoss, SimilarityDistillationLoss, TeacherStudentLoss
 from xlsent.training.method import Method, begin_training, checked_train
 from xlsent.training.record import DataRecord, ObjectiveRecord, TeacherRecord, TrainingRecord, ValidationRecord
 from xlsent.training.toy import TOY_DE, TOY_EN
@@ -237,6 +239,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
                       progress=progress, desc="distill", time_budget_s=60.0 * config.minutes,
                       bar_keys=("loss", "distill", "ranking"))
     distill = TeacherStudentLoss(config.distill_loss)
+    relation = SimilarityDistillationLoss(config.ranking_scale)
     ranking = MultipleNegativesRankingLoss(config.ranking_scale, config.ranking_margin, bidirectional=True)
     hard = ([nearest_non_translations(targets.whole(i, progress=progress), d.en, config.hard_negative_max_cos)
              for i, d in enumerate(data)] if config.hard_negatives and targets is not None else None)
@@ -244,7 +247,8 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
         log.info("hard negatives: %d of %d pairs have one (nearest other English side by the teacher, cosine < %g)",
                  sum(int((h >= 0).sum()) for h in hard), sum(len(h) for h in hard), config.hard_negative_max_cos)
 
-    weights = {"distill": config.distill_weight, "ranking": config.ranking_weight}
+    weights = {"distill": config.distill_weight, "ranking": config.ranking_weight,
+               "relation": config.relation_weight}
     on_teacher = config.ranking_targets == "teacher"
 
     def teacher_rows(rows: list[tuple[int, np.ndarray]], device: torch.device) -> torch.Tensor:
@@ -263,6 +267,8 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
         if targets is not None:
             target = teacher_rows(batch, emb.device)
             terms["distill"] = distill(F.normalize(x, dim=1), F.normalize(en, dim=1), target)
+            if config.relation_weight:
+                terms["relation"] = relation(x, en, teacher=target)
             if on_teacher:
                 en = target
                 if hard is not None:
@@ -306,8 +312,9 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
                  scale)
         learner.scale_adapters(scale)
     counts = bitext_counts(usable)
-    terms = " + ".join(f"{weights[k]:g} x {k}" for k in ("distill", "ranking")
-                       if (k == "distill" and config.distills) or (k == "ranking" and config.ranks))
+    terms = " + ".join(f"{weights[k]:g} x {k}" for k in ("distill", "ranking", "relation")
+                       if (k == "distill" and config.distills) or (k == "ranking" and config.ranks)
+                       or (k == "relation" and config.relation_weight))
     training = TrainingRecord(
         DataRecord.multilingual("X-en bitext of every corpus", counts["pairs"], [b.lang for b in usable],
                                 per_lang=counts["per_lang"]),

@@ -17,7 +17,10 @@ encoder's row too, so no column compares two backends). Studies:
   minutes since its run started. ``recipe-scaled`` (not run by default): its method row again with the adapters
   scaled back where a step loses English STS-B dev (:data:`SCALED_RECIPES`). ``recipe-minutes`` (not run by
   default): each switch alone at the shipped recipe's CPU minutes (:data:`MINUTES_RECIPES`); ``recipe-margin`` (not
-  run by default): its margin row with English held three ways, at the same minutes (:data:`MARGIN_RECIPES`).
+  run by default): its margin row with English held three ways, at the same minutes (:data:`MARGIN_RECIPES`);
+  ``recipe-relation`` (not run by default): relational distillation with the margin and alone, at the same minutes
+  (:data:`RELATION_RECIPES`); ``recipe-long`` (not run by default): the shipped recipe, and a margin ranked against
+  the teacher's English, for five times the shipped minutes with English held (:data:`LONG_RECIPES`).
 - ``bitext``: dev simulations of a user teaching the student a language through ``--bitext``
   (:mod:`xlsent.studies.new_language`): the simulated languages are held back from the shipped bitext, one is given
   with ``--bitext-pairs`` pairs (the default recipe otherwise), and every row is scored on the test pairs of every
@@ -147,20 +150,24 @@ teacher_backend=auto --set warmup_steps=2 --set KEY=VALUE ...``, its seconds a s
 (``elapsed_s`` at the last step over the steps)."""
 
 
-def equal_minutes(step_seconds: float, **keys: Any) -> dict[str, Any]:
-    """The configuration keys of a recipe-minutes row whose step took ``step_seconds`` in the same pilots: ``keys``
-    with the steps (to the nearest ten) that take the shipped recipe's steps' time, the warm-up the shipped share of
-    them and two validations, as the shipped schedule; the teacher on ``auto`` in every row.
+def equal_minutes(step_seconds: float, *, times: int = 1, validations: int = 2, **keys: Any) -> dict[str, Any]:
+    """The configuration keys of a row whose step took ``step_seconds`` in the pilots of
+    :data:`SHIPPED_STEP_SECONDS`: ``keys`` with the steps (to the nearest ten) that take ``times`` the time of the
+    shipped recipe's steps, the warm-up the shipped share of them and ``validations`` validations (two, as the
+    shipped schedule); the teacher on ``auto`` in every row.
 
     >>> keys = equal_minutes(2.45, batch_size=64)
     >>> keys["steps"], keys["warmup_steps"], keys["eval_every"]
     (100, 20, 50)
+    >>> keys = equal_minutes(SHIPPED_STEP_SECONDS, times=5, validations=5)
+    >>> keys["steps"], keys["warmup_steps"], keys["eval_every"]
+    (1000, 200, 200)
     """
     shipped = DistillConfig()
-    steps = int(round(shipped.steps * SHIPPED_STEP_SECONDS / step_seconds, -1))
+    steps = int(round(shipped.steps * times * SHIPPED_STEP_SECONDS / step_seconds, -1))
     return {"teacher_backend": "auto", **keys, "steps": steps,
-            "warmup_steps": round(shipped.warmup_steps * steps / shipped.steps), "eval_every": steps // 2,
-            "checkpoint_every": steps // 2}
+            "warmup_steps": round(shipped.warmup_steps * steps / shipped.steps), "eval_every": steps // validations,
+            "checkpoint_every": steps // validations}
 
 
 MARGIN = equal_minutes(SHIPPED_STEP_SECONDS, ranking_margin=0.05)
@@ -187,6 +194,36 @@ MARGIN_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
 """The recipe-margin study's students: the one switch of the recipe-minutes study that beat the shipped recipe on
 Tatoeba at its CPU minutes, the margin, lost English STS-B dev beyond the tolerance; each row holds English another
 way (adapters scaled back, half the margin, or ranking against the teacher's frozen English), at the same minutes."""
+RELATION = 0.1
+"""The recipe-relation study's weight of the relational term: its KL starts near 0.6 on the x sides of a batch of 32
+German-English NTREX pairs at the ranking scale (the English sides' is 0 while the student is the backbone), ten
+times the other terms' values late in a shipped run (ranking ~0.05, distillation ~0.06); a tenth brings it level."""
+RELATION_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
+    "ranking margin 0.05, relational distillation 0.1": (
+        "relation-margin", {**MARGIN, "relation_weight": RELATION}),
+    "relational distillation 0.1": ("relation", equal_minutes(SHIPPED_STEP_SECONDS, relation_weight=RELATION)),
+}
+"""The recipe-relation study's students, at the shipped recipe's minutes (the relational term encodes nothing more: a
+free switch, as the margin): the margin row of the recipe-minutes study, which rose on dev retrieval and Tatoeba but
+lost English STS-B dev, with the teacher's similarity structure held by relational distillation
+(``relation_weight``), and the relational term alone."""
+LONG_TIMES = 5
+"""The recipe-long study's budget: this many times the shipped recipe's CPU minutes."""
+LONG = equal_minutes(SHIPPED_STEP_SECONDS, times=LONG_TIMES, validations=LONG_TIMES,
+                     adapter_scales=SCALES_HOLDING_ENGLISH)
+LONG_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
+    f"the shipped recipe for {LONG_TIMES} times its minutes, adapters scaled back to hold English": (
+        "long-scaled", LONG),
+    f"ranking margin 0.05, ranked against the teacher's English, for {LONG_TIMES} times the shipped minutes": (
+        "long-margin-teacher", {**LONG, "ranking_margin": 0.05, "ranking_targets": "teacher"}),
+}
+"""The recipe-long study's students: the shipped recipe trained for :data:`LONG_TIMES` times its steps (its
+schedule stretched: warm-up the same share, a validation and a checkpoint every shipped run's length), so that the
+student sees a fifth of the bitext rather than 4%; a longer run lost English STS-B dev beyond the tolerance
+(configs/distill.toml), so its validated steps may scale their adapters back to hold English. Then the margin that
+rose on dev retrieval at equal minutes, ranked against the teacher's frozen English (:data:`MARGIN_RECIPES`), the
+one way of holding English that held it over long runs (docs/results.md, "distill (bitext-recipes)"), so that the
+checkpoint rule may keep late steps."""
 RECIPE_METRIC = "tatoeba all-112"
 DEV_RETRIEVAL = "pooled retrieval"
 """The validation score the recipe study plots against training minutes (each checkpoint's criterion before the
@@ -624,6 +661,21 @@ def study_recipe_margin(lab: Lab, run: StudyRun[Settings]) -> None:
     recipe_rows(lab, run, MARGIN_RECIPES, EQUAL_MINUTES)
 
 
+def study_recipe_relation(lab: Lab, run: StudyRun[Settings]) -> None:
+    """Relational distillation (:data:`RELATION_RECIPES`) with the margin and alone, at the shipped recipe's minutes,
+    beside the shipped student: does holding the teacher's similarity structure keep English STS-B dev where the
+    margin lost it?"""
+    recipe_rows(lab, run, RELATION_RECIPES, EQUAL_MINUTES)
+
+
+def study_recipe_long(lab: Lab, run: StudyRun[Settings]) -> None:
+    """The shipped recipe trained for five times its CPU minutes with English held by scaling the adapters back, and
+    a margin ranked against the teacher's English for as long (:data:`LONG_RECIPES`), beside the shipped student:
+    does a student that sees a fifth of the bitext beat the shipped one on dev data, and reach the stronger
+    student's target?"""
+    recipe_rows(lab, run, LONG_RECIPES, LONGER_MINUTES)
+
+
 UNEQUAL_MINUTES = (
     "the rows are not at equal CPU minutes (see 'train minutes'): the shipped recipe's run of equal minutes (a "
     "1000-step run) was stopped at step 500, its held-out retrieval flat after step 250 (configs/distill.toml), so no "
@@ -633,6 +685,13 @@ EQUAL_MINUTES = (
     f"ran on (its pilots: {SHIPPED_STEP_SECONDS} s a shipped step with the teacher on auto, see MINUTES_RECIPES), "
     f"warm-up the shipped fifth of the steps, two validations each; 'train minutes' is what each run took, "
     f"validations included (the shipped row's teacher ran on torch, slower); one run each (seed 0)")
+LONGER_MINUTES = (
+    f"{LONG_TIMES} times the shipped recipe's CPU minutes: {LONG['steps']} steps of {DistillConfig().batch_size} pairs "
+    f"({LONG['steps'] * DistillConfig().batch_size:,} pairs seen, about a fifth of the bitext), warm-up "
+    f"{LONG['warmup_steps']}, a validation every "
+    f"{LONG['eval_every']} steps, the adapters of a validated step scaled back (0.75, then 0.5) where it loses more "
+    f"English STS-B dev than the tolerance; 'train minutes' is what each run took, validations included (the shipped "
+    f"row's teacher ran on torch, slower); one run each (seed 0)")
 
 
 def recipe_rows(lab: Lab, run: StudyRun[Settings], recipes: dict[str, tuple[str, dict[str, Any]]],
@@ -714,6 +773,10 @@ STUDIES = {
                             default=False),
     "recipe-margin": Study(study_recipe_margin, SHIPPED_RECIPE_ROW, RECIPE_METRIC, claims=claims_minutes,
                            default=False),
+    "recipe-relation": Study(study_recipe_relation, next(iter(RELATION_RECIPES)), RECIPE_METRIC,
+                             claims=claims_minutes, default=False),
+    "recipe-long": Study(study_recipe_long, next(iter(LONG_RECIPES)), RECIPE_METRIC, claims=claims_recipe,
+                         default=False),
     "losses": Study(study_losses, "both", "tatoeba all-112", claims=claims_losses),
     "bitext": Study(study_bitext, BITEXT_METHOD_ROW, "error qaa", claims=claims_bitext, dataset=BITEXT_DATASET),
     "bitext-recipes": Study(study_bitext_recipes, TEACHER_METHOD_ROW, "error qaa", claims=claims_bitext,
