@@ -201,8 +201,7 @@ def test_the_recipe_long_study_trains_five_times_the_shipped_minutes_with_englis
     assert long["steps"] == 5 * shipped.steps and long["warmup_steps"] == 5 * shipped.warmup_steps
     assert long["eval_every"] == long["checkpoint_every"] == shipped.steps  # a validation every shipped run's length
     assert long["adapter_scales"] == [1.0, 0.75, 0.5]
-    changed = {k: v for k, v in margin.items() if long.get(k) != v}
-    assert changed == {"ranking_margin": 0.05, "ranking_targets": "teacher"}
+    assert {k: v for k, v in margin.items() if long.get(k) != v} == {"ranking_margin": 0.05, "relation_weight": 0.1}
     settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
     _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
     for i, (folder, _) in enumerate(LONG_RECIPES.values()):
