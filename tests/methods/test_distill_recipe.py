@@ -101,6 +101,8 @@ def test_relational_distillation_is_a_weighted_logged_term_and_recorded(tmp_path
     assert manifest["training"]["loss"] == "1 x distill + 1 x ranking + 0.5 x relation"
     with pytest.raises(ConfigError, match="relation_weight"):
         tiny_config("relation_weight=1", "loss=ranking")
+    with pytest.raises(ConfigError, match="batch_size >= 3"):
+        tiny_config("relation_weight=1", "batch_size=2")
 
 
 def test_gradient_caching_trains_the_same_student_as_one_pass(tmp_path: Path, tiny_model_dir: Path) -> None:

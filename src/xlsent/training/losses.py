@@ -494,11 +494,11 @@ class SimilarityDistillationLoss(nn.Module):
         if len(teacher) < 3:
             raise ValueError(f"a similarity structure needs at least 3 rows, not {len(teacher)}")
         target = self.distributions(teacher.detach())
+        p_target = target.exp()
         loss = torch.zeros((), device=teacher.device)
         for student in students:
             _check_pair(student, teacher)
-            log_p = self.distributions(student)
-            loss = loss + (target.exp() * (target - log_p)).sum(1).mean()
+            loss = loss + (p_target * (target - self.distributions(student))).sum(1).mean()
         return loss
 
     def extra_repr(self) -> str:

@@ -119,6 +119,8 @@ class DistillConfig(UserBitextConfig):
             out.append("distill_weight, ranking_weight and relation_weight must be >= 0, ranking_scale > 0")
         if self.relation_weight and not self.distills:
             out.append("relation_weight needs the teacher's vectors: loss = both or distill")
+        if self.relation_weight and self.batch_size < 3:
+            out.append("relation_weight needs batch_size >= 3 (each pair's similarities to at least two others)")
         if self.bitext_epochs < 0:
             out.append(f"bitext_epochs must be >= 0 (0: steps alone), not {self.bitext_epochs}")
         if not 0 <= self.bitext_share <= 1:

@@ -249,6 +249,8 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
 
     weights = {"distill": config.distill_weight, "ranking": config.ranking_weight,
                "relation": config.relation_weight}
+    active = {"distill": config.distills, "ranking": config.ranks,
+              "relation": config.distills and config.relation_weight > 0}
     on_teacher = config.ranking_targets == "teacher"
 
     def teacher_rows(rows: list[tuple[int, np.ndarray]], device: torch.device) -> torch.Tensor:
@@ -267,14 +269,14 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
         if targets is not None:
             target = teacher_rows(batch, emb.device)
             terms["distill"] = distill(F.normalize(x, dim=1), F.normalize(en, dim=1), target)
-            if config.relation_weight:
+            if active["relation"]:
                 terms["relation"] = relation(x, en, teacher=target)
             if on_teacher:
                 en = target
                 if hard is not None:
                     picked = [(lang, hard[lang][rows]) for lang, rows in batch]
                     negatives = teacher_rows([(lang, h[h >= 0]) for lang, h in picked], emb.device)
-        if config.ranks:
+        if active["ranking"]:
             terms["ranking"] = ranking(x, en, negatives if len(negatives) else None)
         loss = sum(weights[k] * v for k, v in terms.items())
         assert isinstance(loss, torch.Tensor)
@@ -312,9 +314,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
                  scale)
         learner.scale_adapters(scale)
     counts = bitext_counts(usable)
-    terms = " + ".join(f"{weights[k]:g} x {k}" for k in ("distill", "ranking", "relation")
-                       if (k == "distill" and config.distills) or (k == "ranking" and config.ranks)
-                       or (k == "relation" and config.relation_weight))
+    terms = " + ".join(f"{weights[k]:g} x {k}" for k, on in active.items() if on)
     training = TrainingRecord(
         DataRecord.multilingual("X-en bitext of every corpus", counts["pairs"], [b.lang for b in usable],
                                 per_lang=counts["per_lang"]),

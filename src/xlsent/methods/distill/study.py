@@ -198,16 +198,17 @@ RELATION = 0.1
 """The recipe-relation study's weight of the relational term: its KL starts near 0.6 on the x sides of a batch of 32
 German-English NTREX pairs at the ranking scale (the English sides' is 0 while the student is the backbone), ten
 times the other terms' values late in a shipped run (ranking ~0.05, distillation ~0.06); a tenth brings it level."""
+RELATION_MARGIN = {"ranking_margin": MARGIN["ranking_margin"], "relation_weight": RELATION}
+"""The keys of the recipe-relation study's method row, which the recipe-long study's second row trains for longer."""
 RELATION_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
-    "ranking margin 0.05, relational distillation 0.1": (
-        "relation-margin", {**MARGIN, "relation_weight": RELATION}),
+    "ranking margin 0.05, relational distillation 0.1": ("relation-margin", {**MARGIN, **RELATION_MARGIN}),
     "relational distillation 0.1": ("relation", equal_minutes(SHIPPED_STEP_SECONDS, relation_weight=RELATION)),
 }
-RELATION_METHOD_ROW = next(iter(RELATION_RECIPES))
 """The recipe-relation study's students, at the shipped recipe's minutes (the relational term encodes nothing more: a
 free switch, as the margin): the margin row of the recipe-minutes study, which rose on dev retrieval and Tatoeba but
 lost English STS-B dev, with the teacher's similarity structure held by relational distillation
 (``relation_weight``), and the relational term alone."""
+RELATION_METHOD_ROW = next(iter(RELATION_RECIPES))
 LONG_TIMES = 5
 """The recipe-long study's budget: this many times the shipped recipe's CPU minutes."""
 LONG = equal_minutes(SHIPPED_STEP_SECONDS, times=LONG_TIMES, validations=LONG_TIMES,
@@ -216,7 +217,7 @@ LONG_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
     f"the shipped recipe for {LONG_TIMES} times its minutes, adapters scaled back to hold English": (
         "long-scaled", LONG),
     f"ranking margin 0.05, relational distillation 0.1, for {LONG_TIMES} times the shipped minutes, adapters scaled "
-    "back to hold English": ("long-relation-margin", {**LONG, "ranking_margin": 0.05, "relation_weight": RELATION}),
+    "back to hold English": ("long-relation-margin", {**LONG, **RELATION_MARGIN}),
 }
 """The recipe-long study's students: the shipped recipe trained for :data:`LONG_TIMES` times its steps (its
 schedule stretched: warm-up the same share, a validation and a checkpoint every shipped run's length), so that the
@@ -680,18 +681,18 @@ UNEQUAL_MINUTES = (
     "the rows are not at equal CPU minutes (see 'train minutes'): the shipped recipe's run of equal minutes (a "
     "1000-step run) was stopped at step 500, its held-out retrieval flat after step 250 (configs/distill.toml), so no "
     "such row is measured; one run each (seed 0)")
+_TRAIN_MINUTES = ("'train minutes' is what each run took, validations included (the shipped row's teacher ran on "
+                  "torch, slower); one run each (seed 0)")
 EQUAL_MINUTES = (
     f"equal CPU minutes: each switch's steps take the time of the shipped recipe's 200 steps on the machine the study "
     f"ran on (its pilots: {SHIPPED_STEP_SECONDS} s a shipped step with the teacher on auto, see MINUTES_RECIPES), "
-    f"warm-up the shipped fifth of the steps, two validations each; 'train minutes' is what each run took, "
-    f"validations included (the shipped row's teacher ran on torch, slower); one run each (seed 0)")
+    f"warm-up the shipped fifth of the steps, two validations each; {_TRAIN_MINUTES}")
+_BATCH = DistillConfig().batch_size
 LONGER_MINUTES = (
-    f"{LONG_TIMES} times the shipped recipe's CPU minutes: {LONG['steps']} steps of {DistillConfig().batch_size} pairs "
-    f"({LONG['steps'] * DistillConfig().batch_size:,} pairs seen, about a fifth of the bitext), warm-up "
-    f"{LONG['warmup_steps']}, a validation every "
-    f"{LONG['eval_every']} steps, the adapters of a validated step scaled back (0.75, then 0.5) where it loses more "
-    f"English STS-B dev than the tolerance; 'train minutes' is what each run took, validations included (the shipped "
-    f"row's teacher ran on torch, slower); one run each (seed 0)")
+    f"{LONG_TIMES} times the shipped recipe's CPU minutes: {LONG['steps']} steps of {_BATCH} pairs "
+    f"({LONG['steps'] * _BATCH:,} pairs seen, about a fifth of the bitext), warm-up {LONG['warmup_steps']}, a "
+    f"validation every {LONG['eval_every']} steps, the adapters of a validated step scaled back (0.75, then 0.5) where "
+    f"it loses more English STS-B dev than the tolerance; {_TRAIN_MINUTES}")
 
 
 def recipe_rows(lab: Lab, run: StudyRun[Settings], recipes: dict[str, tuple[str, dict[str, Any]]],
