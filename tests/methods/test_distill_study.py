@@ -83,13 +83,13 @@ class _FakeLab:
     def __init__(self) -> None:
         self.asked: list[tuple[str, dict[str, object]]] = []
 
-    def config(self) -> DistillConfig:
+    def v1(self) -> DistillConfig:
         return DistillConfig()
 
     def default(self) -> str:
         return "default"
 
-    def student(self, out: Path, **overrides: object) -> str:
+    def v1_student(self, out: Path, **overrides: object) -> str:
         self.asked.append((out.name, overrides))
         return out.name
 
@@ -97,12 +97,12 @@ class _FakeLab:
         return [], {"tatoeba all-112": 0.0}
 
 
-def test_the_losses_study_reuses_the_shipped_model_at_the_shipped_steps(tmp_path: Path) -> None:
+def test_the_losses_study_reuses_the_v1_model_at_its_steps(tmp_path: Path) -> None:
     lab = _FakeLab()
     study_losses(lab, StudyRun("losses", Settings(), tmp_path))  # type: ignore[arg-type]
     steps = DistillConfig().steps
     assert lab.asked == [(f"distill-{steps}steps", {"loss": "distill"}), (f"ranking-{steps}steps", {"loss": "ranking"}),
-                         ("me5-distill", {})]
+                         ("me5-distill-v1", {})]
     lab = _FakeLab()
     study_losses(lab, StudyRun("losses", Settings(study_steps=50), tmp_path))  # type: ignore[arg-type]
     schedule = {"steps": 50, "eval_every": min(50, DistillConfig().eval_every),
@@ -138,8 +138,8 @@ def _validated_run(folder: Path, validations: list[tuple[int, float, float]], ke
 
 
 def test_the_recipe_study_plots_dev_retrieval_and_tatoeba_against_minutes(tmp_path: Path) -> None:
-    settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
-    _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
+    settings = Settings(v1_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
+    _validated_run(settings.v1_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
     for i, (folder, _) in enumerate(RECIPES.values()):
         _validated_run(settings.models_dir / folder, [(100, 120.0, 97.5 + i), (200, 240.0, 97.0 + i)], kept=100)
     run = StudyRun("recipe", settings, tmp_path)
@@ -155,8 +155,8 @@ def test_the_recipe_study_plots_dev_retrieval_and_tatoeba_against_minutes(tmp_pa
 
 
 def test_the_recipe_scaled_study_reports_the_kept_scale_and_checks_english(tmp_path: Path) -> None:
-    settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
-    _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
+    settings = Settings(v1_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
+    _validated_run(settings.v1_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
     (name, (folder, keys)), = SCALED_RECIPES.items()
     assert keys["adapter_scales"] == [1.0, 0.75, 0.5] and keys["hard_negatives"]
     _validated_run(settings.models_dir / folder, [(100, 120.0, 97.5), (200, 240.0, 97.2)], kept=100)
@@ -176,8 +176,8 @@ def test_the_recipe_minutes_study_gives_each_switch_the_shipped_recipes_time(tmp
     steps = {name: keys["steps"] for name, (_, keys) in MINUTES_RECIPES.items()}
     assert steps["64 pairs a batch"] == shipped.steps // 2  # twice the seconds a step in its pilot, half the steps
     assert steps["32 pairs a batch, ranking margin 0.05"] == shipped.steps  # a free switch keeps the shipped steps
-    settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
-    _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
+    settings = Settings(v1_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
+    _validated_run(settings.v1_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
     for i, (folder, _) in enumerate(MINUTES_RECIPES.values()):
         _validated_run(settings.models_dir / folder, [(50, 60.0, 96.5 + i), (100, 120.0, 96.0)], kept=50)
     run = StudyRun("recipe-minutes", settings, tmp_path)
@@ -202,8 +202,8 @@ def test_the_recipe_long_study_trains_five_times_the_shipped_minutes_with_englis
     assert long["eval_every"] == long["checkpoint_every"] == shipped.steps  # a validation every shipped run's length
     assert long["adapter_scales"] == [1.0, 0.75, 0.5]
     assert {k: v for k, v in margin.items() if long.get(k) != v} == {"ranking_margin": 0.05, "relation_weight": 0.1}
-    settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
-    _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
+    settings = Settings(v1_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
+    _validated_run(settings.v1_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
     for i, (folder, _) in enumerate(LONG_RECIPES.values()):
         _validated_run(settings.models_dir / folder, [(200 * k, 120.0 * k, 96.5 + 0.4 * k - i) for k in range(1, 6)],
                        kept=400)
@@ -226,8 +226,8 @@ def test_the_relation_rows_add_the_relational_term_to_the_margin_row_and_to_the_
     assert {k: v for k, v in keys.items() if margin.get(k) != v} == {"relation_weight": 0.1}
     assert {k: v for k, v in alone_keys.items() if margin.get(k) != v} == {"relation_weight": 0.1}
     assert "ranking_margin" not in alone_keys and alone_keys["steps"] == DistillConfig().steps
-    settings = Settings(main_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
-    _validated_run(settings.main_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
+    settings = Settings(v1_dir=tmp_path / "shipped", models_dir=tmp_path / "study")
+    _validated_run(settings.v1_dir, [(100, 60.0, 96.0), (200, 120.0, 97.0)], kept=200)
     for folder, _ in RELATION_RECIPES.values():
         _validated_run(settings.models_dir / folder, [(100, 60.0, 97.2), (200, 120.0, 97.4)], kept=100)
     run = StudyRun("recipe-relation", settings, tmp_path)
@@ -240,10 +240,10 @@ def test_the_relation_rows_add_the_relational_term_to_the_margin_row_and_to_the_
 class _BitextLab(_FakeLab):
     trained = ["de", "tr"]
 
-    def config(self, **overrides: object) -> DistillConfig:
+    def v1(self, **overrides: object) -> DistillConfig:
         return DistillConfig(**overrides)  # type: ignore[arg-type]
 
-    def student(self, out: Path, **overrides: object) -> str:
+    def v1_student(self, out: Path, **overrides: object) -> str:
         if overrides:  # a bitext student (the shipped one has none)
             raise AssertionError(f"{out.name} trained again")
         return out.name
@@ -261,7 +261,7 @@ def test_a_bitext_row_whose_model_is_absent_is_carried_only_with_the_same_config
     wanted = study.bitext_run("qaa:300:teacher")
     overrides = {"languages": ["de"], "bitext": [study.BitextFile("qaa", str(tmp_path / "qaa.tsv"))],
                  **study.VARIANTS[wanted[2]][1]}
-    fingerprint = lab.config(**overrides).fingerprint()
+    fingerprint = lab.v1(**overrides).fingerprint()
     saved_row = {"error qaa": 21.0, "pairs given": 300.0}
 
     def saved(fp: str) -> TaskResult:
@@ -275,3 +275,24 @@ def test_a_bitext_row_whose_model_is_absent_is_carried_only_with_the_same_config
     with pytest.raises(AssertionError, match="bitext-qaa-300-teacher trained again"):
         study.study_bitext_recipes(lab, StudyRun("bitext-recipes", settings, tmp_path,  # type: ignore[arg-type]
                                                  previous=saved("another")))
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _fingerprint(model_dir: Path) -> str:
+    return str(json.loads((model_dir / "xlsent.json").read_text(encoding="utf-8"))["fingerprint"])
+
+
+def test_the_v1_recipe_is_the_first_shipped_students_configuration() -> None:
+    from xlsent.methods.distill.study import V1_DIR, V1_RECIPE
+
+    assert DistillConfig(**V1_RECIPE).fingerprint() == DistillConfig().fingerprint() == _fingerprint(REPO / V1_DIR)
+
+
+def test_the_packaged_configuration_retrains_the_shipped_student() -> None:
+    from xlsent.methods.distill.model import METHOD
+
+    shipped = METHOD.config([], [])
+    assert shipped.fingerprint() == _fingerprint(REPO / Settings().main_dir)
+    assert shipped.fingerprint() != DistillConfig().fingerprint()  # v2 is not the v1 recipe

@@ -94,3 +94,36 @@ def test_resuming_where_there_is_no_run_says_it_trains_from_scratch(tmp_path: Pa
     caplog.clear()
     train(TrainConfig(), tmp_path / "other")
     assert "--resume" not in caplog.text
+
+
+REPO = Path(__file__).resolve().parents[2]
+SHIPPED = sorted(p.parent for p in (REPO / "models").glob("*/xlsent.json") if (p.parent / "config.toml").is_file())
+
+
+@pytest.mark.parametrize("model_dir", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_every_shipped_model_retrains_from_its_own_config_file(model_dir: Path) -> None:
+    import json
+
+    from xlsent.training.method import get_method
+
+    manifest = json.loads((model_dir / "xlsent.json").read_text(encoding="utf-8"))
+    config = get_method(manifest["type"]).config([model_dir / "config.toml"])
+    assert config.fingerprint() == manifest["fingerprint"]  # models/me5-distill-v1 failed when v2's defaults shipped
+
+
+def test_a_model_config_file_fills_the_keys_added_after_it_with_their_earlier_values(tmp_path: Path) -> None:
+    from xlsent.methods.distill.config import DistillConfig
+    from xlsent.methods.distill.model import METHOD
+
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "config.toml").write_text("steps = 7\n", encoding="utf-8")  # written before relation_weight existed
+    write_manifest(old, model_manifest("distill", DistillConfig(), toy_training_record()))
+    filled = METHOD.config([old / "config.toml"])
+    assert filled.steps == 7 and filled.relation_weight == DistillConfig.LATER_KEYS["relation_weight"] == 0.0
+    assert filled.teacher_backend == "torch" and METHOD.config().relation_weight > 0  # the packaged defaults differ
+    mine = tmp_path / "mine.toml"  # a user's own partial file: the packaged defaults fill the rest
+    mine.write_text("steps = 7\n", encoding="utf-8")
+    assert METHOD.config([mine]).relation_weight == METHOD.config().relation_weight
+    (old / "xlsent.json").write_text('{"type": "laser"}', encoding="utf-8")  # another method's model: no filling
+    assert METHOD.config([old / "config.toml"]).relation_weight == METHOD.config().relation_weight

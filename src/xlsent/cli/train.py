@@ -32,13 +32,14 @@ class _TrainHelp(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
                  option_string: str | None = None) -> None:
+        from xlsent.mining.scorer_training import scorer_defaults_text
         from xlsent.training.method import available_methods, get_method
 
         parser.print_help()
         method = getattr(namespace, "method", None)
         if method:
             print(f"\nconfig keys of {method} (packaged defaults; override with --config FILE or --set key=value):\n")
-            print(get_method(method).defaults_text())
+            print(scorer_defaults_text() if method == "filter" else get_method(method).defaults_text())
         else:
             print("\nmethods:")
             for name, m in available_methods().items():

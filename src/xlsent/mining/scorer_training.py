@@ -14,9 +14,10 @@ is made noisy the same way and joins them (or replaces them, ``bitext_only``).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,20 @@ class ScorerTraining:
         return {"objective": "binary", "num_leaves": self.leaves, "learning_rate": self.learning_rate,
                 "min_data_in_leaf": self.min_leaf, "feature_fraction": self.feature_fraction, "seed": self.seed,
                 "deterministic": True, "force_row_wise": True, "num_threads": 1, "verbosity": -1}
+
+
+def scorer_defaults_text() -> str:
+    """The scorer's training settings with their defaults, as TOML (``xlsent train filter --help``).
+
+    >>> print(scorer_defaults_text().splitlines()[-2])
+    seed = 0
+    """
+    doc = " ".join((ScorerTraining.__doc__ or "").split())
+    lines = [f"# {doc}", "# in a --config file at the top level or under [scorer]; or --set key=value"]
+    for f in fields(ScorerTraining):
+        value = getattr(ScorerTraining(), f.name)
+        lines.append(f"{f.name} = " + (json.dumps(list(value)) if isinstance(value, tuple) else json.dumps(value)))
+    return "\n".join(lines) + "\n"
 
 
 Embed = Callable[[list[str], str | None], np.ndarray]

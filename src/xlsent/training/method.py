@@ -88,7 +88,24 @@ class Method:
         if mode is not None and self.modes and mode not in self.modes:
             raise ValueError(f"{self.name}: unknown mode {mode!r}; modes: {', '.join(self.modes)}")
         layers = read_layers(self.defaults_text(), files, self.modes)
+        for path, layer in zip(files, layers[1:], strict=True):
+            layer.update(self.keys_before(Path(path), layer))
         return build_config(self.config_class, layers, sets=sets, mode=mode, overrides=overrides)
+
+    def keys_before(self, path: Path, layer: dict[str, Any]) -> dict[str, Any]:
+        """Where ``path`` is a trained model's own ``config.toml`` (beside an ``xlsent.json`` of this method), the
+        keys added after it was written, at the values it was trained with (``LATER_KEYS``): ``--config
+        MODEL/config.toml`` then retrains that model, not the packaged defaults' values of the newer keys."""
+        manifest = path.parent / MANIFEST
+        if path.name != "config.toml" or not manifest.is_file():
+            return {}
+        if read_manifest(path.parent, verify="none").get("type") != self.name:
+            return {}
+        before = {k: v for k, v in self.config_class.LATER_KEYS.items() if k not in layer}
+        if before:
+            log.info("%s: keys added after the model was trained, at the values it was trained with: %s", path,
+                     ", ".join(f"{k} = {v!r}" for k, v in before.items()))
+        return before
 
 
 def available_methods() -> dict[str, Method]:

@@ -20,7 +20,12 @@ SCALES_HOLDING_ENGLISH = [1.0, 0.75, 0.5]
 
 @dataclass
 class DistillConfig(UserBitextConfig):
-    """Teacher, student, data, losses and optimisation of a distilled multilingual student."""
+    """Teacher, student, data, losses and optimisation of a distilled multilingual student.
+
+    The field defaults are the first shipped student's recipe (v1, ``models/me5-distill-v1``), which the studies
+    change one key at a time; the packaged ``distill.toml`` (what ``xlsent train distill`` reads) holds the shipped
+    recipe, whose fingerprint ``models/me5-distill`` records.
+    """
 
     LATER_KEYS: ClassVar[dict[str, Any]] = {**UserBitextConfig.LATER_KEYS, "bitext_share": 0.5,
                                             "teacher_backend": "torch", "grad_cache": False,

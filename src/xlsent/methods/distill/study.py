@@ -31,6 +31,11 @@ encoder's row too, so no column compares two backends). Studies:
   weight, or with the adapters scaled back where a step loses English (``adapter_scales``), all meant to keep English
   STS-B dev so that the checkpoint rule keeps later steps: does the error then fall as the user gives more pairs?
 
+The second shipped student (v2, ``models/me5-distill``, the packaged ``configs/distill.toml``) is the recipe-long
+study's method row, the margin with relational distillation for five times the first student's minutes, chosen on
+dev data. The losses, recipe and bitext studies ran while the first student (v1, ``models/me5-distill-v1``) was the
+shipped one: their "shipped" rows are v1, and each of their students changes v1's recipe (:data:`V1_RECIPE`).
+
 Nothing is chosen on these test sets: the student's checkpoint is chosen on held-out bitext pairs and English STS-B
 dev (see ``configs/distill.toml``).
 
@@ -96,6 +101,13 @@ PREVIOUS = Path("results/previous/me5-distill-v1")
 new student replaces it: the main study then shows them as a row beside the new one and checks that no Tatoeba
 language loses more than :data:`MAX_PREVIOUS_LOSS` against them. Absent while the first student is the shipped one."""
 PREVIOUS_ROW = "previous student (v1: 200 steps of 32 pairs, recorded)"
+V1_DIR = Path("models/me5-distill-v1")
+"""The first shipped student (v1), kept as the base row of the studies run before the second replaced it."""
+V1_RECIPE: dict[str, Any] = {"teacher_backend": "torch", "ranking_margin": 0.0, "relation_weight": 0.0, "steps": 200,
+                             "warmup_steps": 40, "eval_every": 100, "checkpoint_every": 100, "adapter_scales": [1.0]}
+"""The keys in which the first shipped student's recipe (v1) differs from the shipped one: the losses, recipe and
+bitext studies change it one key at a time (their 'shipped recipe' and 'me5-distill (shipped)' rows are v1, trained
+with it, the student shipped when they ran), so their students keep their configurations and saved results."""
 MAX_STSB_LOSS = 0.5
 """... and English STS-B, and the mean Tatoeba accuracy of the languages where the default is above
 :data:`STRONG`, lose at most this."""
@@ -153,8 +165,8 @@ teacher_backend=auto --set warmup_steps=2 --set KEY=VALUE ...``, its seconds a s
 def equal_minutes(step_seconds: float, *, times: int = 1, validations: int = 2, **keys: Any) -> dict[str, Any]:
     """The configuration keys of a row whose step took ``step_seconds`` in the pilots of
     :data:`SHIPPED_STEP_SECONDS`: ``keys`` with the steps (to the nearest ten) that take ``times`` the time of the
-    shipped recipe's steps, the warm-up the shipped share of them and ``validations`` validations (two, as the
-    shipped schedule); the teacher on ``auto`` in every row.
+    v1 recipe's steps (:data:`V1_RECIPE`), the warm-up its share of them and ``validations`` validations (two, as
+    its schedule); the teacher on ``auto`` in every row.
 
     >>> keys = equal_minutes(2.45, batch_size=64)
     >>> keys["steps"], keys["warmup_steps"], keys["eval_every"]
@@ -163,10 +175,10 @@ def equal_minutes(step_seconds: float, *, times: int = 1, validations: int = 2, 
     >>> keys["steps"], keys["warmup_steps"], keys["eval_every"]
     (1000, 200, 200)
     """
-    shipped = DistillConfig()
-    steps = int(round(shipped.steps * times * SHIPPED_STEP_SECONDS / step_seconds, -1))
+    v1 = DistillConfig(**V1_RECIPE)
+    steps = int(round(v1.steps * times * SHIPPED_STEP_SECONDS / step_seconds, -1))
     return {"teacher_backend": "auto", **keys, "steps": steps,
-            "warmup_steps": round(shipped.warmup_steps * steps / shipped.steps), "eval_every": steps // validations,
+            "warmup_steps": round(v1.warmup_steps * steps / v1.steps), "eval_every": steps // validations,
             "checkpoint_every": steps // validations}
 
 
@@ -244,6 +256,8 @@ class Settings(StudySettings):
     models_dir: Path = Path("models/distill-study")
     main_dir: Path = option(Path("models/me5-distill"), "the shipped model's folder", flag="--main-model",
                             metavar="DIR")
+    v1_dir: Path = option(V1_DIR, "the first shipped model's folder (the losses, recipe and bitext studies' base row)",
+                          flag="--v1-model", metavar="DIR")
     backend: str = option("auto", "inference backend of every row (the default encoder's too)",
                           choices=(*BACKENDS, "auto"))
     study_steps: int | None = option(None, "training steps of each model the losses study compares (default: the "
@@ -295,9 +309,22 @@ class Lab:
         assert isinstance(cfg, DistillConfig)
         return cfg
 
+    def v1(self, **overrides: Any) -> DistillConfig:
+        """The first shipped student's configuration (:data:`V1_RECIPE`) with a row's ``overrides``."""
+        return self.config(**{**V1_RECIPE, **overrides})
+
     def student(self, out: Path, **overrides: Any) -> Encoder:
         """The student in ``out`` of the shipped configuration with ``overrides`` (trained unless there)."""
-        ensure_trained(METHOD, self.config(**overrides), out, data=self.settings.data, retrain=self.settings.retrain)
+        return self.trained_student(self.config(**overrides), out)
+
+    def v1_student(self, out: Path, **overrides: Any) -> Encoder:
+        """The student in ``out`` of the first shipped student's configuration with ``overrides`` (trained unless
+        there)."""
+        return self.trained_student(self.v1(**overrides), out)
+
+    def trained_student(self, config: DistillConfig, out: Path) -> Encoder:
+        """The student in ``out`` trained with ``config`` (trained unless there)."""
+        ensure_trained(METHOD, config, out, data=self.settings.data, retrain=self.settings.retrain)
         return load_encoder(out, backend=self.settings.backend)
 
     def default(self) -> Encoder:
@@ -427,22 +454,23 @@ def previous_student(folder: Path) -> tuple[dict[str, float], dict[str, float]] 
 
 
 def study_losses(lab: Lab, run: StudyRun[Settings]) -> None:
-    """Distillation only, ranking only and both, each for ``--study-steps`` steps, beside the default."""
-    shipped = lab.config()
+    """Distillation only, ranking only and both, each for ``--study-steps`` steps of the v1 recipe, beside the
+    default."""
+    shipped = lab.v1()
     steps = shipped.steps if run.settings.study_steps is None else run.settings.study_steps
     run.rows[DEFAULT_ROW] = lab.score(lab.default(), full=False)[1]
     schedule = {} if steps == shipped.steps else {"steps": steps, "eval_every": min(shipped.eval_every, steps),
                                                   "warmup_steps": steps * shipped.warmup_steps // shipped.steps}
     for loss in LOSSES:
         if loss == shipped.loss and not schedule:
-            student = lab.student(run.settings.main_dir)
+            student = lab.v1_student(run.settings.v1_dir)
         else:
-            student = lab.student(run.settings.models_dir / f"{loss}-{steps}steps", loss=loss, **schedule)
+            student = lab.v1_student(run.settings.models_dir / f"{loss}-{steps}steps", loss=loss, **schedule)
         run.rows[loss] = lab.score(student, full=False)[1]
     shown = ", ".join(f"{k}={v}" for k, v in schedule.items())
-    run.notes += [f"each student trained for {steps} steps ({shown or 'the shipped schedule'}), the "
-                  f"shipped configuration otherwise; the '{shipped.loss}' row is the shipped model when the steps are "
-                  f"the shipped ones; one run each (seed {shipped.seed})"]
+    run.notes += [f"each student trained for {steps} steps ({shown or 'the v1 schedule'}), the first shipped "
+                  f"student's (v1) configuration otherwise; the '{shipped.loss}' row is that model ({V1_DIR}) when "
+                  f"the steps are its steps; one run each (seed {shipped.seed})"]
 
 
 def independent_of(code: str) -> list[str]:
@@ -505,19 +533,19 @@ def bitext_rows(lab: Lab, run: StudyRun[Settings], specs: Sequence[str]) -> None
         return {f"error {code}": evaluation_error(encoder, lang, root) for code, lang in SIMULATED.items()}
 
     run.rows[DEFAULT_ROW] = scores(lab.default())
-    run.rows["me5-distill (shipped)"] = scores(lab.student(settings.main_dir))
+    run.rows["me5-distill (shipped)"] = scores(lab.v1_student(settings.v1_dir))
     files = settings.models_dir / "bitext-files"
     for spec in specs:
         lang, n, variant = bitext_run(spec)
         suffix, keys = VARIANTS[variant]
-        path = write_user_file(lang, n, files, root, seed=lab.config().seed)
+        path = write_user_file(lang, n, files, root, seed=lab.v1().seed)
         out = settings.models_dir / (f"bitext-{lang.code}-{n}" + (f"-{variant}" if variant else ""))
         name = f"{lang.code} {n} pairs{suffix}"
         overrides = {"languages": languages, "bitext": [BitextFile(lang.code, str(path))], **keys}
-        run.fingerprint(name, lab.config(**overrides).fingerprint())
+        run.fingerprint(name, lab.v1(**overrides).fingerprint())
         if not (out / MANIFEST).is_file() and run.carry(name):
             continue
-        student = lab.student(out, **overrides)
+        student = lab.v1_student(out, **overrides)
         training = read_training(out)
         kept = _validations(out, training)[1]
         kept_step, valid = (nan, {}) if kept is None else (float(kept.step), kept.metrics)
@@ -540,13 +568,14 @@ def bitext_rows(lab: Lab, run: StudyRun[Settings], specs: Sequence[str]) -> None
         "the shipped student me5-distill was trained on Turkish, Indonesian and Uyghur bitext (NTREX lines included), "
         "so its row on these languages is not a held-back baseline; the targets compare with the better of it and "
         "the default anyway, as the issue asks",
-        f"each student: the shipped distill recipe (LoRA, losses, bitext_share {lab.config().bitext_share:g}), the "
+        f"the 'shipped' student is the first one (v1, {V1_DIR}), and each student the v1 distill recipe (LoRA, losses, "
+        f"bitext_share {lab.v1().bitext_share:g}), the "
         "user's pairs less a held-out tenth (at least 50) that chooses the checkpoint together with the shipped "
         "languages' held-out pairs and English STS-B dev; a variant changes: " + "; ".join(
             f"'{suffix.strip(' ,')}': " + ", ".join(f"{k} = {v}" for k, v in keys.items())
             for suffix, keys in VARIANTS.values() if keys),
-        f"steps: the shipped {lab.config().steps}, or more where the user's pairs ask for them (bitext_epochs "
-        f"{lab.config().bitext_epochs:g}: each training pair drawn that many times on average in the user's share of "
+        f"steps: v1's {lab.v1().steps}, or more where the user's pairs ask for them (bitext_epochs "
+        f"{lab.v1().bitext_epochs:g}: each training pair drawn that many times on average in the user's share of "
         "the batches); train minutes: the training steps and validations on this machine's cores",
     ]
 
@@ -701,12 +730,12 @@ def recipe_rows(lab: Lab, run: StudyRun[Settings], recipes: dict[str, tuple[str,
     with its folder under the study's models and the configuration keys it changes), with the curves and notes
     (``minutes_note``: how the rows' training minutes compare)."""
     run.rows[DEFAULT_ROW] = lab.score(lab.default(), full=False)[1]
-    students = [(SHIPPED_RECIPE_ROW, run.settings.main_dir, {}),
+    students = [(SHIPPED_RECIPE_ROW, run.settings.v1_dir, {}),
                 *((name, run.settings.models_dir / folder, keys) for name, (folder, keys) in recipes.items())]
     dev: dict[str, list[tuple[float, float]]] = {}
     test = {DEFAULT_ROW: [(0.0, run.rows[DEFAULT_ROW][RECIPE_METRIC])]}
     for name, out, overrides in students:
-        row = dict(lab.score(lab.student(out, **overrides), full=False)[1])
+        row = dict(lab.score(lab.v1_student(out, **overrides), full=False)[1])
         points, kept = _validations(out)
         valid = kept.metrics if kept else {}
         row.update({"pooled retrieval, held-out": valid.get(DEV_RETRIEVAL, nan),
@@ -723,9 +752,10 @@ def recipe_rows(lab: Lab, run: StudyRun[Settings], recipes: dict[str, tuple[str,
     run.notes += [
         minutes_note,
         "every checkpoint is chosen on dev data only (the pooled retrieval of every language's held-out pairs, less "
-        f"100 a point of English STS-B dev lost beyond {lab.config().stsb_dev_tolerance:g}); the Tatoeba and STS "
+        f"100 a point of English STS-B dev lost beyond {lab.v1().stsb_dev_tolerance:g}); the Tatoeba and STS "
         "columns are test sets, reported, never chosen on",
-        "each recipe row: the shipped configuration with " + "; ".join(
+        f"the shipped recipe's row is the first shipped student (v1, {V1_DIR}); each recipe row: its configuration "
+        "with " + "; ".join(
             f"{name}: " + ", ".join(f"{k} = {v}" for k, v in overrides.items())
             for name, (_, overrides) in recipes.items()),
     ]
