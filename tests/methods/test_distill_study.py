@@ -296,3 +296,35 @@ def test_the_packaged_configuration_retrains_the_shipped_student() -> None:
     shipped = METHOD.config([], [])
     assert shipped.fingerprint() == _fingerprint(REPO / Settings().main_dir)
     assert shipped.fingerprint() != DistillConfig().fingerprint()  # v2 is not the v1 recipe
+
+
+class _ShippedLab(_FakeLab):
+    """A lab whose shipped configuration differs from v1's (as v2's does): records which recipe each student had."""
+
+    trained = ["de", "tr"]
+
+    def config(self, **overrides: object) -> DistillConfig:
+        return DistillConfig(**{"steps": 1000, **overrides})  # type: ignore[arg-type]
+
+    def student(self, out: Path, **overrides: object) -> str:
+        self.asked.append((out.name, {"recipe": "shipped", **overrides}))
+        return out.name
+
+
+def test_the_bitext_v2_study_trains_the_shipped_recipe_beside_the_shipped_student(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsent.methods.distill.study as study
+
+    monkeypatch.setattr(study, "evaluation_error", lambda encoder, lang, root: 30.0)
+    monkeypatch.setattr(study, "write_user_file", lambda lang, n, folder, root, seed: tmp_path / f"{lang.code}.tsv")
+    settings = Settings(models_dir=tmp_path / "models", main_dir=tmp_path / "v2", v2_runs=("ug:300",))
+    _validated_run(settings.models_dir / "bitext-v2-ug-300", [(200, 60.0, 97.0)], kept=200)
+    lab = _ShippedLab()
+    run = StudyRun("bitext-v2", settings, tmp_path)
+    study.study_bitext_v2(lab, run)  # type: ignore[arg-type]
+    assert [name for name, _ in lab.asked] == ["v2", "bitext-v2-ug-300"]
+    assert all(keys["recipe"] == "shipped" for _, keys in lab.asked)
+    assert set(run.rows) == {DEFAULT_ROW, "me5-distill (shipped)", study.V2_METHOD_ROW}
+    assert run.fingerprints[study.V2_METHOD_ROW] == lab.config(**{k: v for k, v in lab.asked[1][1].items()
+                                                                  if k != "recipe"}).fingerprint()
+    assert any("second one (v2" in note for note in run.notes) and any("v2's 1000" in note for note in run.notes)

@@ -229,3 +229,17 @@ def test_train_prints_the_calibrate_command(tmp_path: Path, monkeypatch: pytest.
     assert f"xlsent calibrate --model '{out}'" in capsys.readouterr().out
     assert main(["train", "--help"]) == 0
     assert "xlsent calibrate" in capsys.readouterr().out.replace("\n", " ")
+
+
+def test_every_shipped_model_and_filter_cut_is_calibrated_for_its_fp32_weights() -> None:
+    """A record of the fp32 id serves every backend of the same weights; one made on openvino-bf16 would leave an
+    fp32-only machine without a threshold (models/me5-distill v2 was first calibrated on bf16)."""
+    from xlsent.mining.filter_calibration import SHIPPED
+
+    repo = Path(__file__).resolve().parents[2]
+    records = {p.parent.name: json.loads(p.read_text(encoding="utf-8")).get("mining")
+               for p in (repo / "models").glob("*/xlsent.json")}
+    mining = {name: r["encoder"] for name, r in records.items() if r}
+    assert "me5-distill" in mining and all("+" not in key for key in mining.values()), mining
+    cuts = json.loads(SHIPPED.read_text(encoding="utf-8"))["thresholds"]
+    assert all("+" not in key and r["encoder"] == key for key, r in cuts.items()), list(cuts)

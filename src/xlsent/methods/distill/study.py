@@ -26,6 +26,8 @@ encoder's row too, so no column compares two backends). Studies:
   with ``--bitext-pairs`` pairs (the default recipe otherwise), and every row is scored on the test pairs of every
   simulated language (never given), beside the default encoder and the shipped student; the recipe ablation gives
   the same pairs with ``bitext_share = 0`` (the user's language joins the temperature sampling like any other).
+- ``bitext-v2`` (not run by default): the bitext study's students on the shipped (v2) recipe, beside the shipped
+  student (:data:`V2_RUNS`): what ``xlsent train distill --bitext`` now trains.
 - ``bitext-recipes`` (not run by default): the bitext study's qaa students with another recipe (:data:`VARIANTS`):
   ranked against the teacher's English (``ranking_targets = "teacher"``), with three times the distillation
   weight, or with the adapters scaled back where a step loses English (``adapter_scales``), all meant to keep English
@@ -132,6 +134,10 @@ scaled by 0.75, then 0.5, the weights interpolated towards the backbone, and the
 RECIPE_RUNS = tuple(f"qaa:{n}:{variant}" for variant in ("teacher", "distill3", "scaled") for n in (300, 1000, 3000))
 """The bitext-recipes study's students: the bitext study's qaa pair counts with each other recipe."""
 TEACHER_METHOD_ROW = "qaa 300 pairs, ranked against the teacher"
+V2_RUNS = ("ug:300", "qaa:300", "qaa:1000", "qaa:3000")
+"""The bitext-v2 study's students: the bitext study's on the shipped (v2) recipe, the real language first (each a
+1000-step run at least: about 40 minutes on two cores)."""
+V2_METHOD_ROW = "ug 300 pairs"
 BITEXT_DATASET = ("NTREX-128 and Tatoeba-Challenge pairs of three languages held back from the bitext "
                   "(xlsent.studies.new_language)")
 SHIPPED_RECIPE_ROW = "shipped recipe: 200 steps of 32 pairs of one language"
@@ -270,6 +276,8 @@ class Settings(StudySettings):
                                           metavar="RUN")
     recipe_runs: tuple[str, ...] = option(RECIPE_RUNS, "the bitext-recipes study's students, LANG:PAIRS:VARIANT each",
                                           metavar="RUN")
+    v2_runs: tuple[str, ...] = option(V2_RUNS, "the bitext-v2 study's students, LANG:PAIRS[:VARIANT] each",
+                                      metavar="RUN")
 
 
 def bitext_langs(tatoeba_langs: Sequence[str], trained: Sequence[str]) -> list[str]:
@@ -513,6 +521,12 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
     bitext_rows(lab, run, run.settings.bitext_runs)
 
 
+def study_bitext_v2(lab: Lab, run: StudyRun[Settings]) -> None:
+    """The bitext study's students on the shipped (v2) recipe, beside the shipped student: what ``xlsent train
+    distill --bitext`` now trains."""
+    bitext_rows(lab, run, run.settings.v2_runs, v2=True)
+
+
 def study_bitext_recipes(lab: Lab, run: StudyRun[Settings]) -> None:
     """The bitext study's qaa students with other recipes (ranked against the teacher's English; three times the
     distillation weight; adapters scaled back where a step loses English), meant to keep English STS-B dev so that
@@ -521,31 +535,36 @@ def study_bitext_recipes(lab: Lab, run: StudyRun[Settings]) -> None:
     bitext_rows(lab, run, run.settings.recipe_runs)
 
 
-def bitext_rows(lab: Lab, run: StudyRun[Settings], specs: Sequence[str]) -> None:
+def bitext_rows(lab: Lab, run: StudyRun[Settings], specs: Sequence[str], *, v2: bool = False) -> None:
     """The rows of the default encoder, the shipped student and a student per bitext run of ``specs``
-    (:func:`bitext_run`), with the notes that say how they were made."""
+    (:func:`bitext_run`), with the notes that say how they were made: on the first student's recipe and beside it
+    (the studies that ran while it was shipped), or with ``v2`` on the shipped recipe and beside the shipped student
+    (its students' folders named ``bitext-v2-...``)."""
     settings = run.settings
     root = settings.data
     held_back = {lang.shipped for lang in SIMULATED.values()}
     languages = [x for x in lab.trained if x not in held_back]
+    config, student_of = (lab.config, lab.student) if v2 else (lab.v1, lab.v1_student)
+    recipe = "v2" if v2 else "v1"
 
     def scores(encoder: Encoder) -> dict[str, float]:
         return {f"error {code}": evaluation_error(encoder, lang, root) for code, lang in SIMULATED.items()}
 
     run.rows[DEFAULT_ROW] = scores(lab.default())
-    run.rows["me5-distill (shipped)"] = scores(lab.v1_student(settings.v1_dir))
+    run.rows["me5-distill (shipped)"] = scores(student_of(settings.main_dir if v2 else settings.v1_dir))
     files = settings.models_dir / "bitext-files"
     for spec in specs:
         lang, n, variant = bitext_run(spec)
         suffix, keys = VARIANTS[variant]
-        path = write_user_file(lang, n, files, root, seed=lab.v1().seed)
-        out = settings.models_dir / (f"bitext-{lang.code}-{n}" + (f"-{variant}" if variant else ""))
+        path = write_user_file(lang, n, files, root, seed=config().seed)
+        out = settings.models_dir / ("bitext-" + ("v2-" if v2 else "") + f"{lang.code}-{n}"
+                                     + (f"-{variant}" if variant else ""))
         name = f"{lang.code} {n} pairs{suffix}"
         overrides = {"languages": languages, "bitext": [BitextFile(lang.code, str(path))], **keys}
-        run.fingerprint(name, lab.v1(**overrides).fingerprint())
+        run.fingerprint(name, config(**overrides).fingerprint())
         if not (out / MANIFEST).is_file() and run.carry(name):
             continue
-        student = lab.v1_student(out, **overrides)
+        student = student_of(out, **overrides)
         training = read_training(out)
         kept = _validations(out, training)[1]
         kept_step, valid = (nan, {}) if kept is None else (float(kept.step), kept.metrics)
@@ -568,14 +587,15 @@ def bitext_rows(lab: Lab, run: StudyRun[Settings], specs: Sequence[str]) -> None
         "the shipped student me5-distill was trained on Turkish, Indonesian and Uyghur bitext (NTREX lines included), "
         "so its row on these languages is not a held-back baseline; the targets compare with the better of it and "
         "the default anyway, as the issue asks",
-        f"the 'shipped' student is the first one (v1, {V1_DIR}), and each student the v1 distill recipe (LoRA, losses, "
-        f"bitext_share {lab.v1().bitext_share:g}), the "
+        (f"the 'shipped' student is the second one (v2, {settings.main_dir}), and each student the shipped (v2) "
+         if v2 else f"the 'shipped' student is the first one (v1, {V1_DIR}), and each student the v1 ")
+        + f"distill recipe (LoRA, losses, bitext_share {config().bitext_share:g}), the "
         "user's pairs less a held-out tenth (at least 50) that chooses the checkpoint together with the shipped "
         "languages' held-out pairs and English STS-B dev; a variant changes: " + "; ".join(
             f"'{suffix.strip(' ,')}': " + ", ".join(f"{k} = {v}" for k, v in keys.items())
             for suffix, keys in VARIANTS.values() if keys),
-        f"steps: v1's {lab.v1().steps}, or more where the user's pairs ask for them (bitext_epochs "
-        f"{lab.v1().bitext_epochs:g}: each training pair drawn that many times on average in the user's share of "
+        f"steps: {recipe}'s {config().steps}, or more where the user's pairs ask for them (bitext_epochs "
+        f"{config().bitext_epochs:g}: each training pair drawn that many times on average in the user's share of "
         "the batches); train minutes: the training steps and validations on this machine's cores",
     ]
 
@@ -810,6 +830,8 @@ STUDIES = {
                          default=False),
     "losses": Study(study_losses, "both", "tatoeba all-112", claims=claims_losses),
     "bitext": Study(study_bitext, BITEXT_METHOD_ROW, "error qaa", claims=claims_bitext, dataset=BITEXT_DATASET),
+    "bitext-v2": Study(study_bitext_v2, V2_METHOD_ROW, "error ug", claims=claims_bitext, default=False,
+                       dataset=BITEXT_DATASET),
     "bitext-recipes": Study(study_bitext_recipes, TEACHER_METHOD_ROW, "error qaa", claims=claims_bitext,
                             default=False, dataset=BITEXT_DATASET),
 }
