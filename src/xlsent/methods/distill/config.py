@@ -123,7 +123,8 @@ class DistillConfig(UserBitextConfig):
         if min(self.distill_weight, self.ranking_weight, self.relation_weight) < 0 or self.ranking_scale <= 0:
             out.append("distill_weight, ranking_weight and relation_weight must be >= 0, ranking_scale > 0")
         if self.relation_weight and not self.distills:
-            out.append("relation_weight needs the teacher's vectors: loss = both or distill")
+            out.append("relation_weight needs the teacher's vectors: loss = both or distill, or relation_weight = 0 "
+                       "(the shipped recipe has 0.1)")
         if self.relation_weight and self.batch_size < 3:
             out.append("relation_weight needs batch_size >= 3 (each pair's similarities to at least two others)")
         if self.bitext_epochs < 0:
