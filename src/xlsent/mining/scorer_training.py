@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -91,9 +91,8 @@ def scorer_defaults_text() -> str:
     """
     doc = " ".join((ScorerTraining.__doc__ or "").split())
     lines = [f"# {doc}", "# in a --config file at the top level or under [scorer]; or --set key=value"]
-    for f in fields(ScorerTraining):
-        value = getattr(ScorerTraining(), f.name)
-        lines.append(f"{f.name} = " + (json.dumps(list(value)) if isinstance(value, tuple) else json.dumps(value)))
+    for key, value in asdict(ScorerTraining()).items():
+        lines.append(f"{key} = " + json.dumps(list(value) if isinstance(value, tuple) else value))
     return "\n".join(lines) + "\n"
 
 
