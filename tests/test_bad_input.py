@@ -611,6 +611,10 @@ CASES = [
          "--bitext Kabyle={w}/de.txt,{w}/en.txt -q", 2, "'Kabyle' is not a language code"),
     case("train-bitext-without-language", "train distill --out {w}/m --bitext {w}/de.txt -q", 2,
          "expected LANG=FILE (e.g. kab=pairs.tsv) or LANG=FILE_X,FILE_EN"),
+    case("train-bitext-start-missing", "train distill --out {w}/m --bitext kab={w}/kab.tsv --set "
+         "bitext_start={w}/none -q", 2, "none': no such model directory (run from the folder that holds it, give "
+         "its path with --set bitext_start=PATH", setup=with_files({"kab.tsv": "".join(
+             f"azul {i}\thello {i}\n" for i in range(120))})),
     case("train-bitext-method-without-bitext", "train dual-pivot --out {w}/m --bitext kab={w}/de.txt,{w}/en.txt -q",
          2, "DualPivotConfig takes no user bitext"),
     # interrupted and resumed runs: only resumable progress is kept, and every decision is said

@@ -311,20 +311,44 @@ class _ShippedLab(_FakeLab):
         return out.name
 
 
-def test_the_bitext_v2_study_trains_the_shipped_recipe_beside_the_shipped_student(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _shipped_bitext_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, **runs: tuple[str, ...]
+                          ) -> tuple[_ShippedLab, StudyRun[Settings], Settings]:
+    """The study ``name`` (bitext-v2 or bitext-start) run with its one ug student's model in place."""
     import xlsent.methods.distill.study as study
 
     monkeypatch.setattr(study, "evaluation_error", lambda encoder, lang, root: 30.0)
     monkeypatch.setattr(study, "write_user_file", lambda lang, n, folder, root, seed: tmp_path / f"{lang.code}.tsv")
-    settings = Settings(models_dir=tmp_path / "models", main_dir=tmp_path / "v2", v2_runs=("ug:300",))
-    _validated_run(settings.models_dir / "bitext-v2-ug-300", [(200, 60.0, 97.0)], kept=200)
+    settings = Settings(models_dir=tmp_path / "models", main_dir=tmp_path / "v2", **runs)  # type: ignore[arg-type]
+    _validated_run(settings.models_dir / f"{name}-ug-300", [(200, 60.0, 97.0)], kept=200)
     lab = _ShippedLab()
-    run = StudyRun("bitext-v2", settings, tmp_path)
-    study.study_bitext_v2(lab, run)  # type: ignore[arg-type]
+    run = StudyRun(name, settings, tmp_path)
+    getattr(study, "study_" + name.replace("-", "_"))(lab, run)
+    return lab, run, settings
+
+
+def test_the_bitext_v2_study_trains_the_shipped_recipe_beside_the_shipped_student(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsent.methods.distill.study as study
+
+    lab, run, _ = _shipped_bitext_study(tmp_path, monkeypatch, "bitext-v2", v2_runs=("ug:300",))
     assert [name for name, _ in lab.asked] == ["v2", "bitext-v2-ug-300"]
     assert all(keys["recipe"] == "shipped" for _, keys in lab.asked)
     assert set(run.rows) == {DEFAULT_ROW, "me5-distill (shipped)", study.V2_METHOD_ROW}
     assert run.fingerprints[study.V2_METHOD_ROW] == lab.config(**{k: v for k, v in lab.asked[1][1].items()
                                                                   if k != "recipe"}).fingerprint()
     assert any("second one (v2" in note for note in run.notes) and any("v2's 1000" in note for note in run.notes)
+
+
+def test_the_bitext_start_study_starts_each_student_from_the_shipped_recipe_without_the_held_back_languages(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsent.methods.distill.study as study
+
+    lab, run, settings = _shipped_bitext_study(tmp_path, monkeypatch, "bitext-start", start_runs=("ug:300",))
+    assert [name for name, _ in lab.asked] == ["v2", study.START_DIR, "bitext-start-ug-300"]
+    start = str(settings.models_dir / study.START_DIR)
+    assert lab.asked[1][1] == {"recipe": "shipped", "languages": ["de"]}  # tr is qaa's language: held back
+    assert lab.asked[2][1]["bitext_start"] == start and lab.asked[2][1]["languages"] == ["de"]
+    assert set(run.rows) == {DEFAULT_ROW, "me5-distill (shipped)", study.START_ROW, study.V2_METHOD_ROW}
+    verdicts = study.claims_bitext(run.rows, "error ug", study.V2_METHOD_ROW)
+    assert study.START_ROW in verdicts[0].claim
+    assert any(f"starts from {start}" in note for note in run.notes)

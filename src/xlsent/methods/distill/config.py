@@ -32,7 +32,7 @@ class DistillConfig(UserBitextConfig):
                                             "hard_negatives": False, "hard_negative_max_cos": 0.95,
                                             "languages_per_batch": 1, "bitext_epochs": 0.0,
                                             "ranking_targets": "student", "adapter_scales": [1.0],
-                                            "relation_weight": 0.0}
+                                            "relation_weight": 0.0, "bitext_start": ""}
 
     teacher: str = "me5-small"
     teacher_backend: str = "torch"
@@ -72,32 +72,38 @@ class DistillConfig(UserBitextConfig):
     precision: str = "bf16"
     bitext_share: float = 0.5
     bitext_epochs: float = 3.5
+    bitext_start: str = ""
 
     def user_steps(self, user_pairs: int) -> int:
         """The steps of a run given ``user_pairs`` training pairs of ``--bitext``: enough for each to be drawn
-        ``bitext_epochs`` times on average in its share of the batches (all of them with ``bitext_only``), and never
-        fewer than ``steps``; ``steps`` alone without user pairs, a share or epochs.
+        ``bitext_epochs`` times on average in its share of the batches (all of them with ``bitext_only``), and, from
+        the backbone, never fewer than ``steps`` (from a trained student, ``bitext_start``, that many alone);
+        ``steps`` alone without user pairs, a share or epochs.
 
         >>> DistillConfig().user_steps(900), DistillConfig().user_steps(2800), DistillConfig().user_steps(0)
         (200, 613, 200)
         >>> DistillConfig(bitext_only=True).user_steps(2800), DistillConfig(bitext_epochs=0).user_steps(2800)
         (307, 200)
+        >>> DistillConfig(bitext_start="models/me5-distill").user_steps(900)
+        197
         """
         share = 1.0 if self.bitext_only else self.bitext_share
         if not (user_pairs and share and self.bitext_epochs):
             return self.steps
-        return max(self.steps, math.ceil(self.bitext_epochs * user_pairs / (self.batch_size * share)))
+        needed = math.ceil(self.bitext_epochs * user_pairs / (self.batch_size * share))
+        return needed if self.bitext_start else max(self.steps, needed)
 
     def fingerprinted(self) -> dict[str, Any]:
-        """The base's keys, less ``bitext_epochs`` where no ``--bitext`` file is given (it changes nothing there, so
-        students trained before it keep their fingerprint).
+        """The base's keys, less ``bitext_epochs`` and ``bitext_start`` where no ``--bitext`` file is given (they
+        change nothing there, so students trained before them keep their fingerprint).
 
-        >>> "bitext_epochs" in DistillConfig().fingerprinted()
-        False
+        >>> sorted({"bitext_epochs", "bitext_start"} & set(DistillConfig().fingerprinted()))
+        []
         """
         kept = super().fingerprinted()
         if not self.bitext:
             kept.pop("bitext_epochs", None)
+            kept.pop("bitext_start", None)
         return kept
 
     @property

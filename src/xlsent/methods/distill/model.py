@@ -56,6 +56,7 @@ from xlsent.evaluation.selection import retrieval_criterion
 from xlsent.evaluation.sts import cosine_spearman
 from xlsent.methods.distill.config import DEFAULTS, NAME, SCALES_HOLDING_ENGLISH, DistillConfig
 from xlsent.methods.distill.hard_negatives import nearest_non_translations
+from xlsent.methods.distill.start import start_adapters, start_directory
 from xlsent.methods.distill.teacher import TeacherTargets
 from xlsent.training import DRAW_PREFIX
 from xlsent.training.batching import batch_indices
@@ -219,6 +220,11 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     dev = (DevSts(stsb_dev, stsb_spearman(learner, stsb_dev))
            if config.eval_every and stsb_dev is not None and config.stsb_dev_tolerance >= 0 else None)
     learner.apply_lora(r=config.lora_r, alpha=config.lora_alpha, dropout=config.lora_dropout)
+    start = (start_adapters(config.bitext_start, backbone, r=config.lora_r, alpha=config.lora_alpha,
+                            target_modules=(learner.lora or {}).get("target_modules"))
+             if user.bitext and config.bitext_start else None)
+    if start is not None:
+        start.load_into(learner)
     usable, dropped = fitting(bitext, learner, config.max_sentence_tokens)
     if not usable:
         raise ValueError("no training pairs fit max_sentence_tokens; raise it or check the data")
@@ -230,7 +236,8 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     valid = [b for b in usable if len(b.valid_xx) >= 2] if config.eval_every else []
     trainer = Trainer(out, with_user_steps(config, user),
                       TrainState({"learner": TrainedPart(learner)}, {"learner": optimizer}),
-                      meta={"teacher": encoder_id(teacher), "backbone": encoder_id(backbone)},
+                      meta={"teacher": encoder_id(teacher), "backbone": encoder_id(backbone),
+                            **({"start": start.id} if start else {})},
                       validation=held_out_validation(config, valid or None,
                                                      partial(held_out_scores, learner, dev=dev,
                                                              tolerance=config.stsb_dev_tolerance, user=mine,
@@ -333,6 +340,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
         details={"over_long_pairs_left_out": dropped, "temperature": config.temperature,
                  "sampling": {d.lang: round(float(w), 5) for d, w in zip(data, sampler.weights, strict=True)},
                  "pairs_seen": result.steps * config.batch_size,
+                 **({"started_from": start.id} if start else {}),
                  "teacher_sentences_encoded": targets.encoded if targets is not None else 0,
                  "precision": trainer.precision})
     write_json(out / COUNTS_FILE, {**counts, **({"user_bitext": user.records} if user.records else {})})
@@ -381,14 +389,23 @@ def kept_validation(result: TrainResult, best: Mapping[str, Any] | None) -> Mapp
 
 def with_user_steps(config: DistillConfig, user: UserBitext) -> DistillConfig:
     """``config`` with the steps the ``user``'s training pairs call for (:meth:`DistillConfig.user_steps`; the
-    model's configuration keeps ``steps`` and ``bitext_epochs``, from which a retraining derives them again)."""
+    model's configuration keeps ``steps`` and ``bitext_epochs``, from which a retraining derives them again); a run
+    from a trained student (``bitext_start``) keeps the shape of the schedule, its warm-up the same share of its
+    steps.
+
+    >>> user = UserBitext([EnglishBitext("kab", ["a"] * 900, ["b"] * 900)], [])
+    >>> run = with_user_steps(DistillConfig(bitext_start="s", steps=1000, warmup_steps=200), user)
+    >>> run.steps, run.warmup_steps
+    (197, 39)
+    """
     pairs = sum(len(b.xx) for b in user.bitext)
     steps = config.user_steps(pairs)
     if steps == config.steps:
         return config
     log.info("--bitext: %d steps instead of %d, for each of the %d user pairs to be drawn about %g times "
              "(bitext_epochs)", steps, config.steps, pairs, config.bitext_epochs)
-    return replace(config, steps=steps)
+    warmup = round(config.warmup_steps * steps / config.steps) if config.bitext_start else config.warmup_steps
+    return replace(config, steps=steps, warmup_steps=warmup)
 
 
 def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str | Path | None = None,
@@ -396,6 +413,8 @@ def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str 
     """``xlsent train distill``: build the bitext (the shipped languages' and the user's), load teacher and backbone,
     train, save."""
     user = load_user_bitext(config.bitext, hold_out=bool(config.eval_every), seed=config.seed)
+    if user.bitext and config.bitext_start:
+        start_directory(config.bitext_start)
     shipped = shipped_without([] if config.bitext_only else config.languages or english_languages(data), user)
     bitext = build_english_bitext(data, languages=shipped, max_pairs=config.max_pairs,
                                   valid_pairs=config.valid_pairs if config.eval_every else 0,
