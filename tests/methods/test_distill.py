@@ -18,7 +18,6 @@ from xlsent.data.held_out import held_out_sentences
 from xlsent.data.multilingual import EnglishBitext, TemperatureSampler, build_english_bitext, english_languages
 from xlsent.data.sts import StsPairs
 from xlsent.data.user_bitext import BitextError, BitextFile, load_user_bitext
-from xlsent.encoders.model_dir import ModelDirError
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.methods.distill.config import DistillConfig
@@ -298,27 +297,28 @@ def test_the_steps_follow_the_user_pairs_and_the_model_keeps_its_configuration(t
     assert train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "m", resume=True, progress=False) == out
 
 
-def test_a_bitext_run_starts_from_a_trained_student_for_the_steps_its_pairs_ask(tmp_path: Path,
-                                                                                tiny_model_dir: Path) -> None:
+def test_a_bitext_run_adds_adapters_to_a_trained_student_for_the_steps_its_pairs_ask(
+        tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XLSENT_DATA", str(tmp_path / "no-data"))
     teacher = TransformerEncoder(tiny_model_dir)
-    base = train_on(tiny_config("steps=6", "eval_every=0", "lora_alpha=2"), toy_bitext(), teacher, teacher,
-                    tmp_path / "base", progress=False)
-    user = load_user_bitext([BitextFile("qx", str(toy_user_file(tmp_path / "qx.tsv")))], hold_out=True, seed=0)
-    cfg = tiny_config("steps=1000", "warmup_steps=100", "eval_every=0", "bitext_epochs=0.3", "lr=1e-9",
-                      f"bitext_start={base}")
-    out = train_on(cfg, toy_bitext(), teacher, teacher, tmp_path / "m", progress=False, user=user)
-    training = json.loads((out / "xlsent.json").read_text())["training"]
-    assert training["steps_done"] == 10  # 0.3 x 64 pairs / (4 a batch x 0.5 share), not at least steps = 1000
+    base = train_on(tiny_config("steps=6", "eval_every=0"), toy_bitext(), teacher, teacher, tmp_path / "base",
+                    progress=False)
+    cfg = with_user_bitext(tiny_config("steps=1000", "warmup_steps=100", "eval_every=0", "bitext_epochs=0.3",
+                                       "lr=1e-9", f"backbone={tiny_model_dir}", f"teacher={tiny_model_dir}",
+                                       f"bitext_start={base}"), [f"qx={toy_user_file(tmp_path / 'qx.tsv')}"], True)
+    out = METHOD.train(cfg, tmp_path / "m", progress=False)
+    pairs = sum(len(b.xx) for b in load_user_bitext(cfg.bitext, hold_out=False, seed=0).bitext)
+    manifest = json.loads((out / "xlsent.json").read_text())
+    training = manifest["training"]
+    assert training["steps_done"] == -(-3 * pairs // 40)  # 0.3 draws of each pair at 4 a batch, not steps = 1000
     assert training["started_from"] == xlsent.load(base).id
+    assert manifest["backbone"] == {"ref": str(base.resolve()), "id": xlsent.load(base).id}  # adapters on adapters
     assert f"- started from the trained student {training['started_from']} (bitext_start)" in (
         out / "README.md").read_text()
-    # (almost) no learning rate: the run's adapters (alpha 4) are the start's (alpha 2), lora_B halved: the same model
+    # (almost) no learning rate: the new adapters start at zero, so the model is the student it started from
     sentences = ["hund katze", "blue red tree"]
     np.testing.assert_allclose(xlsent.load(out).encode(sentences), xlsent.load(base).encode(sentences), atol=1e-5)
     assert METHOD.config(files=[out / "config.toml"]) == cfg
-    with pytest.raises(ModelDirError, match="LoRA rank 2 on .*, the run's 4"):
-        train_on(tiny_config("lora_r=4", f"bitext_start={base}"), toy_bitext(), teacher, teacher, tmp_path / "r4",
-                 progress=False, user=user)
 
 
 def test_bitext_only_trains_without_the_shipped_data_and_resume_refuses_a_changed_file(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import logging
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -161,23 +161,6 @@ class TrainableTransformer(nn.Module):
         for name, p in self.model.named_parameters():
             p.requires_grad_(".lora_" in name)
         self.lora = {"r": r, "alpha": alpha, "dropout": dropout, "target_modules": list(target_modules)}
-
-    def load_adapters(self, tensors: Mapping[str, torch.Tensor], *, factor: float = 1.0) -> None:
-        """Set the LoRA matrices to ``tensors`` (named as :meth:`save` writes them), each ``lora_B`` times ``factor``
-        (a saved model's ``alpha`` over this one's gives the saved update); a tensor without a matching adapter, an
-        adapter without a tensor or a shape mismatch is a ValueError."""
-        if self.lora is None:
-            raise ValueError("load_adapters needs LoRA adapters (apply_lora first)")
-        params = {n.replace(".default.", "."): p for n, p in self.model.named_parameters() if ".lora_" in n}
-        missing, unknown = sorted(set(params) - set(tensors)), sorted(set(tensors) - set(params))
-        if missing or unknown:
-            raise ValueError(f"the adapters do not match this model's: missing {missing[:3]}, unknown {unknown[:3]}")
-        with torch.no_grad():
-            for name, p in params.items():
-                t = tensors[name]
-                if t.shape != p.shape:
-                    raise ValueError(f"{name}: shape {tuple(t.shape)}, this model's {tuple(p.shape)}")
-                p.copy_(t * factor if ".lora_B." in name else t)
 
     def scale_adapters(self, scale: float) -> None:
         """Multiply every LoRA update by ``scale`` (``W + scale * (alpha / r) * B A``): 1 is the adapters as trained,

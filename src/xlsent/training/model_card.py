@@ -111,8 +111,8 @@ def _training_lines(record: TrainingRecord) -> list[str]:
         lines.append(f"- user bitext {user['lang']}-en: {user['pairs']} training pairs, {user['held_out']} held "
                      f"out ({sums})")
     if record.details.get("started_from"):
-        lines.append(f"- started from the trained student {record.details['started_from']} (bitext_start): its "
-                     "adapters trained further on the data above")
+        lines.append(f"- started from the trained student {record.details['started_from']} (bitext_start), new "
+                     "adapters over it trained on the data above")
     valid = record.validation
     if valid is not None and valid.best and valid.selection == "none":
         last = valid.last or {}

@@ -49,6 +49,7 @@ from xlsent.data.sts import StsPairs, load_stsb_multi_mt
 from xlsent.data.user_bitext import UserBitext, check_unchanged, load_user_bitext, shipped_without
 from xlsent.encoders.base import Encoder, l2_normalize
 from xlsent.encoders.cache import encoder_id
+from xlsent.encoders.model_dir import ModelDirError
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.trainable import TrainableTransformer
 from xlsent.encoders.transformer import TransformerEncoder
@@ -56,7 +57,6 @@ from xlsent.evaluation.selection import retrieval_criterion
 from xlsent.evaluation.sts import cosine_spearman
 from xlsent.methods.distill.config import DEFAULTS, NAME, SCALES_HOLDING_ENGLISH, DistillConfig
 from xlsent.methods.distill.hard_negatives import nearest_non_translations
-from xlsent.methods.distill.start import start_adapters, start_directory
 from xlsent.methods.distill.teacher import TeacherTargets
 from xlsent.training import DRAW_PREFIX
 from xlsent.training.batching import batch_indices
@@ -202,10 +202,12 @@ def scaled_scores(learner: TrainableTransformer, bitext: Sequence[EnglishBitext]
 
 def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: Encoder,
              backbone: TransformerEncoder, out_dir: str | Path, *, resume: bool = False,
-             progress: bool = True, stsb_dev: StsPairs | None = None, user: UserBitext | None = None) -> Path:
+             progress: bool = True, stsb_dev: StsPairs | None = None, user: UserBitext | None = None,
+             started: bool = False) -> Path:
     """Train the student on ``bitext`` (and the ``user``'s, which takes ``config.bitext_share`` of the batches) and
     write its model directory (adapters, config, card); with ``stsb_dev`` (English STS-B dev) and
-    ``config.stsb_dev_tolerance >= 0``, validation keeps only checkpoints that hold it."""
+    ``config.stsb_dev_tolerance >= 0``, validation keeps only checkpoints that hold it against the ``backbone``;
+    ``started``: the backbone is the trained student of ``config.bitext_start`` (recorded)."""
     run = begin_training(out_dir, resume, config)
     if run is None:
         return Path(out_dir)
@@ -220,11 +222,6 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     dev = (DevSts(stsb_dev, stsb_spearman(learner, stsb_dev))
            if config.eval_every and stsb_dev is not None and config.stsb_dev_tolerance >= 0 else None)
     learner.apply_lora(r=config.lora_r, alpha=config.lora_alpha, dropout=config.lora_dropout)
-    start = (start_adapters(config.bitext_start, backbone, r=config.lora_r, alpha=config.lora_alpha,
-                            target_modules=(learner.lora or {}).get("target_modules"))
-             if user.bitext and config.bitext_start else None)
-    if start is not None:
-        start.load_into(learner)
     usable, dropped = fitting(bitext, learner, config.max_sentence_tokens)
     if not usable:
         raise ValueError("no training pairs fit max_sentence_tokens; raise it or check the data")
@@ -236,8 +233,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
     valid = [b for b in usable if len(b.valid_xx) >= 2] if config.eval_every else []
     trainer = Trainer(out, with_user_steps(config, user),
                       TrainState({"learner": TrainedPart(learner)}, {"learner": optimizer}),
-                      meta={"teacher": encoder_id(teacher), "backbone": encoder_id(backbone),
-                            **({"start": start.id} if start else {})},
+                      meta={"teacher": encoder_id(teacher), "backbone": encoder_id(backbone)},
                       validation=held_out_validation(config, valid or None,
                                                      partial(held_out_scores, learner, dev=dev,
                                                              tolerance=config.stsb_dev_tolerance, user=mine,
@@ -340,7 +336,7 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
         details={"over_long_pairs_left_out": dropped, "temperature": config.temperature,
                  "sampling": {d.lang: round(float(w), 5) for d, w in zip(data, sampler.weights, strict=True)},
                  "pairs_seen": result.steps * config.batch_size,
-                 **({"started_from": start.id} if start else {}),
+                 **({"started_from": encoder_id(backbone)} if started else {}),
                  "teacher_sentences_encoded": targets.encoded if targets is not None else 0,
                  "precision": trainer.precision})
     write_json(out / COUNTS_FILE, {**counts, **({"user_bitext": user.records} if user.records else {})})
@@ -413,18 +409,36 @@ def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str 
     """``xlsent train distill``: build the bitext (the shipped languages' and the user's), load teacher and backbone,
     train, save."""
     user = load_user_bitext(config.bitext, hold_out=bool(config.eval_every), seed=config.seed)
-    if user.bitext and config.bitext_start:
+    started = bool(user.bitext and config.bitext_start)
+    if started:
         start_directory(config.bitext_start)
     shipped = shipped_without([] if config.bitext_only else config.languages or english_languages(data), user)
     bitext = build_english_bitext(data, languages=shipped, max_pairs=config.max_pairs,
                                   valid_pairs=config.valid_pairs if config.eval_every else 0,
                                   seed=config.seed) if shipped else []
-    backbone = transformer_backbone(config.backbone)
-    teacher = (backbone if config.teacher == config.backbone and config.teacher_backend == "torch"
+    backbone = transformer_backbone(config.bitext_start if started else config.backbone)
+    teacher = (backbone if config.teacher == config.backbone and config.teacher_backend == "torch" and not started
                else load_encoder(config.teacher, backend=config.teacher_backend))
     return train_on(config, bitext, teacher, backbone, out, resume=resume, progress=progress,
                     stsb_dev=english_stsb_dev(data) if config.eval_every and config.stsb_dev_tolerance >= 0 else None,
-                    user=user)
+                    user=user, started=started)
+
+
+def start_directory(ref: str) -> Path:
+    """``bitext_start`` as a directory, or a :class:`~xlsent.encoders.model_dir.ModelDirError` that says how to give
+    one (checked before any model is loaded).
+
+    >>> start_directory("no/such/dir")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    xlsent.encoders.model_dir.ModelDirError: bitext_start 'no/such/dir': no such model directory (run from ...
+    """
+    directory = Path(ref)
+    if not directory.is_dir():
+        raise ModelDirError(f"bitext_start {ref!r}: no such model directory (run from the folder that holds it, "
+                            "give its path with --set bitext_start=PATH, or --set bitext_start='' to train the "
+                            "user's student from the backbone)")
+    return directory
 
 
 def english_stsb_dev(data: str | Path | None) -> StsPairs | None:
