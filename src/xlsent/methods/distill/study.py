@@ -540,9 +540,9 @@ def study_bitext_v2(lab: Lab, run: StudyRun[Settings]) -> None:
 
 
 def study_bitext_start(lab: Lab, run: StudyRun[Settings]) -> None:
-    """The bitext-v2 study's students started from a trained student (``bitext_start``: the shipped recipe without
-    the held-back languages, :data:`START_DIR`) instead of the backbone, their steps following the user's pairs
-    alone: what ``xlsent train distill --bitext`` trains by default, from ``models/me5-distill``."""
+    """The bitext-v2 study's students built on a trained student (``bitext_start``: new adapters over the shipped
+    recipe trained without the held-back languages, :data:`START_DIR`) instead of the backbone, their steps following
+    the user's pairs alone: what ``xlsent train distill --bitext`` trains by default, over ``models/me5-distill``."""
     bitext_rows(lab, run, run.settings.start_runs, v2=True, start=run.settings.models_dir / START_DIR)
 
 
@@ -620,11 +620,12 @@ def bitext_rows(lab: Lab, run: StudyRun[Settings], specs: Sequence[str], *, v2: 
             f"'{suffix.strip(' ,')}': " + ", ".join(f"{k} = {v}" for k, v in keys.items())
             for suffix, keys in VARIANTS.values() if keys),
         (f"steps: bitext_epochs {config().bitext_epochs:g} x the user's training pairs / (batch {config().batch_size}"
-         f" x share {config().bitext_share:g}) alone, the warm-up the shipped run's share of them"
+         f" x share {config().bitext_share:g}) alone (each training pair drawn that many times on average in the "
+         "user's share of the batches), the warm-up the shipped run's share of them"
          if start else f"steps: {recipe}'s {config().steps}, or more where the user's pairs ask for them "
-         f"(bitext_epochs {config().bitext_epochs:g}")
-        + ": each training pair drawn that many times on average in the user's share of the batches); train "
-        "minutes: the training steps and validations on this machine's cores",
+         f"(bitext_epochs {config().bitext_epochs:g}: each training pair drawn that many times on average in the "
+         "user's share of the batches)")
+        + "; train minutes: the training steps and validations on this machine's cores",
     ]
     if start is not None:
         run.notes.append(f"each student starts from {start} ('{START_ROW}': the shipped recipe, 1000 steps, on the "
