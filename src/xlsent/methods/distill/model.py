@@ -411,7 +411,7 @@ def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str 
     user = load_user_bitext(config.bitext, hold_out=bool(config.eval_every), seed=config.seed)
     started = bool(user.bitext and config.bitext_start)
     if started:
-        start_directory(config.bitext_start)
+        check_start(config.bitext_start)
     shipped = shipped_without([] if config.bitext_only else config.languages or english_languages(data), user)
     bitext = build_english_bitext(data, languages=shipped, max_pairs=config.max_pairs,
                                   valid_pairs=config.valid_pairs if config.eval_every else 0,
@@ -424,21 +424,19 @@ def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str 
                     user=user, started=started)
 
 
-def start_directory(ref: str) -> Path:
-    """``bitext_start`` as a directory, or a :class:`~xlsent.encoders.model_dir.ModelDirError` that says how to give
-    one (checked before any model is loaded).
+def check_start(ref: str) -> None:
+    """Refuse a ``bitext_start`` that is not a directory with a :class:`~xlsent.encoders.model_dir.ModelDirError` that
+    says how to give one (before any model is loaded).
 
-    >>> start_directory("no/such/dir")  # doctest: +ELLIPSIS
+    >>> check_start("no/such/dir")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     xlsent.encoders.model_dir.ModelDirError: bitext_start 'no/such/dir': no such model directory (run from ...
     """
-    directory = Path(ref)
-    if not directory.is_dir():
+    if not Path(ref).is_dir():
         raise ModelDirError(f"bitext_start {ref!r}: no such model directory (run from the folder that holds it, "
                             "give its path with --set bitext_start=PATH, or --set bitext_start='' to train the "
                             "user's student from the backbone)")
-    return directory
 
 
 def english_stsb_dev(data: str | Path | None) -> StsPairs | None:
