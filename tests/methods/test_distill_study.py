@@ -12,6 +12,7 @@ from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.distill.study import (
     DEFAULT_ROW,
     LONG_RECIPES,
+    LONGER_RECIPES,
     MARGIN_RECIPES,
     MINUTES_RECIPES,
     RECIPE_METRIC,
@@ -20,6 +21,7 @@ from xlsent.methods.distill.study import (
     SCALED_RECIPES,
     SHIPPED_RECIPE_ROW,
     SHIPPED_ROW,
+    V2_ROW,
     Settings,
     claims_losses,
     claims_main,
@@ -29,6 +31,7 @@ from xlsent.methods.distill.study import (
     study_losses,
     study_recipe,
     study_recipe_long,
+    study_recipe_longer,
     study_recipe_minutes,
     study_recipe_relation,
     study_recipe_scaled,
@@ -217,6 +220,27 @@ def test_the_recipe_long_study_trains_five_times_the_shipped_minutes_with_englis
     verdicts = claims_recipe(run.rows, RECIPE_METRIC, long_name)
     assert [v.held for v in verdicts[::3]] == [True, False]  # dev 97.3 and 96.3 at step 400 against the shipped 97.0
     assert sum(">= 79" in v.claim for v in verdicts) == 2
+
+
+def test_the_recipe_longer_study_trains_the_shipped_recipe_for_twice_its_steps_beside_the_shipped_student(
+        tmp_path: Path) -> None:
+    shipped = DistillConfig(steps=1000, warmup_steps=200)  # the packaged (v2) schedule
+    ((name, (folder, keys)),) = LONGER_RECIPES.items()
+    assert keys["steps"] == 2 * shipped.steps and keys["warmup_steps"] == 2 * shipped.warmup_steps
+    settings = Settings(main_dir=tmp_path / "v2", models_dir=tmp_path / "study")
+    _validated_run(settings.main_dir, [(200 * k, 120.0 * k, 97.0 + 0.1 * k) for k in range(1, 6)], kept=1000)
+    _validated_run(settings.models_dir / folder, [(400 * k, 240.0 * k, 97.0 + 0.2 * k) for k in range(1, 6)],
+                   kept=2000)
+    lab = _ShippedLab()
+    run = StudyRun("recipe-longer", settings, tmp_path)
+    study_recipe_longer(lab, run)  # type: ignore[arg-type]
+    assert lab.asked == [("v2", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]  # never v1's
+    assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name}
+    assert any(note.startswith(f"the base row is the shipped student (v2, {settings.main_dir})") for note in run.notes)
+    verdicts = claims_recipe(run.rows, RECIPE_METRIC, name)
+    # each one's kept step: higher on dev, but English STS-B dev lost beyond the tolerance (-step / 1000 here)
+    assert not verdicts[0].held and verdicts[0].evidence == "98.00 against 97.50, STS-B dev -2.00"
+    assert len(verdicts) == 3
 
 
 def test_the_relation_rows_add_the_relational_term_to_the_margin_row_and_to_the_shipped_minutes(

@@ -20,7 +20,9 @@ encoder's row too, so no column compares two backends). Studies:
   run by default): its margin row with English held three ways, at the same minutes (:data:`MARGIN_RECIPES`);
   ``recipe-relation`` (not run by default): relational distillation with the margin and alone, at the same minutes
   (:data:`RELATION_RECIPES`); ``recipe-long`` (not run by default): the shipped recipe, and the margin with
-  relational distillation, for five times the shipped minutes with English held (:data:`LONG_RECIPES`).
+  relational distillation, for five times the shipped minutes with English held (:data:`LONG_RECIPES`);
+  ``recipe-longer`` (not run by default): the second shipped student's (v2) recipe for twice its steps, beside it
+  (:data:`LONGER_RECIPES`).
 - ``bitext``: dev simulations of a user teaching the student a language through ``--bitext``
   (:mod:`xlsent.studies.new_language`): the simulated languages are held back from the shipped bitext, one is given
   with ``--bitext-pairs`` pairs (the default recipe otherwise), and every row is scored on the test pairs of every
@@ -253,6 +255,14 @@ student sees a fifth of the bitext rather than 4%; a longer run lost English STS
 (configs/distill.toml), so its validated steps may scale their adapters back to hold English. Then the recipe-relation
 study's method row (the margin with relational distillation, which held English STS-B dev at the shipped minutes
 where the margin alone lost it) for as long, with the same schedule and scales."""
+V2_ROW = "shipped student (v2): 1000 steps of 32 pairs, margin, relational distillation"
+LONGER_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
+    "the shipped recipe (v2) for twice its steps": (
+        "v2-2000", {"steps": 2000, "warmup_steps": 400, "eval_every": 400, "checkpoint_every": 200}),
+}
+"""The recipe-longer study's student: the shipped (v2) recipe, whose held-out retrieval still rose at its last
+validation (step 1000), for twice its steps, its schedule stretched (warm-up the same fifth) and a validation every
+400 steps (each costs minutes); the kept step and its adapter scale are chosen on dev data as always."""
 RECIPE_METRIC = "tatoeba all-112"
 DEV_RETRIEVAL = "pooled retrieval"
 """The validation score the recipe study plots against training minutes (each checkpoint's criterion before the
@@ -761,6 +771,13 @@ def study_recipe_long(lab: Lab, run: StudyRun[Settings]) -> None:
     recipe_rows(lab, run, LONG_RECIPES, LONGER_MINUTES)
 
 
+def study_recipe_longer(lab: Lab, run: StudyRun[Settings]) -> None:
+    """The shipped (v2) recipe for twice its steps (:data:`LONGER_RECIPES`), beside the shipped student: does a
+    longer run, chosen on dev data, carry the student towards the stronger student's target?"""
+    recipe_rows(lab, run, LONGER_RECIPES, "'train minutes' is what each run took, validations included (both "
+                "teachers on auto); one run each (seed 0)", v2=True)
+
+
 UNEQUAL_MINUTES = (
     "the rows are not at equal CPU minutes (see 'train minutes'): the shipped recipe's run of equal minutes (a "
     "1000-step run) was stopped at step 500, its held-out retrieval flat after step 250 (configs/distill.toml), so no "
@@ -780,17 +797,20 @@ LONGER_MINUTES = (
 
 
 def recipe_rows(lab: Lab, run: StudyRun[Settings], recipes: dict[str, tuple[str, dict[str, Any]]],
-                minutes_note: str = UNEQUAL_MINUTES) -> None:
+                minutes_note: str = UNEQUAL_MINUTES, *, v2: bool = False) -> None:
     """The rows of the default encoder, the shipped student and a student per recipe of ``recipes`` (a row name each,
     with its folder under the study's models and the configuration keys it changes), with the curves and notes
-    (``minutes_note``: how the rows' training minutes compare)."""
+    (``minutes_note``: how the rows' training minutes compare). The recipes change the first shipped student's
+    configuration (:data:`V1_RECIPE`) and compare with it; with ``v2``, the shipped one's (:data:`V2_ROW`)."""
     run.rows[DEFAULT_ROW] = lab.score(lab.default(), full=False)[1]
-    students = [(SHIPPED_RECIPE_ROW, run.settings.v1_dir, {}),
+    base = (V2_ROW, run.settings.main_dir) if v2 else (SHIPPED_RECIPE_ROW, run.settings.v1_dir)
+    trained = lab.student if v2 else lab.v1_student
+    students = [(*base, {}),
                 *((name, run.settings.models_dir / folder, keys) for name, (folder, keys) in recipes.items())]
     dev: dict[str, list[tuple[float, float]]] = {}
     test = {DEFAULT_ROW: [(0.0, run.rows[DEFAULT_ROW][RECIPE_METRIC])]}
     for name, out, overrides in students:
-        row = dict(lab.score(lab.v1_student(out, **overrides), full=False)[1])
+        row = dict(lab.score(trained(out, **overrides), full=False)[1])
         points, kept = _validations(out)
         valid = kept.metrics if kept else {}
         row.update({"pooled retrieval, held-out": valid.get(DEV_RETRIEVAL, nan),
@@ -809,8 +829,9 @@ def recipe_rows(lab: Lab, run: StudyRun[Settings], recipes: dict[str, tuple[str,
         "every checkpoint is chosen on dev data only (the pooled retrieval of every language's held-out pairs, less "
         f"100 a point of English STS-B dev lost beyond {lab.v1().stsb_dev_tolerance:g}); the Tatoeba and STS "
         "columns are test sets, reported, never chosen on",
-        f"the shipped recipe's row is the first shipped student (v1, {V1_DIR}); each recipe row: its configuration "
-        "with " + "; ".join(
+        (f"the base row is the shipped student (v2, {run.settings.main_dir})" if v2 else
+         f"the shipped recipe's row is the first shipped student (v1, {V1_DIR})")
+        + "; each recipe row: its configuration with " + "; ".join(
             f"{name}: " + ", ".join(f"{k} = {v}" for k, v in overrides.items())
             for name, (_, overrides) in recipes.items()),
     ]
@@ -831,10 +852,11 @@ def claims_minutes(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
 def recipe_verdicts(rows: Rows, metric: str, *, target: bool) -> list[Verdict]:
     """Each student row against the shipped recipe's: dev criterion with English held, Tatoeba-112, and with
     ``target`` Tatoeba-112 against :data:`RECIPE_TARGET`."""
-    shipped = rows[SHIPPED_RECIPE_ROW]
+    base = V2_ROW if V2_ROW in rows else SHIPPED_RECIPE_ROW
+    shipped = rows[base]
     out = []
     for name, row in rows.items():
-        if name in (DEFAULT_ROW, SHIPPED_RECIPE_ROW):
+        if name in (DEFAULT_ROW, base):
             continue
         out += [Verdict(f"{name}: its held-out pooled retrieval (dev) is above the shipped recipe's, with English "
                         f"STS-B dev within {MAX_STSB_LOSS:g} of the backbone",
@@ -863,6 +885,8 @@ STUDIES = {
                              claims=claims_minutes, default=False),
     "recipe-long": Study(study_recipe_long, next(iter(LONG_RECIPES)), RECIPE_METRIC, claims=claims_recipe,
                          default=False),
+    "recipe-longer": Study(study_recipe_longer, next(iter(LONGER_RECIPES)), RECIPE_METRIC, claims=claims_recipe,
+                           default=False),
     "losses": Study(study_losses, "both", "tatoeba all-112", claims=claims_losses),
     "bitext": Study(study_bitext, BITEXT_METHOD_ROW, "error qaa", claims=claims_bitext, dataset=BITEXT_DATASET),
     "bitext-v2": Study(study_bitext_v2, V2_METHOD_ROW, "error ug", claims=claims_bitext, default=False,
