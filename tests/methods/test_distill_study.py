@@ -240,6 +240,7 @@ def test_the_recipe_longer_study_trains_the_shipped_recipe_for_twice_its_steps_b
     verdicts = claims_recipe(run.rows, RECIPE_METRIC, name)
     # each one's kept step: higher on dev, but English STS-B dev lost beyond the tolerance (-step / 1000 here)
     assert not verdicts[0].held and verdicts[0].evidence == "98.00 against 97.50, STS-B dev -2.00"
+    assert all("the shipped student's" in v.claim for v in verdicts[:2])  # v2 is the base row, not v1's recipe
     assert len(verdicts) == 3
 
 
