@@ -23,6 +23,7 @@ from xlsent.methods.distill.study import (
     SHIPPED_ROW,
     V2_ROW,
     Settings,
+    claims_longer,
     claims_losses,
     claims_main,
     claims_minutes,
@@ -237,7 +238,7 @@ def test_the_recipe_longer_study_trains_the_shipped_recipe_for_twice_its_steps_b
     assert lab.asked == [("v2", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]  # never v1's
     assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name}
     assert any(note.startswith(f"the base row is the shipped student (v2, {settings.main_dir})") for note in run.notes)
-    verdicts = claims_recipe(run.rows, RECIPE_METRIC, name)
+    verdicts = claims_longer(run.rows, RECIPE_METRIC, name)
     # each one's kept step: higher on dev, but English STS-B dev lost beyond the tolerance (-step / 1000 here)
     assert not verdicts[0].held and verdicts[0].evidence == "98.00 against 97.50, STS-B dev -2.00"
     assert all("the shipped student's" in v.claim for v in verdicts[:2])  # v2 is the base row, not v1's recipe
