@@ -350,6 +350,12 @@ def lora_over(backbone: Callable[[Path, Path], Path]) -> Callable[[Path, Path], 
     return setup
 
 
+def lora_without_backbone(w: Path, model: Path) -> None:
+    """``{w}/lora`` over ``{w}/model``, which is then removed (the backbone's folder moved away or deleted)."""
+    lora_over(model_copy)(w, model)
+    shutil.rmtree(w / "model")
+
+
 def cached_graph(backend: str, damage: Callable[[Path], None]) -> Callable[[Path, Path], None]:
     """A setup exporting the model's ``backend`` graph into ``$XLSENT_HOME``, then ``damage`` to its graph file."""
     def setup(w: Path, model: Path) -> None:
@@ -847,6 +853,8 @@ CASES = [
          left=ST_FOLDER, setup=lora_over(exportable_copy)),
     case("export-fails-leaving-nothing", "export {w}/lora --sentence-transformers {w}/st", 2,
          "tokenizer_config.json missing; cannot export", setup=lora_over(lambda w, model: model)),
+    case("embed-lora-backbone-gone", "embed {w}/in.txt -o {w}/o.npy --model {w}/lora -q", 2,
+         "/model is not there, nor at ../model from the model's folder", setup=lora_without_backbone),
     case("serve-host-not-on-this-machine", "serve --model toy:onehot --host 203.0.113.7 --port 0", 2,
          "--host 203.0.113.7: this machine has no such address; use 127.0.0.1 (this machine only), 0.0.0.0 (every "
          "interface) or one of this machine's addresses"),

@@ -4,6 +4,7 @@ distillation, ranking or both on a tiny random transformer."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -312,7 +313,8 @@ def test_a_bitext_run_adds_adapters_to_a_trained_student_for_the_steps_its_pairs
     training = manifest["training"]
     assert training["steps_done"] == -(-3 * pairs // 40)  # 0.3 draws of each pair at 4 a batch, not steps = 1000
     assert training["started_from"] == xlsent.load(base).id
-    assert manifest["backbone"] == {"ref": str(base.resolve()), "id": xlsent.load(base).id}  # adapters on adapters
+    assert manifest["backbone"] == {"ref": str(base.resolve()), "id": xlsent.load(base).id,  # adapters on adapters
+                                    "relative": os.path.relpath(base.resolve(), out.resolve())}
     assert f"- started from the trained student {training['started_from']} (bitext_start)" in (
         out / "README.md").read_text()
     # (almost) no learning rate: the new adapters start at zero, so the model is the student it started from

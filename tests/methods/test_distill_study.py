@@ -15,6 +15,7 @@ from xlsent.methods.distill.study import (
     LONGER_RECIPES,
     MARGIN_RECIPES,
     MINUTES_RECIPES,
+    RANK_RECIPES,
     RECIPE_METRIC,
     RECIPES,
     RELATION_RECIPES,
@@ -23,16 +24,15 @@ from xlsent.methods.distill.study import (
     SHIPPED_ROW,
     V2_ROW,
     Settings,
-    claims_longer,
     claims_losses,
     claims_main,
     claims_minutes,
     claims_recipe,
+    claims_v2,
     sts17_mean,
     study_losses,
     study_recipe,
     study_recipe_long,
-    study_recipe_longer,
     study_recipe_minutes,
     study_recipe_relation,
     study_recipe_scaled,
@@ -127,16 +127,18 @@ def test_the_previous_student_row_comes_from_its_saved_results(tmp_path: Path) -
     assert found == ({"tatoeba all-112": 65.0}, {"deu": 90.0, "kab": 40.0})
 
 
-def _validated_run(folder: Path, validations: list[tuple[int, float, float]], kept: int) -> Path:
-    """A model folder whose training log validated at each (step, seconds since the start, pooled retrieval) and
-    whose manifest says it kept the weights of step ``kept``."""
+def _validated_run(folder: Path, validations: list[tuple[int, float, float]], kept: int,
+                   scale: float | None = None) -> Path:
+    """A model folder whose training log validated at each (step, seconds since the start, pooled retrieval), with
+    the adapters at ``scale`` where given, and whose manifest says it kept the weights of step ``kept``."""
     folder.mkdir(parents=True)
     record = TrainingRecord(DataRecord("bitext", "toy"), seconds=1.0,
                             validation=ValidationRecord("selection", 10, "selection", restored={"step": kept}))
     (folder / "xlsent.json").write_text(json.dumps({"type": "fake", "training": record.to_json()}), encoding="utf-8")
     (folder / "train.jsonl").write_text("".join(json.dumps(
         {"step": step, "elapsed_s": seconds, "criterion": "selection", "best": step == kept,
-         "validation": {"pooled retrieval": score, "selection": score, "stsb-en dev change": -step / 1000}}) + "\n"
+         "validation": {"pooled retrieval": score, "selection": score, "stsb-en dev change": -step / 1000,
+                        **({"adapter scale": scale} if scale is not None else {})}}) + "\n"
         for step, seconds, score in validations), encoding="utf-8")
     return folder
 
@@ -223,26 +225,52 @@ def test_the_recipe_long_study_trains_five_times_the_shipped_minutes_with_englis
     assert sum(">= 79" in v.claim for v in verdicts) == 2
 
 
+def _v2_study(tmp_path: Path, name: str, folder: str, validations: list[tuple[int, float, float]], kept: int,
+              scale: float | None = None) -> tuple[_ShippedLab, StudyRun[Settings], Settings]:
+    """The study ``name`` (one student beside the shipped v2, which rose to 97.5 on dev at its step 1000) run with its
+    student's model in ``folder``, validated at ``validations`` (at adapter ``scale`` where given)."""
+    import xlsent.methods.distill.study as study
+
+    settings = Settings(main_dir=tmp_path / "v2", models_dir=tmp_path / "study")
+    _validated_run(settings.main_dir, [(200 * k, 120.0 * k, 97.0 + 0.1 * k) for k in range(1, 6)], kept=1000)
+    _validated_run(settings.models_dir / folder, validations, kept=kept, scale=scale)
+    lab = _ShippedLab()
+    run = StudyRun(name, settings, tmp_path)
+    getattr(study, "study_" + name.replace("-", "_"))(lab, run)
+    return lab, run, settings
+
+
 def test_the_recipe_longer_study_trains_the_shipped_recipe_for_twice_its_steps_beside_the_shipped_student(
         tmp_path: Path) -> None:
     shipped = DistillConfig(steps=1000, warmup_steps=200)  # the packaged (v2) schedule
     ((name, (folder, keys)),) = LONGER_RECIPES.items()
     assert keys["steps"] == 2 * shipped.steps and keys["warmup_steps"] == 2 * shipped.warmup_steps
-    settings = Settings(main_dir=tmp_path / "v2", models_dir=tmp_path / "study")
-    _validated_run(settings.main_dir, [(200 * k, 120.0 * k, 97.0 + 0.1 * k) for k in range(1, 6)], kept=1000)
-    _validated_run(settings.models_dir / folder, [(400 * k, 240.0 * k, 97.0 + 0.2 * k) for k in range(1, 6)],
-                   kept=2000)
-    lab = _ShippedLab()
-    run = StudyRun("recipe-longer", settings, tmp_path)
-    study_recipe_longer(lab, run)  # type: ignore[arg-type]
+    lab, run, settings = _v2_study(tmp_path, "recipe-longer", folder,
+                                   [(400 * k, 240.0 * k, 97.0 + 0.2 * k) for k in range(1, 6)], kept=2000)
     assert lab.asked == [("v2", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]  # never v1's
     assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name}
     assert any(note.startswith(f"the base row is the shipped student (v2, {settings.main_dir})") for note in run.notes)
-    verdicts = claims_longer(run.rows, RECIPE_METRIC, name)
+    verdicts = claims_v2(run.rows, RECIPE_METRIC, name)
     # each one's kept step: higher on dev, but English STS-B dev lost beyond the tolerance (-step / 1000 here)
     assert not verdicts[0].held and verdicts[0].evidence == "98.00 against 97.50, STS-B dev -2.00"
     assert all("the shipped student's" in v.claim for v in verdicts[:2])  # v2 is the base row, not v1's recipe
     assert len(verdicts) == 3
+
+
+def test_the_recipe_rank_study_changes_only_the_adapters_rank_of_the_shipped_recipe(tmp_path: Path) -> None:
+    shipped = DistillConfig(lora_r=16, lora_alpha=32)  # the packaged (v2) adapters
+    ((name, (folder, keys)),) = RANK_RECIPES.items()
+    assert set(keys) == {"lora_r", "lora_alpha"} and keys["lora_r"] == 4 * shipped.lora_r
+    assert keys["lora_alpha"] / keys["lora_r"] == shipped.lora_alpha / shipped.lora_r  # each direction scaled as v2's
+    lab, run, _ = _v2_study(tmp_path, "recipe-rank", folder,
+                            [(200 * k, 150.0 * k, 97.0 + 0.05 * k) for k in range(1, 6)], kept=1000, scale=0.75)
+    assert lab.asked == [("v2", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]
+    assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name}
+    assert any("a step of the larger rank costs more" in note for note in run.notes)
+    assert run.rows[name]["adapter scale"] == 0.75 and "adapter scale" not in run.rows[V2_ROW]  # as validated
+    verdicts = claims_v2(run.rows, RECIPE_METRIC, name)
+    assert not verdicts[0].held and verdicts[0].evidence.startswith("97.25 against 97.50")  # lower on dev
+    assert all("the shipped student's" in v.claim for v in verdicts[:2])
 
 
 def test_the_relation_rows_add_the_relational_term_to_the_margin_row_and_to_the_shipped_minutes(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -88,3 +89,25 @@ def test_backbone_must_be_a_transformer(tiny_model_dir: Path, monkeypatch: pytes
         transformer_backbone("me5-small", "anchor")
     monkeypatch.undo()
     assert isinstance(transformer_backbone(str(tiny_model_dir)), TransformerEncoder)
+
+
+def test_a_lora_model_moved_with_its_backbone_finds_it_and_one_without_says_where_it_looked(
+        tiny_model_dir: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    backbone = Path(shutil.copytree(tiny_model_dir, repo / "models" / "start"))
+    model = TrainableTransformer(TransformerEncoder(backbone))
+    model.apply_lora(r=2)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.requires_grad:
+                p.add_(0.05 * torch.randn_like(p))
+    model.eval()
+    model.save(repo / "runs" / "kab", name="kab")
+    assert read_manifest(repo / "runs" / "kab")["backbone"]["relative"] == "../../models/start"
+    expected = LoraEncoder(repo / "runs" / "kab").encode(SENTS)
+    moved = Path(shutil.move(repo, tmp_path / "clone"))  # the repository cloned or moved elsewhere
+    np.testing.assert_array_equal(LoraEncoder(moved / "runs" / "kab").encode(SENTS), expected)
+    shutil.rmtree(moved / "models")
+    with pytest.raises(ModelDirError, match=f"its backbone {backbone} is not there, nor at ../../models/start from "
+                                            "the model's folder"):
+        LoraEncoder(moved / "runs" / "kab")

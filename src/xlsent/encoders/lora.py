@@ -59,7 +59,7 @@ class LoraEncoder(TransformerEncoder):
     """
 
     def __init__(self, model_dir: str | Path, *, name: str | None = None, verify: str = "cached") -> None:
-        from xlsent.encoders.registry import load_encoder
+        from xlsent.encoders.registry import load_backbone
 
         directory = Path(model_dir)
         manifest = read_manifest(directory, verify=verify)
@@ -74,7 +74,7 @@ class LoraEncoder(TransformerEncoder):
             adapter = load_file(str(path))
         except Exception as exc:  # safetensors raises several types for a missing or corrupt file
             raise ModelDirError(f"{path}: cannot be read ({exc})") from exc
-        backbone = load_encoder(ref)
+        backbone = load_backbone(directory, manifest["backbone"])
         if not isinstance(backbone, TransformerEncoder):
             raise ModelDirError(f"{directory}: backbone {ref!r} is not a transformer model")
         if backbone.id != backbone_id:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
+import logging
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -22,6 +24,8 @@ from xlsent.encoders.base import Encoder, FromModelDir, LanguageChecked, OwnAuto
 from xlsent.encoders.model_dir import MANIFEST, ModelDirError, read_manifest
 
 DEFAULT_MODEL = "me5-small"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,38 @@ def encoder_reference(encoder: Encoder) -> str:
     if model_dir is None:
         raise ValueError(f"encoder {encoder.name!r} is neither registered nor loaded from a model directory")
     return str(Path(model_dir).resolve())
+
+
+def with_relative(backbone: Mapping[str, Any], out: str | Path) -> dict[str, Any]:
+    """The manifest's ``backbone`` record of a model written to ``out``: ``backbone`` (its ``ref`` and ``id``), and
+    for a backbone in a model directory, that directory's path from ``out`` (``relative``), so that a model moved
+    together with its backbone (a repository cloned elsewhere) still finds it (:func:`load_backbone`).
+
+    >>> with_relative({"ref": "/work/models/me5-distill", "id": "x"}, "/work/runs/kab")["relative"]
+    '../../models/me5-distill'
+    >>> with_relative({"ref": "me5-small", "id": "y"}, "/work/runs/kab")
+    {'ref': 'me5-small', 'id': 'y'}
+    """
+    ref = str(backbone["ref"])
+    if ref in REGISTERED:
+        return dict(backbone)
+    return {**backbone, "relative": os.path.relpath(ref, Path(out).resolve())}
+
+
+def load_backbone(model_dir: Path, backbone: Mapping[str, Any]) -> Encoder:
+    """The backbone a model directory's manifest names (its ``backbone`` record, :func:`with_relative`): by its
+    ``ref``, or where that folder is gone, at ``relative`` from ``model_dir``; a :class:`ModelDirError` naming both
+    where neither holds it (the caller checks the backbone's id)."""
+    ref, relative = str(backbone["ref"]), backbone.get("relative")
+    if ref in REGISTERED or Path(ref).is_dir():
+        return load_encoder(ref)
+    moved = model_dir / str(relative) if relative else None
+    if moved is not None and moved.is_dir():
+        log.info("%s: its backbone %s is not there; using %s, at the same place from the model", model_dir, ref, moved)
+        return load_encoder(moved)
+    beside = f", nor at {relative} from the model's folder ({moved})" if moved is not None else ""
+    raise ModelDirError(f"{model_dir}: its backbone {ref} is not there{beside}: put the backbone's folder back, or "
+                        "copy it to either place (its id is checked), or train the model again")
 
 
 def load_encoder(name_or_path: str | Path, backend: str = "torch") -> Encoder:

@@ -31,7 +31,7 @@ from xlsent.encoders.batching import pad_batch
 from xlsent.encoders.foreign import ForeignEncoder
 from xlsent.encoders.lora import ADAPTER_FILE, LORA_TYPE
 from xlsent.encoders.model_dir import write_manifest
-from xlsent.encoders.registry import REGISTERED
+from xlsent.encoders.registry import REGISTERED, with_relative
 from xlsent.encoders.transformer import TransformerEncoder
 
 log = logging.getLogger(__name__)
@@ -208,7 +208,7 @@ class TrainableTransformer(nn.Module):
             if self.adapter_scale != 1.0:
                 lora |= {"alpha": self.lora["alpha"] * self.adapter_scale, "scale": self.adapter_scale,
                          "trained_alpha": self.lora["alpha"]}
-            manifest = {"type": LORA_TYPE, "name": name, "backbone": dict(self.backbone), "lora": lora}
+            manifest = {"type": LORA_TYPE, "name": name, "backbone": with_relative(self.backbone, out), "lora": lora}
         with atomic_path(out / weights) as tmp:
             save_file({k: v.detach().cpu().contiguous() for k, v in tensors.items()}, str(tmp),
                       metadata={"format": "pt"})

@@ -22,7 +22,8 @@ encoder's row too, so no column compares two backends). Studies:
   (:data:`RELATION_RECIPES`); ``recipe-long`` (not run by default): the shipped recipe, and the margin with
   relational distillation, for five times the shipped minutes with English held (:data:`LONG_RECIPES`);
   ``recipe-longer`` (not run by default): the second shipped student's (v2) recipe for twice its steps, beside it
-  (:data:`LONGER_RECIPES`).
+  (:data:`LONGER_RECIPES`); ``recipe-rank`` (not run by default): the v2 recipe with four times the adapters' rank,
+  beside it (:data:`RANK_RECIPES`).
 - ``bitext``: dev simulations of a user teaching the student a language through ``--bitext``
   (:mod:`xlsent.studies.new_language`): the simulated languages are held back from the shipped bitext, one is given
   with ``--bitext-pairs`` pairs (the default recipe otherwise), and every row is scored on the test pairs of every
@@ -263,6 +264,15 @@ LONGER_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
 """The recipe-longer study's student: the shipped (v2) recipe, whose held-out retrieval still rose at its last
 validation (step 1000), for twice its steps, its schedule stretched (warm-up the same fifth) and a validation every
 400 steps (each costs minutes); the kept step and its adapter scale are chosen on dev data as always."""
+RANK = 64
+RANK_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
+    f"the shipped recipe (v2) with LoRA rank {RANK}": (
+        f"v2-r{RANK}", {"lora_r": RANK, "lora_alpha": 2 * RANK}),
+}
+"""The recipe-rank study's student: the shipped (v2) recipe with four times the adapters' rank (alpha / r kept at the
+shipped 2, so that each direction's update is scaled as before), at its steps: the longer run's dev retrieval
+flattened from step 800 with English STS-B dev binding, which more capacity for the same steps might lift (LoRA
+rank 16 is a 5 MB adapter over 21M encoder weights)."""
 RECIPE_METRIC = "tatoeba all-112"
 DEV_RETRIEVAL = "pooled retrieval"
 """The validation score the recipe study plots against training minutes (each checkpoint's criterion before the
@@ -777,6 +787,14 @@ def study_recipe_longer(lab: Lab, run: StudyRun[Settings]) -> None:
     recipe_rows(lab, run, LONGER_RECIPES, f"{_RUN_MINUTES} (both teachers on auto); {_ONE_RUN}", v2=True)
 
 
+def study_recipe_rank(lab: Lab, run: StudyRun[Settings]) -> None:
+    """The shipped (v2) recipe with a larger adapter rank (:data:`RANK_RECIPES`), beside the shipped student: does
+    more adapter capacity at the same steps, chosen on dev data, carry the student towards the stronger student's
+    target?"""
+    recipe_rows(lab, run, RANK_RECIPES, f"{_RUN_MINUTES} (both teachers on auto; a step of the larger rank costs "
+                f"more); {_ONE_RUN}", v2=True)
+
+
 UNEQUAL_MINUTES = (
     "the rows are not at equal CPU minutes (see 'train minutes'): the shipped recipe's run of equal minutes (a "
     "1000-step run) was stopped at step 500, its held-out retrieval flat after step 250 (configs/distill.toml), so no "
@@ -815,7 +833,8 @@ def recipe_rows(lab: Lab, run: StudyRun[Settings], recipes: dict[str, tuple[str,
         valid = kept.metrics if kept else {}
         row.update({"pooled retrieval, held-out": valid.get(DEV_RETRIEVAL, nan),
                     "stsb-en dev change": valid.get("stsb-en dev change", nan),
-                    **({"adapter scale": valid.get("adapter scale", 1.0)} if "adapter_scales" in overrides else {})})
+                    **({"adapter scale": valid.get("adapter scale", 1.0)}
+                       if "adapter_scales" in overrides or "adapter scale" in valid else {})})
         run.rows[name] = row
         dev[name] = [(v.elapsed_s / 60, v.metrics[DEV_RETRIEVAL]) for v in points
                      if v.elapsed_s is not None and DEV_RETRIEVAL in v.metrics]
@@ -843,8 +862,8 @@ def claims_recipe(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
     return recipe_verdicts(rows, metric, target=True)
 
 
-def claims_longer(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
-    """Whether the longer run beats the shipped student (v2) on the dev criterion, and on Tatoeba-112 (reported), and
+def claims_v2(rows: Rows, metric: str, method_row: str) -> list[Verdict]:
+    """Whether each student beats the shipped student (v2) on the dev criterion, and on Tatoeba-112 (reported), and
     whether it reaches the stronger student's target."""
     return recipe_verdicts(rows, metric, target=True, base=V2_ROW, against="the shipped student's")
 
@@ -891,8 +910,10 @@ STUDIES = {
                              claims=claims_minutes, default=False),
     "recipe-long": Study(study_recipe_long, next(iter(LONG_RECIPES)), RECIPE_METRIC, claims=claims_recipe,
                          default=False),
-    "recipe-longer": Study(study_recipe_longer, next(iter(LONGER_RECIPES)), RECIPE_METRIC, claims=claims_longer,
+    "recipe-longer": Study(study_recipe_longer, next(iter(LONGER_RECIPES)), RECIPE_METRIC, claims=claims_v2,
                            default=False),
+    "recipe-rank": Study(study_recipe_rank, next(iter(RANK_RECIPES)), RECIPE_METRIC, claims=claims_v2,
+                         default=False),
     "losses": Study(study_losses, "both", "tatoeba all-112", claims=claims_losses),
     "bitext": Study(study_bitext, BITEXT_METHOD_ROW, "error qaa", claims=claims_bitext, dataset=BITEXT_DATASET),
     "bitext-v2": Study(study_bitext_v2, V2_METHOD_ROW, "error ug", claims=claims_bitext, default=False,

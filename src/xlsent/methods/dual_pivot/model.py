@@ -52,7 +52,7 @@ from xlsent.encoders.base import HiddenStateEncoder, l2_normalize
 from xlsent.encoders.cache import encoder_id, sentences_key
 from xlsent.encoders.layer_cache import CHUNK_SENTENCES, LayerStates, cached_layer_means
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
-from xlsent.encoders.registry import encoder_reference, load_encoder
+from xlsent.encoders.registry import encoder_reference, load_backbone, load_encoder, with_relative
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import csls_mean_cosine, retrieval_criterion
 from xlsent.inference import DEFAULT_BATCH_TOKENS, id_suffix
@@ -339,7 +339,8 @@ def save_model(directory: str | Path, fitted: DualPivotFit, config: DualPivotCon
     weights = fitted.model.mix_weights().detach().tolist()
     write_trained_manifest(
         out, NAME, config, training, name=name or out.name,
-        backbone={"name": backbone.name, "id": encoder_id(backbone), "ref": encoder_reference(backbone)},
+        backbone=with_relative({"name": backbone.name, "id": encoder_id(backbone), "ref": encoder_reference(backbone)},
+                               out),
         module={"layers": len(weights), "dim": fitted.model.map.shape[0], "mix_weights": weights,
                 "formula": "normalize(map @ sum_l softmax(mix_logits)_l * sum_tokens h_l)"})
     shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)
@@ -365,7 +366,7 @@ class DualPivotEncoder:
             raise ModelDirError(f"{self.model_dir}: type {self.manifest['type']!r}, expected {NAME!r}")
         self.config = build_config(DualPivotConfig, [self.manifest["config"]])
         info = self.manifest["backbone"]
-        loaded = backbone if backbone is not None else load_encoder(info["ref"])
+        loaded = backbone if backbone is not None else load_backbone(self.model_dir, info)
         if not isinstance(loaded, HiddenStateEncoder):
             raise ModelDirError(f"{self.model_dir}: backbone {info['ref']} does not expose layer_pooled")
         if encoder_id(loaded) != info["id"]:

@@ -23,7 +23,7 @@ from xlsent.atomic import atomic_open, atomic_path
 from xlsent.encoders.base import Encoder, OwnAutoBackend, Switchable, l2_normalize
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
-from xlsent.encoders.registry import encoder_reference, load_encoder
+from xlsent.encoders.registry import encoder_reference, load_backbone, with_relative
 from xlsent.inference import DEFAULT_BATCH_TOKENS, id_suffix
 from xlsent.languages import base_lang
 from xlsent.methods.mapping.config import MappingConfig
@@ -52,7 +52,8 @@ def write_mapped_model(out: Path, config: MappingConfig, backbone: Encoder, idf:
         fh.write(to_toml(config))
     return write_trained_manifest(
         out, method, config, training, name=out.name,
-        backbone={"name": backbone.name, "id": encoder_id(backbone), "ref": encoder_reference(backbone)},
+        backbone=with_relative({"name": backbone.name, "id": encoder_id(backbone), "ref": encoder_reference(backbone)},
+                               out),
         languages={"sources": config.sources, "target": config.target}, mapping=mapping)
 
 
@@ -71,7 +72,7 @@ class MappedEncoder(abc.ABC):
             raise ModelDirError(f"{self.model_dir}: type {self.manifest['type']!r}, expected {self.model_type!r}")
         self.config = build_config(self.config_class, [self.manifest["config"]])
         info = self.manifest["backbone"]
-        loaded = backbone if backbone is not None else load_encoder(info["ref"])
+        loaded = backbone if backbone is not None else load_backbone(self.model_dir, info)
         if encoder_id(loaded) != info["id"]:
             raise ModelDirError(f"{self.model_dir}: trained on backbone {info['id']}, but {info['ref']} is "
                                 f"{encoder_id(loaded)} (different weights)")
