@@ -11,6 +11,7 @@ from xlsent.evaluation.results import TaskResult
 from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.distill.study import (
     DEFAULT_ROW,
+    ENGLISH_RECIPES,
     LONG_RECIPES,
     LONGER_RECIPES,
     MARGIN_RECIPES,
@@ -18,6 +19,7 @@ from xlsent.methods.distill.study import (
     RANK_RECIPES,
     RECIPE_METRIC,
     RECIPES,
+    RELATION,
     RELATION_RECIPES,
     SCALED_RECIPES,
     SHIPPED_RECIPE_ROW,
@@ -271,6 +273,19 @@ def test_the_recipe_rank_study_changes_only_the_adapters_rank_of_the_shipped_rec
     verdicts = claims_v2(run.rows, RECIPE_METRIC, name)
     assert not verdicts[0].held and verdicts[0].evidence.startswith("97.25 against 97.50")  # lower on dev
     assert all("the shipped student's" in v.claim for v in verdicts[:2])
+
+
+def test_the_recipe_english_study_holds_english_harder_than_the_shipped_recipe_and_nothing_else(
+        tmp_path: Path) -> None:
+    ((name, (folder, keys)),) = ENGLISH_RECIPES.items()
+    assert keys == {"relation_weight": 0.3} and keys["relation_weight"] == pytest.approx(3 * RELATION)  # v2's x 3
+    assert folder == "v2-relation-0.3"  # no float noise (3 x 0.1) in the folder, the row or the config
+    lab, run, _ = _v2_study(tmp_path, "recipe-english", folder,
+                            [(200 * k, 120.0 * k, 97.0 + 0.15 * k) for k in range(1, 6)], kept=1000, scale=1.0)
+    assert lab.asked == [("v2", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]
+    assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name} and run.rows[name]["adapter scale"] == 1.0
+    verdicts = claims_v2(run.rows, RECIPE_METRIC, name)
+    assert not verdicts[0].held and verdicts[0].evidence == "97.75 against 97.50, STS-B dev -1.00"  # English lost
 
 
 def test_the_relation_rows_add_the_relational_term_to_the_margin_row_and_to_the_shipped_minutes(

@@ -106,7 +106,7 @@ def with_relative(backbone: Mapping[str, Any], out: str | Path) -> dict[str, Any
     ref = str(backbone["ref"])
     if ref in REGISTERED:
         return dict(backbone)
-    return {**backbone, "relative": os.path.relpath(ref, Path(out).resolve())}
+    return {**backbone, "relative": os.path.relpath(Path(ref).resolve(), Path(out).resolve())}
 
 
 def load_backbone(model_dir: Path, backbone: Mapping[str, Any]) -> Encoder:

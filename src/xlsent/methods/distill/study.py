@@ -23,7 +23,8 @@ encoder's row too, so no column compares two backends). Studies:
   relational distillation, for five times the shipped minutes with English held (:data:`LONG_RECIPES`);
   ``recipe-longer`` (not run by default): the second shipped student's (v2) recipe for twice its steps, beside it
   (:data:`LONGER_RECIPES`); ``recipe-rank`` (not run by default): the v2 recipe with four times the adapters' rank,
-  beside it (:data:`RANK_RECIPES`).
+  beside it (:data:`RANK_RECIPES`); ``recipe-english`` (not run by default): the v2 recipe with three times the
+  relational weight, beside it (:data:`ENGLISH_RECIPES`).
 - ``bitext``: dev simulations of a user teaching the student a language through ``--bitext``
   (:mod:`xlsent.studies.new_language`): the simulated languages are held back from the shipped bitext, one is given
   with ``--bitext-pairs`` pairs (the default recipe otherwise), and every row is scored on the test pairs of every
@@ -273,6 +274,14 @@ RANK_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
 shipped 2, so that each direction's update is scaled as before), at its steps: the longer run's dev retrieval
 flattened from step 800 with English STS-B dev binding, which more capacity for the same steps might lift (LoRA
 rank 16 is a 5 MB adapter over 21M encoder weights)."""
+STRONG_RELATION = 0.3
+ENGLISH_RECIPES: dict[str, tuple[str, dict[str, Any]]] = {
+    f"the shipped recipe (v2) with three times the relational weight ({STRONG_RELATION:g})": (
+        f"v2-relation-{STRONG_RELATION:g}", {"relation_weight": STRONG_RELATION}),
+}
+"""The recipe-english study's student: the shipped (v2) recipe with English held harder by relational distillation,
+at its steps: the longer and rank-64 students held English STS-B dev only with their adapters scaled back, and both
+fell on Tatoeba-112; a student that holds English at scale 1 keeps all it learned."""
 RECIPE_METRIC = "tatoeba all-112"
 DEV_RETRIEVAL = "pooled retrieval"
 """The validation score the recipe study plots against training minutes (each checkpoint's criterion before the
@@ -795,6 +804,12 @@ def study_recipe_rank(lab: Lab, run: StudyRun[Settings]) -> None:
                 f"more); {_ONE_RUN}", v2=True)
 
 
+def study_recipe_english(lab: Lab, run: StudyRun[Settings]) -> None:
+    """The shipped (v2) recipe with English held harder (:data:`ENGLISH_RECIPES`), beside the shipped student: does
+    a student that needs no scale-back, chosen on dev data, carry the student towards the stronger student's target?"""
+    recipe_rows(lab, run, ENGLISH_RECIPES, f"{_RUN_MINUTES} (both teachers on auto); {_ONE_RUN}", v2=True)
+
+
 UNEQUAL_MINUTES = (
     "the rows are not at equal CPU minutes (see 'train minutes'): the shipped recipe's run of equal minutes (a "
     "1000-step run) was stopped at step 500, its held-out retrieval flat after step 250 (configs/distill.toml), so no "
@@ -914,6 +929,8 @@ STUDIES = {
                            default=False),
     "recipe-rank": Study(study_recipe_rank, next(iter(RANK_RECIPES)), RECIPE_METRIC, claims=claims_v2,
                          default=False),
+    "recipe-english": Study(study_recipe_english, next(iter(ENGLISH_RECIPES)), RECIPE_METRIC, claims=claims_v2,
+                            default=False),
     "losses": Study(study_losses, "both", "tatoeba all-112", claims=claims_losses),
     "bitext": Study(study_bitext, BITEXT_METHOD_ROW, "error qaa", claims=claims_bitext, dataset=BITEXT_DATASET),
     "bitext-v2": Study(study_bitext_v2, V2_METHOD_ROW, "error ug", claims=claims_bitext, default=False,
