@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from xlsent.encoders.base import Encoder, FromModelDir, LanguageChecked, OwnAutoBackend, Switchable
+from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.model_dir import MANIFEST, ModelDirError, read_manifest
 
 DEFAULT_MODEL = "me5-small"
@@ -107,6 +108,12 @@ def with_relative(backbone: Mapping[str, Any], out: str | Path) -> dict[str, Any
     if ref in REGISTERED:
         return dict(backbone)
     return {**backbone, "relative": os.path.relpath(Path(ref).resolve(), Path(out).resolve())}
+
+
+def backbone_record(encoder: Encoder, out: str | Path) -> dict[str, Any]:
+    """The manifest's ``backbone`` record of a model written to ``out`` over ``encoder``: its name, id and
+    :func:`encoder_reference`, with :func:`with_relative`'s path from ``out``."""
+    return with_relative({"name": encoder.name, "id": encoder_id(encoder), "ref": encoder_reference(encoder)}, out)
 
 
 def load_backbone(model_dir: Path, backbone: Mapping[str, Any]) -> Encoder:

@@ -52,7 +52,7 @@ from xlsent.encoders.base import HiddenStateEncoder, l2_normalize
 from xlsent.encoders.cache import encoder_id, sentences_key
 from xlsent.encoders.layer_cache import CHUNK_SENTENCES, LayerStates, cached_layer_means
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
-from xlsent.encoders.registry import encoder_reference, load_backbone, load_encoder, with_relative
+from xlsent.encoders.registry import backbone_record, load_backbone, load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation.selection import csls_mean_cosine, retrieval_criterion
 from xlsent.inference import DEFAULT_BATCH_TOKENS, id_suffix
@@ -339,8 +339,7 @@ def save_model(directory: str | Path, fitted: DualPivotFit, config: DualPivotCon
     weights = fitted.model.mix_weights().detach().tolist()
     write_trained_manifest(
         out, NAME, config, training, name=name or out.name,
-        backbone=with_relative({"name": backbone.name, "id": encoder_id(backbone), "ref": encoder_reference(backbone)},
-                               out),
+        backbone=backbone_record(backbone, out),
         module={"layers": len(weights), "dim": fitted.model.map.shape[0], "mix_weights": weights,
                 "formula": "normalize(map @ sum_l softmax(mix_logits)_l * sum_tokens h_l)"})
     shutil.rmtree(out / CHECKPOINT_DIR, ignore_errors=True)

@@ -23,7 +23,7 @@ from xlsent.atomic import atomic_open, atomic_path
 from xlsent.encoders.base import Encoder, OwnAutoBackend, Switchable, l2_normalize
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
-from xlsent.encoders.registry import encoder_reference, load_backbone, with_relative
+from xlsent.encoders.registry import backbone_record, load_backbone
 from xlsent.inference import DEFAULT_BATCH_TOKENS, id_suffix
 from xlsent.languages import base_lang
 from xlsent.methods.mapping.config import MappingConfig
@@ -52,8 +52,7 @@ def write_mapped_model(out: Path, config: MappingConfig, backbone: Encoder, idf:
         fh.write(to_toml(config))
     return write_trained_manifest(
         out, method, config, training, name=out.name,
-        backbone=with_relative({"name": backbone.name, "id": encoder_id(backbone), "ref": encoder_reference(backbone)},
-                               out),
+        backbone=backbone_record(backbone, out),
         languages={"sources": config.sources, "target": config.target}, mapping=mapping)
 
 
