@@ -115,6 +115,38 @@ def test_the_teacher_encodes_only_the_english_sides_the_run_trains_on_each_once(
     assert "distill" not in losses_of(out)[0] and not encoded
 
 
+def test_character_noise_edits_the_x_sides_alone_and_the_same_way_in_every_run(
+        tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    teacher = TransformerEncoder(tiny_model_dir)
+    embedded: list[list[str]] = []
+    real = TrainableTransformer.embed
+
+    def recording(self: TrainableTransformer, sentences: list[str], *args: object) -> torch.Tensor:
+        embedded.append(list(sentences))
+        return real(self, sentences, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(TrainableTransformer, "embed", recording)
+    runs = []
+    for name in ("a", "b"):
+        embedded.clear()
+        train_on(tiny_config("steps=3", "eval_every=0", "char_noise=1.0"), toy_bitext(), teacher, teacher,
+                 tmp_path / name, progress=False)
+        runs.append([list(batch) for batch in embedded])
+    clean_x = {s for b in toy_bitext() for s in b.xx}
+    english = {s for b in toy_bitext() for s in b.en}
+    for batch in runs[0]:
+        x, en = batch[:4], batch[4:8]
+        assert set(en) <= english  # the English sides as they are
+        assert not set(x) & clean_x  # every x side has a word edited (share 1)
+    assert runs[0] == runs[1]  # seeded by the run's seed and the step
+
+
+def test_char_noise_must_be_a_share() -> None:
+    with pytest.raises(ConfigError, match="char_noise must be in"):
+        tiny_config("char_noise=1.5")
+    assert "char_noise" not in DistillConfig().fingerprinted()  # students trained before it keep their fingerprint
+
+
 def test_resume_after_a_kill_equals_the_uninterrupted_run(tmp_path: Path, tiny_model_dir: Path,
                                                            killed_run: Callable[..., AbstractContextManager[None]]
                                                            ) -> None:

@@ -16,11 +16,13 @@ from xlsent.methods.distill.study import (
     LONGER_RECIPES,
     MARGIN_RECIPES,
     MINUTES_RECIPES,
+    NOISE_RECIPES,
     RANK_RECIPES,
     RECIPE_METRIC,
     RECIPES,
     RELATION,
     RELATION_RECIPES,
+    RESPELLED,
     SCALED_RECIPES,
     SHIPPED_RECIPE_ROW,
     SHIPPED_ROW,
@@ -29,6 +31,7 @@ from xlsent.methods.distill.study import (
     claims_losses,
     claims_main,
     claims_minutes,
+    claims_noise,
     claims_recipe,
     claims_v2,
     sts17_mean,
@@ -286,6 +289,30 @@ def test_the_recipe_english_study_holds_english_harder_than_the_shipped_recipe_a
     assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name} and run.rows[name]["adapter scale"] == 1.0
     verdicts = claims_v2(run.rows, RECIPE_METRIC, name)
     assert not verdicts[0].held and verdicts[0].evidence == "97.75 against 97.50, STS-B dev -1.00"  # English lost
+
+
+def test_the_recipe_noise_study_adds_character_noise_to_the_shipped_recipe_and_scores_respellings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsent.methods.distill.study as study
+
+    ((name, (folder, keys)),) = NOISE_RECIPES.items()
+    assert keys == {"char_noise": 0.15} and DistillConfig().char_noise == 0  # off in the field defaults (v1, v2)
+    assert folder == "v2-noise-0.15" and "15%" in name
+    assert RESPELLED == ("qaa", "qab")  # the ciphered simulated languages, not Uyghur
+    errors = {("default", "qaa"): 60.0, ("default", "qab"): 70.0, ("v2", "qaa"): 40.0, ("v2", "qab"): 56.0,
+              (folder, "qaa"): 35.0, (folder, "qab"): 58.0}
+    monkeypatch.setattr(study, "evaluation_error", lambda encoder, lang, root: errors[encoder, lang.code])
+    lab, run, _ = _v2_study(tmp_path, "recipe-noise", folder,
+                            [(200 * k, 120.0 * k, 97.0 + 0.15 * k) for k in range(1, 6)], kept=1000, scale=1.0)
+    assert lab.asked == [("v2", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]
+    assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name}
+    assert run.rows[DEFAULT_ROW]["error qab"] == 70.0 and run.rows[name]["error qaa"] == 35.0
+    assert any(note.startswith("error qaa, error qab (dev, not test)") for note in run.notes)
+    verdicts = claims_noise(run.rows, RECIPE_METRIC, name)
+    assert all("the shipped student's" in v.claim for v in verdicts[:2])
+    assert verdicts[-1].held and verdicts[-1].evidence == "46.5 against 48.0"  # the mean of both respellings
+    assert not claims_noise({**run.rows, name: {**run.rows[name], "error qab": 62.0}}, RECIPE_METRIC,
+                            name)[-1].held
 
 
 def test_the_relation_rows_add_the_relational_term_to_the_margin_row_and_to_the_shipped_minutes(

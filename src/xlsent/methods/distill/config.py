@@ -32,7 +32,8 @@ class DistillConfig(UserBitextConfig):
                                             "hard_negatives": False, "hard_negative_max_cos": 0.95,
                                             "languages_per_batch": 1, "bitext_epochs": 0.0,
                                             "ranking_targets": "student", "adapter_scales": [1.0],
-                                            "relation_weight": 0.0, "bitext_start": ""}
+                                            "relation_weight": 0.0, "bitext_start": "",
+                                            "char_noise": 0.0}
 
     teacher: str = "me5-small"
     teacher_backend: str = "torch"
@@ -56,6 +57,7 @@ class DistillConfig(UserBitextConfig):
     grad_cache: bool = False
     hard_negatives: bool = False
     hard_negative_max_cos: float = 0.95
+    char_noise: float = 0.0
     lora_r: int = 16
     lora_alpha: int = 32
     lora_dropout: float = 0.0
@@ -149,6 +151,9 @@ class DistillConfig(UserBitextConfig):
         if 1.0 not in self.adapter_scales or not all(0 < s <= 1 for s in self.adapter_scales):
             out.append(f"adapter_scales must hold 1 (the adapters as trained) and scales in (0, 1], not "
                        f"{self.adapter_scales}")
+        if not 0 <= self.char_noise <= 1:
+            out.append(f"char_noise must be in [0, 1] (the share of the x sides' words edited; 0 = off), not "
+                       f"{self.char_noise}")
         if self.lora_r < 1 or self.lora_alpha < 1:
             out.append("lora_r and lora_alpha must be >= 1")
         return out

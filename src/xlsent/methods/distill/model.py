@@ -3,7 +3,8 @@ English, by multilingual knowledge distillation, translation ranking, or both.
 
 - data (:mod:`xlsent.data.multilingual`): the X-en pairs of every corpus of ``parallel/``, test sets removed,
   ``valid_pairs`` per language held out; a batch holds ``batch_size`` pairs of one language, the language drawn with
-  temperature ``temperature`` (small languages are seen);
+  temperature ``temperature`` (small languages are seen); with ``char_noise`` > 0, the x sides' words are edited at
+  random (:mod:`xlsent.training.char_noise`);
 - teacher: the frozen ``teacher`` encoder (on ``teacher_backend``)'s unit vectors of the English sides, encoded when
   a batch first needs them (:class:`~xlsent.methods.distill.teacher.TeacherTargets`: a run pays for the pairs it
   sees, and its first step starts at once);
@@ -60,6 +61,7 @@ from xlsent.methods.distill.hard_negatives import nearest_non_translations
 from xlsent.methods.distill.teacher import TeacherTargets
 from xlsent.training import DRAW_PREFIX
 from xlsent.training.batching import batch_indices
+from xlsent.training.char_noise import noised_all
 from xlsent.training.checkpoint import TrainState
 from xlsent.training.finetuned import (
     TrainedPart,
@@ -76,6 +78,10 @@ from xlsent.training.record import DataRecord, ObjectiveRecord, TeacherRecord, T
 from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
+
+NOISE_STREAM = 7
+"""The random stream of a step's character noise (seeded with the run's seed and the step: a resumed run draws the
+same)."""
 
 COUNTS_FILE = "data.json"
 """Next to the model: the training pairs per language, their held-out pairs and sources."""
@@ -292,8 +298,10 @@ def train_on(config: DistillConfig, bitext: Sequence[EnglishBitext], teacher: En
             draw = s * config.languages_per_batch + j
             lang = sampler.language(draw)
             batch.append((lang, batch_indices(len(data[lang].xx), per, draw, config.seed, stream=lang)))
-        sentences = ([data[lang].xx[i] for lang, rows in batch for i in rows]
-                     + [data[lang].en[i] for lang, rows in batch for i in rows])
+        xx = [data[lang].xx[i] for lang, rows in batch for i in rows]
+        if config.char_noise:
+            xx = noised_all(xx, config.char_noise, np.random.default_rng([config.seed, s, NOISE_STREAM]))
+        sentences = xx + [data[lang].en[i] for lang, rows in batch for i in rows]
         if hard is not None and not on_teacher:
             sentences += [data[lang].en[j] for lang, rows in batch for j in hard[lang][rows] if j >= 0]
         if config.grad_cache:
