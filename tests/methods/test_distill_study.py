@@ -310,9 +310,15 @@ def test_the_recipe_noise_study_adds_character_noise_to_the_shipped_recipe_and_s
     assert any(note.startswith("error qaa, error qab (dev, not test)") for note in run.notes)
     verdicts = claims_noise(run.rows, RECIPE_METRIC, name)
     assert all("the shipped student's" in v.claim for v in verdicts[:2])
-    assert verdicts[-1].held and verdicts[-1].evidence == "46.5 against 48.0"  # the mean of both respellings
+    assert verdicts[-2].held and verdicts[-2].evidence == "46.5 against 48.0"  # the mean of both respellings
     assert not claims_noise({**run.rows, name: {**run.rows[name], "error qab": 62.0}}, RECIPE_METRIC,
-                            name)[-1].held
+                            name)[-2].held
+    # the rule declared before the run: dev retrieval 97.75 (step 1000) against the shipped 97.5, English lost (-1.0)
+    assert not verdicts[-1].held and verdicts[-1].evidence.startswith("STS-B dev -1.00, dev retrieval 97.75")
+    held = {**run.rows[name], "stsb-en dev change": -0.45, "pooled retrieval, held-out": 97.41}
+    assert claims_noise({**run.rows, name: held}, RECIPE_METRIC, name)[-1].held  # within 0.1 below the shipped
+    below = {**held, "pooled retrieval, held-out": 97.39}
+    assert not claims_noise({**run.rows, name: below}, RECIPE_METRIC, name)[-1].held
 
 
 def test_the_relation_rows_add_the_relational_term_to_the_margin_row_and_to_the_shipped_minutes(
