@@ -126,3 +126,18 @@ def test_a_training_record_survives_the_manifest_and_keeps_the_validation_histor
     assert "- data: bitext de-en, 4 source / 4 target sentences\n" in card
     assert "- user bitext qaa-en: 3 training pairs, 1 held out (q.tsv sha256 ffffffffffff)" in card
 
+
+
+def test_a_new_record_names_the_machine_and_an_older_one_reads_without_it(tmp_path: Path) -> None:
+    from xlsent.machine_measures import cpu_model
+
+    new = TrainingRecord(TOY, 60.0, steps_done=3)
+    assert new.machine == {"cpu": cpu_model(), "cores": new.machine["cores"]} and new.machine["cores"] >= 1
+    card = write_card(_model(tmp_path / "new", new)).read_text()
+    assert f"- machine: {cpu_model()}, {new.machine['cores']} cores" in card
+    raw = new.to_json()
+    assert raw["machine"] == new.machine and "machine" not in TrainingRecord.from_json(raw).details
+    old = {k: v for k, v in raw.items() if k != "machine"}  # written before the machine was kept
+    read = TrainingRecord.from_json(old)
+    assert read.machine is None and "machine" not in read.to_json()  # never the reader's machine
+    assert "- machine:" not in write_card(_model(tmp_path / "old", read)).read_text()

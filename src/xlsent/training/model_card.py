@@ -141,6 +141,9 @@ def _training_lines(record: TrainingRecord) -> list[str]:
     else:
         lines.append(f"- training time: {record.seconds / 60:.1f} min (the whole training command: data and "
                      "cached features prepared, training, validation)")
+    if record.machine:
+        lines.append(f"- machine: {record.machine.get('cpu', '?')}, {record.machine.get('cores', '?')} cores (the "
+                     "training time depends on it)")
     if record.time_budget_minutes:
         lines.append(f"- time budget: {record.time_budget_minutes:g} min of training steps and validation "
                      f"(`minutes`; {(record.train_seconds or 0) / 60:.1f} min used)")

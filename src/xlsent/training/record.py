@@ -18,12 +18,14 @@ True
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from xlsent.encoders.model_dir import read_manifest
+from xlsent.machine_measures import cpu_model
 
 if TYPE_CHECKING:
     from xlsent.training.loop import TrainResult
@@ -149,15 +151,26 @@ class ObjectiveRecord:
 
 
 _COMMON = ("data", "seconds", "validation", "steps_done", "train_seconds", "time_budget_minutes", "objective",
-           "loss", "teacher", "embed_init", "user_bitext", "final")
+           "loss", "teacher", "embed_init", "user_bitext", "final", "machine")
+
+
+def this_machine() -> dict[str, Any]:
+    """The CPU model and the cores this process may use: what a run's minutes depend on.
+
+    >>> sorted(this_machine())
+    ['cores', 'cpu']
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpu": cpu_model(), "cores": cores}
 
 
 @dataclass(frozen=True)
 class TrainingRecord:
     """A trained model's ``training`` record: its data, the whole command's ``seconds``, validation, steps done,
     seconds of training steps over resumed runs (``train_seconds``), the time budget in minutes, the objective, the
-    records of the user's bitext files (:mod:`xlsent.data.user_bitext`), the trainer's ``final`` losses, and
-    ``details`` of the method's own."""
+    records of the user's bitext files (:mod:`xlsent.data.user_bitext`), the trainer's ``final`` losses, the
+    ``machine`` it ran on (:func:`this_machine`; None in records written before it was kept), and ``details`` of the
+    method's own."""
 
     data: DataRecord
     seconds: float
@@ -169,13 +182,14 @@ class TrainingRecord:
     user_bitext: Sequence[Mapping[str, Any]] = ()
     final: Mapping[str, Any] | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+    machine: Mapping[str, Any] | None = field(default_factory=this_machine)
 
     def to_json(self) -> dict[str, Any]:
         """The manifest's ``training`` object (fields left unset are left out)."""
         out: dict[str, Any] = {"data": self.data.to_json(), "seconds": round(self.seconds, 1)}
         if self.validation is not None:
             out["validation"] = self.validation.to_json()
-        for key in ("steps_done", "train_seconds", "time_budget_minutes", "final"):
+        for key in ("steps_done", "train_seconds", "time_budget_minutes", "final", "machine"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         if self.objective is not None:
@@ -198,7 +212,7 @@ class TrainingRecord:
                    ValidationRecord.from_json(validation) if validation else None, raw.get("steps_done"),
                    raw.get("train_seconds"), raw.get("time_budget_minutes"), objective,
                    tuple(raw.get("user_bitext", ())), raw.get("final"),
-                   {k: v for k, v in raw.items() if k not in _COMMON})
+                   {k: v for k, v in raw.items() if k not in _COMMON}, raw.get("machine"))
 
 
 def read_training(model_dir: str | Path) -> TrainingRecord:
