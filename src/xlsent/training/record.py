@@ -18,7 +18,6 @@ True
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from xlsent.encoders.model_dir import read_manifest
 from xlsent.machine_measures import cpu_model
+from xlsent.threads import cores
 
 if TYPE_CHECKING:
     from xlsent.training.loop import TrainResult
@@ -155,13 +155,13 @@ _COMMON = ("data", "seconds", "validation", "steps_done", "train_seconds", "time
 
 
 def this_machine() -> dict[str, Any]:
-    """The CPU model and the cores this process may use: what a run's minutes depend on.
+    """The CPU model and the cores this process may use (:func:`~xlsent.threads.cores`): what a run's minutes depend
+    on.
 
     >>> sorted(this_machine())
     ['cores', 'cpu']
     """
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return {"cpu": cpu_model(), "cores": cores}
+    return {"cpu": cpu_model(), "cores": cores()}
 
 
 @dataclass(frozen=True)
