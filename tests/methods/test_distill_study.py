@@ -236,8 +236,8 @@ def _v2_study(tmp_path: Path, name: str, folder: str, validations: list[tuple[in
     student's model in ``folder``, validated at ``validations`` (at adapter ``scale`` where given)."""
     import xlsent.methods.distill.study as study
 
-    settings = Settings(main_dir=tmp_path / "v2", models_dir=tmp_path / "study")
-    _validated_run(settings.main_dir, [(200 * k, 120.0 * k, 97.0 + 0.1 * k) for k in range(1, 6)], kept=1000)
+    settings = Settings(v2_dir=tmp_path / "v2", models_dir=tmp_path / "study")
+    _validated_run(settings.v2_dir, [(200 * k, 120.0 * k, 97.0 + 0.1 * k) for k in range(1, 6)], kept=1000)
     _validated_run(settings.models_dir / folder, validations, kept=kept, scale=scale)
     lab = _ShippedLab()
     run = StudyRun(name, settings, tmp_path)
@@ -252,13 +252,14 @@ def test_the_recipe_longer_study_trains_the_shipped_recipe_for_twice_its_steps_b
     assert keys["steps"] == 2 * shipped.steps and keys["warmup_steps"] == 2 * shipped.warmup_steps
     lab, run, settings = _v2_study(tmp_path, "recipe-longer", folder,
                                    [(400 * k, 240.0 * k, 97.0 + 0.2 * k) for k in range(1, 6)], kept=2000)
-    assert lab.asked == [("v2", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]  # never v1's
+    assert lab.asked == [("v2", {"recipe": "v2"}), (folder, {"recipe": "v2", **keys})]  # never v1's
     assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name}
-    assert any(note.startswith(f"the base row is the shipped student (v2, {settings.main_dir})") for note in run.notes)
+    assert any(note.startswith(f"the base row is the second shipped student (v2, {settings.v2_dir})")
+               for note in run.notes)
     verdicts = claims_v2(run.rows, RECIPE_METRIC, name)
     # each one's kept step: higher on dev, but English STS-B dev lost beyond the tolerance (-step / 1000 here)
     assert not verdicts[0].held and verdicts[0].evidence == "98.00 against 97.50, STS-B dev -2.00"
-    assert all("the shipped student's" in v.claim for v in verdicts[:2])  # v2 is the base row, not v1's recipe
+    assert all("v2's" in v.claim for v in verdicts[:2])  # v2 is the base row, not v1's recipe
     assert len(verdicts) == 3
 
 
@@ -269,13 +270,13 @@ def test_the_recipe_rank_study_changes_only_the_adapters_rank_of_the_shipped_rec
     assert keys["lora_alpha"] / keys["lora_r"] == shipped.lora_alpha / shipped.lora_r  # each direction scaled as v2's
     lab, run, _ = _v2_study(tmp_path, "recipe-rank", folder,
                             [(200 * k, 150.0 * k, 97.0 + 0.05 * k) for k in range(1, 6)], kept=1000, scale=0.75)
-    assert lab.asked == [("v2", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]
+    assert lab.asked == [("v2", {"recipe": "v2"}), (folder, {"recipe": "v2", **keys})]
     assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name}
     assert any("a step of the larger rank costs more" in note for note in run.notes)
     assert run.rows[name]["adapter scale"] == 0.75 and "adapter scale" not in run.rows[V2_ROW]  # as validated
     verdicts = claims_v2(run.rows, RECIPE_METRIC, name)
     assert not verdicts[0].held and verdicts[0].evidence.startswith("97.25 against 97.50")  # lower on dev
-    assert all("the shipped student's" in v.claim for v in verdicts[:2])
+    assert all("v2's" in v.claim for v in verdicts[:2])
 
 
 def test_the_recipe_english_study_holds_english_harder_than_the_shipped_recipe_and_nothing_else(
@@ -285,7 +286,7 @@ def test_the_recipe_english_study_holds_english_harder_than_the_shipped_recipe_a
     assert folder == "v2-relation-0.3"  # no float noise (3 x 0.1) in the folder, the row or the config
     lab, run, _ = _v2_study(tmp_path, "recipe-english", folder,
                             [(200 * k, 120.0 * k, 97.0 + 0.15 * k) for k in range(1, 6)], kept=1000, scale=1.0)
-    assert lab.asked == [("v2", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]
+    assert lab.asked == [("v2", {"recipe": "v2"}), (folder, {"recipe": "v2", **keys})]
     assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name} and run.rows[name]["adapter scale"] == 1.0
     verdicts = claims_v2(run.rows, RECIPE_METRIC, name)
     assert not verdicts[0].held and verdicts[0].evidence == "97.75 against 97.50, STS-B dev -1.00"  # English lost
@@ -304,12 +305,12 @@ def test_the_recipe_noise_study_adds_character_noise_to_the_shipped_recipe_and_s
     monkeypatch.setattr(study, "evaluation_error", lambda encoder, lang, root: errors[encoder, lang.code])
     lab, run, _ = _v2_study(tmp_path, "recipe-noise", folder,
                             [(200 * k, 120.0 * k, 97.0 + 0.15 * k) for k in range(1, 6)], kept=1000, scale=1.0)
-    assert lab.asked == [("v2", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]
+    assert lab.asked == [("v2", {"recipe": "v2"}), (folder, {"recipe": "v2", **keys})]
     assert set(run.rows) == {DEFAULT_ROW, V2_ROW, name}
     assert run.rows[DEFAULT_ROW]["error qab"] == 70.0 and run.rows[name]["error qaa"] == 35.0
     assert any(note.startswith("error qaa, error qab (dev, not test)") for note in run.notes)
     verdicts = claims_noise(run.rows, RECIPE_METRIC, name)
-    assert all("the shipped student's" in v.claim for v in verdicts[:2])
+    assert all("v2's" in v.claim for v in verdicts[:2])
     assert verdicts[-2].held and verdicts[-2].evidence == "46.5 against 48.0"  # the mean of both respellings
     assert not claims_noise({**run.rows, name: {**run.rows[name], "error qab": 62.0}}, RECIPE_METRIC,
                             name)[-2].held
@@ -397,7 +398,16 @@ def test_the_packaged_configuration_retrains_the_shipped_student() -> None:
 
     shipped = METHOD.config([], [])
     assert shipped.fingerprint() == _fingerprint(REPO / Settings().main_dir)
-    assert shipped.fingerprint() != DistillConfig().fingerprint()  # v2 is not the v1 recipe
+    assert shipped.fingerprint() != DistillConfig().fingerprint()  # the shipped student is not the v1 recipe
+
+
+def test_the_v2_recipe_is_the_second_shipped_students_configuration() -> None:
+    from xlsent.methods.distill.model import METHOD
+    from xlsent.methods.distill.study import V2_DIR, V2_RECIPE
+
+    v2 = METHOD.config([], [], **V2_RECIPE)
+    assert v2.fingerprint() == _fingerprint(REPO / V2_DIR) == _fingerprint(REPO / Settings().v2_dir)
+    assert v2.fingerprint() != METHOD.config([], []).fingerprint()  # v3 is not v2's recipe
 
 
 class _ShippedLab(_FakeLab):
@@ -412,6 +422,13 @@ class _ShippedLab(_FakeLab):
         self.asked.append((out.name, {"recipe": "shipped", **overrides}))
         return out.name
 
+    def v2(self, **overrides: object) -> DistillConfig:
+        return self.config(**{"char_noise": 0.0, **overrides})
+
+    def v2_student(self, out: Path, **overrides: object) -> str:
+        self.asked.append((out.name, {"recipe": "v2", **overrides}))
+        return out.name
+
 
 def _shipped_bitext_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, **runs: tuple[str, ...]
                           ) -> tuple[_ShippedLab, StudyRun[Settings], Settings]:
@@ -420,7 +437,7 @@ def _shipped_bitext_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name:
 
     monkeypatch.setattr(study, "evaluation_error", lambda encoder, lang, root: 30.0)
     monkeypatch.setattr(study, "write_user_file", lambda lang, n, folder, root, seed: tmp_path / f"{lang.code}.tsv")
-    settings = Settings(models_dir=tmp_path / "models", main_dir=tmp_path / "v2", **runs)  # type: ignore[arg-type]
+    settings = Settings(models_dir=tmp_path / "models", v2_dir=tmp_path / "v2", **runs)  # type: ignore[arg-type]
     _validated_run(settings.models_dir / f"{name}-ug-300", [(200, 60.0, 97.0)], kept=200)
     lab = _ShippedLab()
     run = StudyRun(name, settings, tmp_path)
@@ -434,10 +451,10 @@ def test_the_bitext_v2_study_trains_the_shipped_recipe_beside_the_shipped_studen
 
     lab, run, _ = _shipped_bitext_study(tmp_path, monkeypatch, "bitext-v2", v2_runs=("ug:300",))
     assert [name for name, _ in lab.asked] == ["v2", "bitext-v2-ug-300"]
-    assert all(keys["recipe"] == "shipped" for _, keys in lab.asked)
+    assert all(keys["recipe"] == "v2" for _, keys in lab.asked)
     assert set(run.rows) == {DEFAULT_ROW, "me5-distill (shipped)", study.V2_METHOD_ROW}
-    assert run.fingerprints[study.V2_METHOD_ROW] == lab.config(**{k: v for k, v in lab.asked[1][1].items()
-                                                                  if k != "recipe"}).fingerprint()
+    assert run.fingerprints[study.V2_METHOD_ROW] == lab.v2(**{k: v for k, v in lab.asked[1][1].items()
+                                                              if k != "recipe"}).fingerprint()
     assert any("second one (v2" in note for note in run.notes) and any("v2's 1000" in note for note in run.notes)
 
 
@@ -448,7 +465,7 @@ def test_the_bitext_start_study_starts_each_student_from_the_shipped_recipe_with
     lab, run, settings = _shipped_bitext_study(tmp_path, monkeypatch, "bitext-start", start_runs=("ug:300",))
     assert [name for name, _ in lab.asked] == ["v2", study.START_DIR, "bitext-start-ug-300"]
     start = str(settings.models_dir / study.START_DIR)
-    assert lab.asked[1][1] == {"recipe": "shipped", "languages": ["de"]}  # tr is qaa's language: held back
+    assert lab.asked[1][1] == {"recipe": "v2", "languages": ["de"]}  # tr is qaa's language: held back
     assert lab.asked[2][1]["bitext_start"] == start and lab.asked[2][1]["languages"] == ["de"]
     assert set(run.rows) == {DEFAULT_ROW, "me5-distill (shipped)", study.START_ROW, study.V2_METHOD_ROW}
     verdicts = study.claims_bitext(run.rows, "error ug", study.V2_METHOD_ROW)
