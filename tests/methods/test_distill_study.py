@@ -322,6 +322,33 @@ def test_the_recipe_noise_study_adds_character_noise_to_the_shipped_recipe_and_s
     assert not claims_noise({**run.rows, name: below}, RECIPE_METRIC, name)[-1].held
 
 
+def test_the_recipe_noise_more_study_doubles_the_noise_of_the_shipped_recipe_beside_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import xlsent.methods.distill.study as study
+    from xlsent.methods.distill.model import METHOD
+
+    ((name, (folder, keys)),) = study.MORE_NOISE_RECIPES.items()
+    assert keys == {"char_noise": 2 * METHOD.config([], []).char_noise} and folder == "v3-noise-0.3"
+    errors = {("default", "qaa"): 60.0, ("default", "qab"): 70.0, ("v3", "qaa"): 39.0, ("v3", "qab"): 55.0,
+              (folder, "qaa"): 36.0, (folder, "qab"): 54.0}
+    monkeypatch.setattr(study, "evaluation_error", lambda encoder, lang, root: errors[encoder, lang.code])
+    settings = Settings(main_dir=tmp_path / "v3", models_dir=tmp_path / "study")
+    _validated_run(settings.main_dir, [(200 * k, 120.0 * k, 97.0 + 0.1 * k) for k in range(1, 6)], kept=1000)
+    _validated_run(settings.models_dir / folder, [(200 * k, 120.0 * k, 97.0 + 0.09 * k) for k in range(1, 6)],
+                   kept=1000)
+    lab, run = _ShippedLab(), StudyRun("recipe-noise-more", settings, tmp_path)
+    study.study_recipe_noise_more(lab, run)  # type: ignore[arg-type]
+    assert lab.asked == [("v3", {"recipe": "shipped"}), (folder, {"recipe": "shipped", **keys})]  # v3's, not v2's
+    assert set(run.rows) == {DEFAULT_ROW, study.V3_ROW, name}
+    assert any(note.startswith(f"the base row is the shipped student (v3, {settings.main_dir})")
+               for note in run.notes)
+    verdicts = study.claims_more_noise(run.rows, RECIPE_METRIC, name)
+    assert all("v3's" in v.claim for v in verdicts[:2]) and "replacing v3" in verdicts[-1].claim
+    assert verdicts[-2].held and verdicts[-2].evidence == "45.0 against 47.0"
+    # dev 97.45 against v3's 97.5: within the declared margin; English held (-step / 1000 = -1.0: lost)
+    assert not verdicts[-1].held and "dev retrieval 97.45 against 97.50" in verdicts[-1].evidence
+
+
 def test_the_relation_rows_add_the_relational_term_to_the_margin_row_and_to_the_shipped_minutes(
         tmp_path: Path) -> None:
     margin = MINUTES_RECIPES["32 pairs a batch, ranking margin 0.05"][1]
