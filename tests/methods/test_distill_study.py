@@ -27,6 +27,7 @@ from xlsent.methods.distill.study import (
     SHIPPED_RECIPE_ROW,
     SHIPPED_ROW,
     V2_ROW,
+    VS_PREVIOUS,
     Settings,
     claims_losses,
     claims_main,
@@ -129,7 +130,13 @@ def test_the_previous_student_row_comes_from_its_saved_results(tmp_path: Path) -
     TaskResult(task="distill", encoder="me5-distill@1", dataset="d", main_score=65.0, main_metric="m",
                scores={SHIPPED_ROW: {"tatoeba all-112": 65.0}}, variant="main").save(tmp_path)
     found = previous_student(tmp_path)
-    assert found == ({"tatoeba all-112": 65.0}, {"deu": 90.0, "kab": 40.0})
+    assert found == ({"tatoeba all-112": 65.0}, {"deu": 90.0, "kab": 40.0}, {})
+    # its own comparison with the student before it is not a column of this study's row for it (it was shown there)
+    TaskResult(task="distill", encoder="me5-distill@1", dataset="d", main_score=65.0, main_metric="m",
+               scores={SHIPPED_ROW: {"tatoeba all-112": 65.0, VS_PREVIOUS: -1.5},
+                       DEFAULT_ROW: {"tatoeba all-112": 60.0}}, variant="main").save(tmp_path)
+    assert previous_student(tmp_path) == ({"tatoeba all-112": 65.0}, {"deu": 90.0, "kab": 40.0},
+                                          {"tatoeba all-112": 60.0})
 
 
 def _validated_run(folder: Path, validations: list[tuple[int, float, float]], kept: int,
