@@ -354,7 +354,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
           pairs: str | Path | None = None, model: str | Path = DEFAULT_MODEL, backend: str = "auto",
           config: AlignConfig | None = None, fmt: str = "beads", src_lang: str | None = None,
           tgt_lang: str | None = None, resume: bool = False, split: bool = False, engine: str = "local",
-          ray: RayConfig | None = None, progress: bool = True) -> AlignSummary:
+          ray: RayConfig | None = None, progress: bool = True, gold: str | Path | None = None) -> AlignSummary:
     """Sentence-align the document ``src`` with its translation ``tgt`` (``-``: standard input; a pipe too) into
     ``output`` (``-``: standard output), or every ``src TAB tgt TAB out`` row of the list ``pairs`` with one model:
     one bead a line, ``[i, j]:[k]:cost`` (``fmt="tsv"``: ``cost TAB source text TAB target text``), every line of
@@ -364,7 +364,10 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     unchecked, and no model is loaded when none is left. With ``split``, the documents are paragraphs (one a line),
     aligned sentence by sentence: see :func:`xlsent.align.job.align_files`. With ``engine="ray"``, the pairs are
     aligned on Ray (``ray``: its settings), the model loaded once per worker, each output the same bytes as the local
-    engine writes: see :mod:`xlsent.align.distributed`.
+    engine writes: see :mod:`xlsent.align.distributed`. With ``gold`` (a gold alignment of ``src`` and ``tgt``; with
+    ``pairs``, a fourth column of the list), the beads written are scored against it (Bleualign's strict and lax
+    precision, recall and F1, counts summed over the pairs, a resumed run's skipped pairs included): the summary's
+    ``scores``, see :mod:`xlsent.evaluation.align_gold`.
 
     >>> xlsent.align("de.txt", "fr.txt", "de-fr.beads")  # doctest: +SKIP
     """
@@ -381,26 +384,33 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
         readable_pairs,
         unwritten,
     )
+    from xlsent.evaluation.align_gold import check_gold_route, check_golds, gold_scores
     from xlsent.languages import check_lang
     from xlsent.output_lock import exclusive_outputs
 
     if (pairs is None) == (src is None or tgt is None or output is None):
         raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
+    if pairs is not None and gold is not None:
+        raise ValueError("--gold goes with SRC TGT -o OUTPUT; a --pairs list names each pair's gold in a fourth column")
     check_engine(engine)
     if engine == "ray" and pairs is None:
         raise ValueError("--engine ray aligns the document pairs of --pairs LIST.tsv as tasks; one pair runs local")
     src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
     route = PairRoute(config or AlignConfig(), fmt, src_lang, tgt_lang, split)
-    listed = read_pairs_list(pairs) if pairs is not None else [DocPair.of(str(src), str(tgt), str(output))]
+    listed = (read_pairs_list(pairs) if pairs is not None
+              else [DocPair.of(str(src), str(tgt), str(output), gold=gold)])
     check_paths(listed, pairs)
+    check_gold_route(listed, fmt, split)
     if split:
         check_split(listed, src_lang, tgt_lang)
+    check_golds(listed)
     todo = unwritten(listed) if resume else listed
     skipped = len(listed) - len(todo)
     if skipped:
         log.info("--resume: %d of %d pair(s) already written, skipped", skipped, len(listed))
+    scored = any(p.gold for p in listed)
     if not todo:
-        return AlignSummary(0, 0, 0, 0.0, skipped)
+        return AlignSummary(0, 0, 0, 0.0, skipped, scores=gold_scores(listed) if scored else None)
     with readable_pairs(todo) as todo:
         check_pairs(todo)
         with exclusive_outputs(pair.out for pair in todo):  # one run per output at a time
@@ -414,7 +424,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
                 bars = progress and len(todo) == 1  # a run of many pairs shows one bar, of the pairs
                 outputs = local_outputs(lambda texts, lang: encoder.encode(texts, lang, progress=bars), route)
             done = align_files(todo, outputs, progress=progress)
-    return replace(done, skipped=skipped)
+    return replace(done, skipped=skipped, scores=gold_scores(listed) if scored else None)
 
 
 def calibrate(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto", langs: Sequence[str] | None = None,

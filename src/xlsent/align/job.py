@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -57,12 +57,15 @@ class DocPair:
     tgt: InputSpec
     out: str
     row: str | None = None
+    gold: Path | None = None
 
     @classmethod
-    def of(cls, src: str | Path, tgt: str | Path, out: str | Path, row: str | None = None) -> DocPair:
+    def of(cls, src: str | Path, tgt: str | Path, out: str | Path, row: str | None = None,
+           gold: str | Path | None = None) -> DocPair:
         """The pair of the paths ``src``, ``tgt`` (``-``: standard input) and ``out`` (``-``: standard output),
-        read as text."""
-        return cls(InputSpec(Path(src), format="txt"), InputSpec(Path(tgt), format="txt"), str(out), row)
+        read as text, with the gold alignment ``gold`` its beads are scored against (none: not scored)."""
+        return cls(InputSpec(Path(src), format="txt"), InputSpec(Path(tgt), format="txt"), str(out), row,
+                   Path(gold) if gold is not None else None)
 
     def where(self, message: str) -> str:
         """``message`` about this pair, after the row of the list that names it.
@@ -83,13 +86,29 @@ class AlignSummary:
     seconds: float
     skipped: int = 0
     spans: SpanCount = SpanCount()
+    scores: Mapping[str, float] | None = None
 
     def describe(self) -> str:
+        """One line: what was aligned, and the scores against the gold where there is one (percent).
+
+        >>> line = AlignSummary(1, 3, 1, 0.5, scores={"pairs": 1, "strict_precision": 0.5, "strict_recall": 1.0,
+        ...     "strict_f1": 2 / 3, "strict_f1_low": 0.4, "strict_f1_high": 0.9, "lax_f1": 1.0}).describe()
+        >>> line.split("; ")[1].split(": ")[0]
+        'against the gold of 1 pair(s)'
+        >>> "strict precision 50.0, recall 100.0, F1 66.7 (95% interval 40.0-90.0), lax F1 100.0" in line
+        True
+        """
         kept = f"; {self.skipped} pair(s) skipped, their output already written (--resume)" if self.skipped else ""
         embedded = (f"; {self.spans.embedded} of {self.spans.possible} multi-line spans embedded"
                     if self.spans.possible else "")
+        gold = ""
+        if self.scores is not None:
+            s = {k: 100 * v for k, v in self.scores.items() if k != "pairs"}
+            gold = (f"; against the gold of {self.scores['pairs']:.0f} pair(s): strict precision "
+                    f"{s['strict_precision']:.1f}, recall {s['strict_recall']:.1f}, F1 {s['strict_f1']:.1f} (95% "
+                    f"interval {s['strict_f1_low']:.1f}-{s['strict_f1_high']:.1f}), lax F1 {s['lax_f1']:.1f}")
         return (f"aligned {self.documents} document pair(s): {self.beads} beads, {self.null_beads} of them null "
-                f"(a line without counterpart) in {self.seconds:.1f}s{embedded}{kept}")
+                f"(a line without counterpart) in {self.seconds:.1f}s{embedded}{kept}{gold}")
 
 
 def listed_path(base: Path, cell: str) -> Path:
@@ -129,9 +148,10 @@ def _header_like(cells: Sequence[str]) -> bool:
 
 
 def read_pairs_list(path: str | Path) -> list[DocPair]:
-    """The pairs of a ``src TAB tgt TAB out`` list (paths as :func:`listed_path` reads them; the list's folder is the
-    current one for a list on standard input; blank rows are skipped), naming the file and line of a malformed row
-    and of a header (a list has none)."""
+    """The pairs of a ``src TAB tgt TAB out`` list, each row with a fourth column ``gold`` (the gold alignment its
+    beads are scored against) or none (paths as :func:`listed_path` reads them; the list's folder is the current one
+    for a list on standard input; blank rows are skipped), naming the file and line of a malformed row, of a row
+    whose columns differ from the first's, and of a header (a list has none)."""
     spec = InputSpec(Path(path), format="txt")
     spec.check()
     base = Path(".") if spec.is_stream() else spec.path.parent
@@ -142,16 +162,20 @@ def read_pairs_list(path: str | Path) -> list[DocPair]:
             if is_empty(row):
                 continue
             cells = row.split("\t")
-            if len(cells) != 3 or any(is_empty(c) for c in cells):
-                raise InputError(f"{where}: {len(cells)} column(s); each row of --pairs is SRC TAB TGT TAB OUT")
-            src, tgt, out = (listed_path(base, c) for c in cells)
+            if len(cells) not in (3, 4) or any(is_empty(c) for c in cells):
+                raise InputError(f"{where}: {len(cells)} column(s); each row of --pairs is SRC TAB TGT TAB OUT, or "
+                                 "SRC TAB TGT TAB OUT TAB GOLD in every row")
+            if pairs and (len(cells) == 4) != (pairs[0].gold is not None):
+                raise InputError(f"{where}: {len(cells)} columns, but {pairs[0].row} has {4 if pairs[0].gold else 3}: "
+                                 "a gold alignment (a fourth column) is named in every row of --pairs or in none")
+            src, tgt, out, *gold = (listed_path(base, c) for c in cells)
             if spec.is_stdin() and STDIN in (str(src), str(tgt)):
                 raise InputError(f"{where}: - (standard input) is the list itself here, read already; name the "
                                  "document's file")
             if not pairs and _header_like(cells) and not src.exists():
                 raise InputError(f"{where}: this row looks like a header ({', '.join(c.strip() for c in cells)}), but "
                                  "a --pairs list has none (every row is SRC TAB TGT TAB OUT): remove that line")
-            pairs.append(DocPair.of(src, tgt, out, where))
+            pairs.append(DocPair.of(src, tgt, out, where, gold[0] if gold else None))
     if not pairs:
         raise InputError(f"{spec.name}: lists no document pair; each row is SRC TAB TGT TAB OUT")
     return pairs

@@ -63,8 +63,9 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    help="bead file to write; - writes to standard output (default: none; required unless --pairs)")
     p.add_argument("--pairs", metavar="LIST.tsv",
                    help="align many document pairs: a file of `src TAB tgt TAB out` rows, no header (paths relative "
-                   "to the list's folder, - being standard input or output wherever it is; blank rows skipped), "
-                   "instead of SRC TGT -o OUTPUT (default: none)")
+                   "to the list's folder, - being standard input or output wherever it is; blank rows skipped), with "
+                   "a fourth column `gold` in every row to score them (--gold), instead of SRC TGT -o OUTPUT "
+                   "(default: none)")
     add_model(p)
     p.add_argument("--src-lang", help="source language code, for encoders that use it (default: none; never "
                    "detected online)")
@@ -129,6 +130,12 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    "follows, and align those pieces; the beads number them, and OUTPUT.src-sentences.tsv and "
                    "OUTPUT.tgt-sentences.tsv map each to its line and character span (default: a sentence a line "
                    "already)")
+    p.add_argument("--gold", metavar="GOLD",
+                   help="a gold alignment of SRC and TGT ([i, j]:[k] beads, one a line: Bleualign's and Vecalign's "
+                   "format): the beads written are scored against it, Bleualign's strict and lax precision, recall "
+                   "and F1 with the 95%% interval of the strict F1, on the last line; with --pairs, each row's "
+                   "fourth column (SRC TAB TGT TAB OUT TAB GOLD), counts summed over the pairs, as the papers score "
+                   "a test set of several documents (default: not scored)")
     p.add_argument("--resume", action="store_true",
                    help="skip the pairs whose output exists: a killed run's finished pairs (each output is written "
                    "whole); the options they were aligned with are not checked (default: every output rewritten)")
@@ -164,6 +171,6 @@ def _align(args: argparse.Namespace) -> int:
     summary = align(args.src, args.tgt, args.output, pairs=args.pairs, model=args.model, backend=args.backend,
                     config=cfg, fmt=args.format, src_lang=args.src_lang, tgt_lang=args.tgt_lang,
                     resume=args.resume, split=args.split, engine=args.engine, ray=ray_config(args),
-                    progress=not args.quiet)
+                    progress=not args.quiet, gold=args.gold)
     print(summary.describe(), file=sys.stderr)
     return 0
