@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xlsent.align.job import DocPair
+from xlsent.align.job import DocPair, read_pairs_list
+from xlsent.data.text_input import InputError
 from xlsent.evaluation.align_gold import gold_scores
 from xlsent.evaluation.bead_scores import bead_scores, strict_f1_interval
 
@@ -73,3 +74,9 @@ def test_a_list_with_golds_is_scored_and_a_resumed_run_scores_what_it_skipped(
     assert main(["align", str(tmp_path / "a.de"), str(tmp_path / "a.en"), "-o", str(tmp_path / "one.beads"), "-q",
                  "--gold", str(tmp_path / "a.gold")]) == 0
     assert "against the gold of 1 pair(s): strict precision 100.0, recall 100.0, F1 100.0" in capsys.readouterr().err
+
+
+def test_a_header_naming_the_gold_column_is_refused(tmp_path: Path) -> None:
+    _write(tmp_path / "list.tsv", ["src\ttgt\tout\tgold", "a.de\ta.en\ta.beads\ta.gold"])
+    with pytest.raises(InputError, match="list.tsv:1: this row looks like a header"):
+        read_pairs_list(tmp_path / "list.tsv")

@@ -44,7 +44,7 @@ target text``, the lines of a side joined by a space, each field as :func:`~xlse
 it."""
 STDOUT_KEY = ("standard output",)
 """The :func:`file_key` of standard output."""
-LIST_HEADER_NAMES = HEADER_NAMES | {"out", "output", "beads", "doc", "document"}
+LIST_HEADER_NAMES = HEADER_NAMES | {"out", "output", "beads", "doc", "document", "gold", "reference"}
 """Cells that mark row 1 of a ``--pairs`` list as a header (a list has none: :func:`read_pairs_list` refuses it)."""
 
 
