@@ -63,7 +63,7 @@ def check_file(path: Path) -> Path:
 Linked = list[tuple[tuple[int, ...], tuple[int, ...]]]
 
 
-def _shifted(beads: Sequence[Bead], shift: tuple[int, int]) -> Linked:
+def _linked(beads: Sequence[Bead], shift: tuple[int, int] = (0, 0)) -> Linked:
     """The beads as id pairs, every source id plus ``shift[0]`` and target id plus ``shift[1]``."""
     return [(tuple(i + shift[0] for i in b.src), tuple(j + shift[1] for j in b.tgt)) for b in beads]
 
@@ -71,18 +71,19 @@ def _shifted(beads: Sequence[Bead], shift: tuple[int, int]) -> Linked:
 def gold_scores(pairs: Sequence[DocPair]) -> dict[str, float]:
     """Strict and lax precision, recall and F1 (fractions) of the outputs of the ``pairs`` that name a gold against
     it, counts summed over them; ``strict_f1_low``/``strict_f1_high``: its 95% interval (the pairs' beads one after
-    the other, as one document); ``pairs``: how many were scored."""
+    the other, as one document); ``pairs``: how many were scored. The golds were checked against their documents
+    (:func:`check_golds`) and an output holds every line of both documents, so neither document is read again."""
     golds: list[Linked] = []
     tests: list[Linked] = []
     joined: tuple[Linked, Linked] = ([], [])
     shift = (0, 0)
     for pair, gold_file in ((p, p.gold) for p in pairs if p.gold is not None):
-        within = _sizes(pair)
-        gold, test = read_beads(check_file(gold_file), within=within), read_beads(pair.out, within=within)
-        golds.append(_shifted(gold, (0, 0)))
-        tests.append(_shifted(test, (0, 0)))
-        joined[0].extend(_shifted(gold, shift))
-        joined[1].extend(_shifted(test, shift))
-        shift = (shift[0] + within[0][1], shift[1] + within[1][1])
+        gold, test = read_beads(gold_file), read_beads(pair.out)
+        golds.append(_linked(gold))
+        tests.append(_linked(test))
+        joined[0].extend(_linked(gold, shift))
+        joined[1].extend(_linked(test, shift))
+        shift = (shift[0] + 1 + max((i for b in test for i in b.src), default=-1),
+                 shift[1] + 1 + max((j for b in test for j in b.tgt), default=-1))
     low, high = strict_f1_interval(*joined)
     return {**bead_scores(golds, tests), "strict_f1_low": low, "strict_f1_high": high, "pairs": float(len(golds))}
