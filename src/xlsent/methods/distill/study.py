@@ -66,7 +66,7 @@ from dataclasses import asdict, dataclass
 from functools import cached_property, partial
 from math import nan
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -967,27 +967,30 @@ def simulated_errors(encoder: Encoder, codes: Iterable[str], root: str | Path | 
     return {f"error {code}": evaluation_error(encoder, SIMULATED[code], root) for code in codes}
 
 
+class Trainer(Protocol):
+    """How a base's student is trained: the lab, the student's folder and the row's configuration keys."""
+
+    def __call__(self, lab: Lab, out: Path, **overrides: Any) -> Encoder: ...
+
+
 @dataclass(frozen=True)
 class Base:
-    """The shipped student a study's recipes change and compare with: its row, the setting of its folder, the lab's
-    method that trains its recipe with a row's keys, and the note that names it."""
+    """The shipped student a study's recipes change and compare with: its row, the setting of its folder, how the lab
+    trains its recipe with a row's keys, and the note that names it."""
 
     row: str
     folder: str
-    trainer: str
+    student: Trainer
     note: str
-
-    def student(self, lab: Lab, out: Path, **overrides: Any) -> Encoder:
-        """The student in ``out`` of this base's recipe with ``overrides`` (trained unless there)."""
-        trained: Encoder = getattr(lab, self.trainer)(out, **overrides)
-        return trained
 
 
 BASES = {
-    "v1": Base(SHIPPED_RECIPE_ROW, "v1_dir", "v1_student", "the shipped recipe's row is the first shipped student (v1, "
-                                                           "{folder})"),
-    "v2": Base(V2_ROW, "v2_dir", "v2_student", "the base row is the second shipped student (v2, {folder})"),
-    "v3": Base(V3_ROW, "main_dir", "student", "the base row is the shipped student (v3, {folder})"),
+    "v1": Base(SHIPPED_RECIPE_ROW, "v1_dir", lambda lab, out, **keys: lab.v1_student(out, **keys),
+               "the shipped recipe's row is the first shipped student (v1, {folder})"),
+    "v2": Base(V2_ROW, "v2_dir", lambda lab, out, **keys: lab.v2_student(out, **keys),
+               "the base row is the second shipped student (v2, {folder})"),
+    "v3": Base(V3_ROW, "main_dir", lambda lab, out, **keys: lab.student(out, **keys),
+               "the base row is the shipped student (v3, {folder})"),
 }
 """The shipped students a recipe study may build on: v1 (:data:`V1_RECIPE`), v2 (:data:`V2_RECIPE`) and the shipped
 one (v3, the packaged configuration)."""
