@@ -27,6 +27,7 @@ from xlsent.methods.distill.study import (
     SHIPPED_RECIPE_ROW,
     SHIPPED_ROW,
     V2_ROW,
+    VS_FIRST,
     VS_PREVIOUS,
     Settings,
     claims_losses,
@@ -35,6 +36,7 @@ from xlsent.methods.distill.study import (
     claims_noise,
     claims_recipe,
     claims_v2,
+    language_changes,
     sts17_mean,
     study_losses,
     study_recipe,
@@ -71,6 +73,25 @@ def test_main_verdicts_are_the_recommendation_targets() -> None:
     assert [v.held for v in claims_main(rows, "tatoeba all-112", SHIPPED_ROW)[:5]] == [False] * 5
     del rows[SHIPPED_ROW]["worst language change vs previous"]  # no saved previous student: no such verdict
     assert not any("previous" in v.claim for v in claims_main(rows, "tatoeba all-112", SHIPPED_ROW))
+
+
+def test_main_verdicts_hold_the_stronger_student_to_its_targets() -> None:
+    rows = {DEFAULT_ROW: _row(69.2, 84.0),
+            SHIPPED_ROW: _row(79.0, 83.6, **{"worst language change": 1.5, STRONG: 3.0, VS_FIRST: -0.4})}
+    held = {v.claim: v.held for v in claims_main(rows, "tatoeba all-112", SHIPPED_ROW)}
+    assert held["tatoeba all-112 >= 79 (the stronger student's target)"] is True
+    assert held["tatoeba xtreme-36 >= 91 (the stronger student's target)"] is True
+    assert held["sts17 cross >= 72 (the stronger student's target)"] is True
+    assert held["no Tatoeba language loses more than 1 point against the first student (v1: the stronger student's "
+                "target)"] is True
+    rows[SHIPPED_ROW] |= {"tatoeba all-112": 78.9, "tatoeba xtreme-36": 90.9, "sts17 cross": 71.9, VS_FIRST: -1.1}
+    assert not any(v.held for v in claims_main(rows, "tatoeba all-112", SHIPPED_ROW) if "target" in v.claim)
+    del rows[SHIPPED_ROW][VS_FIRST]  # no saved first student: no such verdict
+    assert not any("first student" in v.claim for v in claims_main(rows, "tatoeba all-112", SHIPPED_ROW))
+
+
+def test_language_changes_name_the_lowest() -> None:
+    assert language_changes({"a": 80.0, "b": 70.0, "c": 60.0}, {"a": 79.0, "b": 72.0}) == (-2.0, "b -2.0, a +1.0")
 
 
 def test_loss_verdicts_compare_at_equal_steps() -> None:
