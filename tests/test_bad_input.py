@@ -245,6 +245,15 @@ def with_files(files: dict[str, str]) -> Callable[[Path, Path], None]:
     return setup
 
 
+def with_folder(name: str, files: dict[str, str] | None = None) -> Callable[[Path, Path], None]:
+    """A setup making the folder ``name`` (relative to the case's folder) with ``files`` in it (name: text)."""
+    def setup(w: Path, model: Path) -> None:
+        (w / name).mkdir(parents=True)
+        for file, text in (files or {}).items():
+            (w / name / file).write_text(text, encoding="utf-8")
+    return setup
+
+
 def parquet_input(w: Path, model: Path) -> None:
     """``{w}/in.parquet``: a Parquet file of one ``text`` column."""
     import pyarrow as pa
@@ -473,6 +482,17 @@ CASES = [
          "needs --engine local"),
     case("mine-src-emb-missing", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --src-emb {w}/x.npy "
          "{nothing}", 2, "x.npy: no such embedding file"),
+    case("embed-sidecar-is-a-directory", "embed {w}/in.txt -o {w}/z.npy {nothing}", 2,
+         "z.npy.json: is a directory, where the vectors' sidecar of", setup=with_folder("z.npy.json")),
+    case("embed-input-is-the-sidecar", "embed {w}/x.npy.json -o {w}/x.npy {nothing}", 2,
+         "x.npy.json: is also an input", setup=with_files({"x.npy.json": '{"text": "the dog"}\n'})),
+    case("embed-input-is-the-lock", "embed {w}/.y.npy.lock --format txt -o {w}/y.npy {nothing}", 2,
+         "y.npy: its lock file", setup=with_files({".y.npy.lock": "the dog\nthe cat\n"})),
+    case("embed-parts-folder-not-made-by-xlsent", "embed {w}/in.txt -o {w}/v.npy {nothing}", 2,
+         "v.npy.parts: holds files but no job.json, so no xlsent run made it",
+         setup=with_folder("v.npy.parts", {"notes.txt": "keep\n"})),
+    case("mine-input-inside-the-work-folder", "mine {w}/p.tsv.work/de.txt {w}/en.txt -o {w}/p.tsv --model {model} -q",
+         2, "p.tsv.work/de.txt: is an input inside", setup=with_folder("p.tsv.work", {"de.txt": "der hund\n"})),
     # options: named by their flag, checked before anything is loaded
     case("embed-chunk-rows-zero", "embed {w}/in.txt -o {w}/o.npy --chunk-rows 0 {nothing}", 2,
          "argument --chunk-rows: must be a whole number of at least 1, not '0'"),
@@ -508,6 +528,8 @@ CASES = [
          "--header (skip it) or --no-header"),
     case("embed-tsv-name-with-no-header", "embed {w}/in.tsv -o {w}/o.npy --column text --no-header "
          "{nothing}", 2, "is a header name, but --no-header says the file has none"),
+    case("embed-tsv-column-superscript-digit", "embed {w}/in.tsv -o {w}/o.npy --column ² --no-header {nothing}", 2,
+         "is a header name, but --no-header says the file has none"),
     case("embed-header-on-txt", "embed {w}/in.txt -o {w}/o.npy --header {nothing}", 2,
          "--header/--no-header applies to TSV input only"),
     case("mine-tsv-header-unstated", "mine {w}/in.tsv {w}/en.txt -o {w}/p.tsv {nothing}", 2,
@@ -518,6 +540,11 @@ CASES = [
     case("embed-bad-utf8", "embed {w}/bad.txt -o {w}/o.npy --model {model} -q", 2, "bad.txt:3: invalid UTF-8"),
     case("embed-bad-utf8-after-finished-chunks", "embed {w}/bad.txt -o {w}/o.npy --chunk-rows 1 --model {model} -q",
          2, "bad.txt:3: invalid UTF-8"),
+    case("embed-jsonl-lone-surrogate", "embed {w}/sur.jsonl -o {w}/o.npy --model {model} -q", 2,
+         "sur.jsonl:2: field 'text' holds a lone surrogate (U+D800) at position 2: not valid Unicode text",
+         setup=with_files({"sur.jsonl": '{"text": "ok"}\n{"text": "a \\ud800"}\n'})),
+    case("embed-not-parquet", "embed {w}/f.parquet -o {w}/o.npy --model {model} -q", 2,
+         "f.parquet: not a readable Parquet file", setup=with_files({"f.parquet": "hello\n"})),
     case("embed-strict-empty-line", "embed {w}/in.txt -o {w}/o.npy --strict --model {model} -q", 2,
          "in.txt:2: empty line"),
     case("mine-bad-utf8-target", "mine {w}/de.txt {w}/bad.txt -o {w}/p.tsv --model {model} -q", 2,
@@ -831,6 +858,11 @@ CASES = [
          setup=with_files({"g.txt": "[0]:[0]\n"})),
     case("align-gold-and-pairs", "align --pairs {w}/list.tsv --gold {w}/g.txt {nothing}", 2,
          "--gold goes with SRC TGT -o OUTPUT; a --pairs list names each pair's gold in a fourth column"),
+    case("align-output-is-the-gold", "align {w}/de.txt {w}/en.txt -o {w}/g.txt --gold {w}/g.txt {nothing}", 2,
+         "g.txt: is also an input", setup=with_files({"g.txt": "[0]:[0]\n"})),
+    case("align-split-map-is-a-directory", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --split --src-lang de "
+         "--tgt-lang en {nothing}", 2, "b.txt.tgt-sentences.tsv: is a directory, where --split writes a sentence map",
+         setup=with_folder("b.txt.tgt-sentences.tsv")),
     case("align-pairs-gold-in-some-rows", "align --pairs list.tsv {nothing}", 2,
          "list.tsv:2: 3 columns, but list.tsv:1 has 4",
          setup=with_files({"list.tsv": "de.txt\ten.txt\ta.txt\tg.txt\nde.txt\ten.txt\tb.txt\n"})),

@@ -90,7 +90,7 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
     if address in ("auto", "local"):
         return
     host, _, port = address.removeprefix("ray://").rpartition(":")
-    if not host or not port.isdigit():
+    if not host or not port.isdecimal():
         raise ValueError(f"--address {address}: expected HOST:PORT (or ray://HOST:PORT, auto) of a Ray cluster")
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()

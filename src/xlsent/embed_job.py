@@ -32,12 +32,12 @@ from tqdm.auto import tqdm
 from xlsent.atomic import atomic_path, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
-from xlsent.data.text_input import InputError, InputSpec, check_not_an_input, iter_rows, readable
+from xlsent.data.text_input import InputError, InputSpec, check_not_an_input, check_work_folder, iter_rows, readable
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
 from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.languages import check_lang
-from xlsent.store import EmbeddingFileError, base_metadata, check_output_path, save_embedding_parts
+from xlsent.store import EmbeddingFileError, base_metadata, check_output_path, save_embedding_parts, written_beside
 
 log = logging.getLogger(__name__)
 
@@ -114,10 +114,11 @@ def check_job(spec: InputSpec, output: str | Path) -> None:
     spec.check()
     output = Path(output)
     check_output_path(output)
-    check_not_an_input([output], [spec.path])
+    check_not_an_input([output, *written_beside(output)], [spec.path])
     parts = parts_path(output)
     if parts.exists() and not parts.is_dir():
         raise EmbeddingFileError(f"{parts}: exists and is not a folder; remove it (it would hold finished chunks)")
+    check_work_folder(parts, [spec.path], JOB_FILE)
 
 
 ChunkVectors = Callable[[Iterator[tuple[int, list[str]]], "EmbedOptions"], Iterator[tuple[int, np.ndarray]]]

@@ -57,6 +57,20 @@ def check_output_path(path: str | Path) -> None:
     parent = next((p for p in path.absolute().parents if p.exists()), None)
     if parent is not None and not parent.is_dir():
         raise EmbeddingFileError(f"{path}: {parent} is a file, not a folder")
+    for beside in written_beside(path):
+        if beside.is_dir():
+            raise EmbeddingFileError(f"{beside}: is a directory, where the vectors' sidecar of {path} goes; remove it "
+                                     "or name another output")
+
+
+def written_beside(path: Path) -> list[Path]:
+    """The files written beside the embedding file ``path``: a ``.npy`` file's sidecar (a Parquet file holds its
+    metadata).
+
+    >>> written_beside(Path("v.npy")), written_beside(Path("v.parquet"))
+    ([PosixPath('v.npy.json')], [])
+    """
+    return [sidecar_path(path)] if path.suffix.lower() == ".npy" else []
 
 
 def base_metadata(rows: int, dim: int, encoder_id: str, source: dict[str, Any] | None) -> dict[str, Any]:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import pytest
 
 from xlsent.cli import main
 
@@ -38,3 +41,13 @@ def test_killed_mine_resumes_byte_identical(tmp_path: Path, gated_runs: Callable
     # enough pairs for the comparison to mean something (7 on AMX CPUs with the tiny random model)
     assert (tmp_path / "p.tsv").read_bytes().count(b"\n") >= 5
     assert not any(p.name.endswith((".work", ".lock")) for p in tmp_path.iterdir())
+
+
+def test_mining_to_standard_output_warns_of_no_other_job(tmp_path: Path, tiny_model_dir: Path,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    (tmp_path / "de.txt").write_text("der hund bellt\ndie katze\n", encoding="utf-8")
+    (tmp_path / "en.txt").write_text("the dog barks\nthe cat\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        assert main(["mine", str(tmp_path / "de.txt"), str(tmp_path / "en.txt"), "-o", "-", "--model",
+                     str(tiny_model_dir), "-q"]) == 0
+    assert "belongs to another job" not in caplog.text  # its temporary work folder is new, not another job's

@@ -30,6 +30,18 @@ def test_search_sentences_needs_the_encoder_that_built_the_index(tmp_path: Path)
         index.search_sentences(["x"], LookupEncoder(TABLE, name="other"))
 
 
+def test_a_carriage_return_in_an_indexed_line_shifts_no_hit_text(tmp_path: Path) -> None:
+    table = {"the dog\rbarks": [1.0, 0.0, 0.0], "a cat runs": [0.0, 1.0, 0.0], "der hund bellt": [0.0, 0.0, 1.0]}
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes("".join(s + "\n" for s in table).encode("utf-8"))
+    embed_file(InputSpec(corpus), tmp_path / "v.npy", LookupEncoder(table, name="t"), EmbedOptions(progress=False))
+    build_sentence_index(InputSpec(corpus), tmp_path / "idx", tmp_path / "v.npy", "t", kind="flat")
+    index = SentenceIndex.open(tmp_path / "idx")
+    assert index.texts == list(table)
+    [hits] = index.search_sentences(["der hund bellt"], LookupEncoder(table, name="t"), k=1)
+    assert (hits[0].row, hits[0].text) == (2, "der hund bellt")
+
+
 def test_an_index_refuses_empty_input_and_unreadable_manifests(tmp_path: Path) -> None:
     blank = tmp_path / "blank.txt"
     blank.write_text("\n \n\u200b\u00ad\n\ufeff\x01\n", encoding="utf-8")  # blank, or invisible characters only
@@ -55,3 +67,17 @@ def test_search_shortens_the_echo_of_a_long_query(tmp_path: Path, tiny_model_dir
     assert len(out) < 1000 and "… (shortened: 100000 characters)" in out
     assert main(["index", str(corpus), "-o", str(tmp_path / "idx"), "--model", str(tiny_model_dir), "-q",
                  "--overwrite"]) == 0
+
+
+def test_search_reads_a_query_file_as_lines_and_names_an_undecodable_query(tmp_path: Path, tiny_model_dir: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the dog barks\na cat runs\n", encoding="utf-8")
+    assert main(["index", str(corpus), "-o", str(tmp_path / "idx"), "--model", str(tiny_model_dir), "-q"]) == 0
+    queries = tmp_path / "queries.tsv"  # its extension names no format: the queries are its lines, tabs and all
+    queries.write_text("the dog\tbarks\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["search", str(tmp_path / "idx"), "--file", str(queries), "-k", "1"]) == 0
+    assert "query: the dog\tbarks" in capsys.readouterr().out
+    assert main(["search", str(tmp_path / "idx"), "fine", "bytes \udcff from argv"]) == 2
+    assert "query 2 of 2 holds a lone surrogate (U+DCFF) at position 6" in capsys.readouterr().err

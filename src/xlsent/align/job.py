@@ -237,8 +237,16 @@ def check_paths(pairs: Sequence[DocPair], pairs_list: str | Path | None = None) 
                     f"{pair.out}: is also the output of {first.row} ({first.out}); each pair needs its own output")
             raise InputError(pair.where(what))
         outputs[key] = pair
-    check_not_an_input([p.out for p in pairs], [pairs_list, *(d.path for p in pairs for d in (p.src, p.tgt))],
-                       [p.row for p in pairs])
+    check_not_an_input([p.out for p in pairs], [pairs_list, *pair_inputs(pairs)], [p.row for p in pairs])
+
+
+def pair_inputs(pairs: Sequence[DocPair]) -> list[Path]:
+    """Every file ``pairs`` read: both documents of each, and its gold alignment where it has one.
+
+    >>> [str(p) for p in pair_inputs([DocPair.of("de.txt", "fr.txt", "out", gold="gold.txt")])]
+    ['de.txt', 'fr.txt', 'gold.txt']
+    """
+    return [path for p in pairs for path in (p.src.path, p.tgt.path, p.gold) if path is not None]
 
 
 @contextlib.contextmanager
@@ -320,8 +328,11 @@ def check_split(pairs: Sequence[DocPair], src_lang: str | None, tgt_lang: str | 
         if pair.out == STDOUT:
             raise ValueError(pair.where("--split writes each document's sentence map beside the output "
                                         f"(OUT{SENTENCE_MAPS[0]}, OUT{SENTENCE_MAPS[1]}): name an output file"))
-    check_not_an_input([m for p in pairs for m in sentence_maps(p.out)],
-                       [d.path for p in pairs for d in (p.src, p.tgt)])
+    maps = [m for p in pairs for m in sentence_maps(p.out)]
+    if folder := next((m for m in maps if m.is_dir()), None):
+        raise ValueError(f"{folder}: is a directory, where --split writes a sentence map; remove it or name another "
+                         "output")
+    check_not_an_input(maps, pair_inputs(pairs))
 
 
 def _sentences(spec: InputSpec, lang: str | None, split: bool) -> tuple[list[str], list[Sentence]]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from xlsent.data._files import UTF8_BOM, utf16_reason
+from xlsent.output_lock import STDOUT, lock_path
 
 FORMATS = ("txt", "tsv", "jsonl", "parquet")
 STDIN = "-"
@@ -90,7 +91,7 @@ class InputSpec:
         >>> InputSpec(Path("a.tsv"), column="text").tsv_header(), InputSpec(Path("a.tsv"), header=False).tsv_header()
         (True, False)
         """
-        named = self.column is not None and not self.column.isdigit()
+        named = self.column is not None and not self.column.isdecimal()
         if named and self.header is False:
             raise InputError(f"{self.name}: --column {self.column!r} is a header name, but --no-header says the "
                              "file has none; give a 0-based column index instead")
@@ -132,7 +133,7 @@ def reading(spec: InputSpec) -> dict[str, object]:
     fmt = spec.resolved_format()
     if fmt == "tsv":
         column, header = spec.column if spec.column is not None else "0", spec.tsv_header()
-        if header and not column.isdigit() and spec.path.is_file():
+        if header and not column.isdecimal() and spec.path.is_file():
             names = next(_lines(spec), (0, ""))[1].split("\t")
             column = str(names.index(column)) if column in names else column
         return {"format": fmt, "header": header, "column": column}
@@ -184,10 +185,39 @@ def check_not_an_input(outputs: Iterable[str | Path | None], inputs: Iterable[st
     files = {key: path for path in inputs if (key := identity(path)) is not None}
     outs = list(outputs)
     for out, row in zip(outs, [None] * len(outs) if rows is None else rows, strict=True):
-        key = identity(out)
-        if key is not None and key in files:
-            raise InputError(f"{f'{row}: ' if row else ''}{out}: is also an input ({files[key]}); writing it would "
-                             "destroy that input: name another output file")
+        if out is None or str(out) == STDOUT:
+            continue
+        lock = lock_path(out)
+        for written, what in ((out, "is also an input"), (lock, f"its lock file {lock} is an input")):
+            key = identity(written)
+            if key is not None and key in files:
+                raise InputError(f"{f'{row}: ' if row else ''}{out}: {what} ({files[key]}); writing it would "
+                                 "destroy that input: name another output file")
+
+
+def check_work_folder(folder: Path, inputs: Iterable[str | Path | None], job_file: str = "job.json") -> None:
+    """Raise :class:`InputError` for a folder of a run's finished work (``OUTPUT.parts/``, ``OUTPUT.work/``) that the
+    run would empty: one holding one of the ``inputs``, or files without the ``job_file`` every run writes first into
+    a folder it makes (so not made by xlsent).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()) / "v.npy.parts"
+    >>> (folder / "notes").mkdir(parents=True)
+    >>> check_work_folder(folder, [])
+    Traceback (most recent call last):
+    ...
+    xlsent.data.text_input.InputError: .../v.npy.parts: holds files but no job.json, so no xlsent run made it; ...
+    """
+    if not folder.is_dir():
+        return
+    inside = next((p for p in inputs if p is not None and str(p) != STDIN
+                   and Path(p).resolve().is_relative_to(folder.resolve())), None)
+    if inside is not None:
+        raise InputError(f"{inside}: is an input inside {folder}, the folder of this run's work, which the run "
+                         "empties; move the input or name another output")
+    if not (folder / job_file).is_file() and any(folder.iterdir()):
+        raise InputError(f"{folder}: holds files but no {job_file}, so no xlsent run made it; this run would empty it: "
+                         "move its files or name another output")
 
 
 def check_options_apply(specs: Sequence[InputSpec]) -> None:
@@ -283,14 +313,28 @@ def _tsv_rows(spec: InputSpec) -> Iterator[str]:
             names = next(lines)[1].split("\t")
         except StopIteration:
             return
-        if not column.isdigit() and column not in names:
+        if not column.isdecimal() and column not in names:
             raise InputError(f"{spec.name}:1: no column named {column!r} in header {names}")
-    index = int(column) if column.isdigit() else names.index(column)
+    index = int(column) if column.isdecimal() else names.index(column)
     for line_no, line in lines:
         cells = line.split("\t")
         if index >= len(cells):
             raise InputError(f"{spec.name}:{line_no}: {len(cells)} column(s), need column {index} (0-based)")
         yield cells[index]
+
+
+def lone_surrogate(text: str) -> str | None:
+    """What makes ``text`` no Unicode text: a lone surrogate (as a JSON escape ``\\ud800`` or undecodable bytes on a
+    command line leave one), described with its position; None when it has none.
+
+    >>> lone_surrogate("ok"), lone_surrogate("ab\\ud800")
+    (None, 'a lone surrogate (U+D800) at position 2: not valid Unicode text')
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a lone surrogate (U+{ord(text[exc.start]):04X}) at position {exc.start}: not valid Unicode text"
+    return None
 
 
 def _jsonl_rows(spec: InputSpec) -> Iterator[str]:
@@ -303,19 +347,32 @@ def _jsonl_rows(spec: InputSpec) -> Iterator[str]:
         if not isinstance(obj, dict) or field not in obj:
             raise InputError(f"{spec.name}:{line_no}: no field {field!r}; choose it with --field")
         value = obj[field]
-        yield "" if value is None else str(value)
+        text = "" if value is None else str(value)
+        if bad := lone_surrogate(text):
+            raise InputError(f"{spec.name}:{line_no}: field {field!r} holds {bad}; fix its \\u escape")
+        yield text
 
 
 def _parquet_rows(spec: InputSpec) -> Iterator[str]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     column = spec.column or "text"
-    pf = pq.ParquetFile(spec.path)
+    unreadable = f"{spec.name}: not a readable Parquet file"
+    try:
+        pf = pq.ParquetFile(spec.path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{unreadable} ({exc}); give a Parquet file, or --format for another format") from exc
     if column not in pf.schema_arrow.names:
         raise InputError(f"{spec.name}: no column {column!r} (columns: {pf.schema_arrow.names})")
-    for batch in pf.iter_batches(columns=[column], batch_size=65536):
-        for value in batch.column(0).to_pylist():
-            yield "" if value is None else str(value)
+    row = 0
+    try:
+        for batch in pf.iter_batches(columns=[column], batch_size=65536):
+            for value in batch.column(0).to_pylist():
+                row += 1
+                yield "" if value is None else str(value)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"{unreadable} after row {row} ({exc}); the file is damaged: write it again") from exc
 
 
 def iter_rows(spec: InputSpec) -> Iterator[str]:

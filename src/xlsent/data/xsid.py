@@ -112,7 +112,7 @@ def _positions_from_ids(blocks: list[_Block], n_english: int, path: Path) -> lis
     positions = []
     for block in blocks:
         number = block.get("id", path).partition("/")[0]
-        if not number.isdigit() or not 1 <= int(number) <= n_english:
+        if not number.isdecimal() or not 1 <= int(number) <= n_english:
             raise ValueError(f"{path}:{block.line_no}: id {block.get('id', path)!r}, expected N/variant with N "
                              f"in 1..{n_english}")
         positions.append(int(number) - 1)

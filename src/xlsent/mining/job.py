@@ -38,6 +38,7 @@ from xlsent.data.text_input import (
     InputSpec,
     check_not_an_input,
     check_options_apply,
+    check_work_folder,
     describe_reading,
     iter_rows,
     readable,
@@ -220,7 +221,7 @@ def job_key(src: InputSpec, tgt: InputSpec, src_sha: str, tgt_sha: str, encoder:
 def prepare_work(work: Path, key: dict[str, Any]) -> None:
     """Keep ``work`` for the job ``key`` was written for; otherwise start it empty."""
     state = work / "job.json"
-    if work.exists():
+    if work.exists() and any(work.iterdir()):
         try:
             previous = json.loads(state.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -296,6 +297,7 @@ def _file_job(kind: str, src: InputSpec, tgt: InputSpec, output: Path, cfg: Sear
         temporary = str(output) == STDOUT and work_dir is None
         work = Path(tempfile.mkdtemp(prefix=f"xlsent-{kind}-")) if temporary else (
             work_dir or output.with_name(output.name + ".work"))
+        check_work_folder(work, [src.path, tgt.path, *embs])
         prepare_work(work, key)
         try:
             say(progress, f"[1/{3 if kind == 'mine' else 2}] embedding")

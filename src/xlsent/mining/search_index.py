@@ -111,7 +111,8 @@ class SentenceIndex:
         for name, sha in meta["files"].items():
             if not (d / name).is_file() or sha256_file(d / name) != sha:
                 raise ValueError(f"{d / name}: missing or corrupt (checksum differs from {MANIFEST}); rebuild it")
-        texts = (d / TEXTS_FILE).read_text(encoding="utf-8").split("\n")[: meta["rows"]]
+        # bytes, not read_text: universal newlines would read a carriage return inside a row as a row's end
+        texts = (d / TEXTS_FILE).read_bytes().decode("utf-8").split("\n")[: meta["rows"]]
         if not texts:
             raise ValueError(f"{d}: the index holds no rows; rebuild it from a file with sentences")
         return cls(d, meta["model"], meta["encoder"], texts, faiss.read_index(str(d / INDEX_FILE)))

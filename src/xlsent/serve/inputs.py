@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xlsent.data.empty_text import is_empty
+from xlsent.data.text_input import lone_surrogate
 from xlsent.encoders.base import Encoder, WholeSentenceTokens, Windowed
 from xlsent.encoders.batching import split_windows
 from xlsent.serve.errors import ApiError
@@ -53,11 +54,7 @@ def _bad_character(text: str) -> str | None:
     """What makes ``text`` unencodable: a NUL character or a lone surrogate (None when it has neither)."""
     if "\x00" in text:
         return f"a NUL character at position {text.index(chr(0))}"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return f"a lone surrogate (U+{ord(text[exc.start]):04X}) at position {exc.start}: not valid Unicode text"
-    return None
+    return lone_surrogate(text)
 
 
 def _where(param: str, i: int, n: int) -> str:

@@ -654,7 +654,7 @@ def bitext_run(spec: str) -> tuple[Simulated, int, str]:
     """
     lang, _, rest = spec.partition(":")
     pairs, _, variant = rest.partition(":")
-    if lang not in SIMULATED or not pairs.isdigit() or variant not in VARIANTS:
+    if lang not in SIMULATED or not pairs.isdecimal() or variant not in VARIANTS:
         raise ValueError(f"--bitext-runs {spec!r}: expected LANG:PAIRS[:VARIANT] with LANG one of "
                          f"{', '.join(SIMULATED)} and VARIANT one of {', '.join(v for v in VARIANTS if v)}")
     return SIMULATED[lang], int(pairs), variant

@@ -418,7 +418,7 @@ def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
     """The shipped configuration with and without a simulated user's bitext, for the same minutes."""
     settings = run.settings
     code, _, pairs = settings.bitext_run.partition(":")
-    if code not in SIMULATED or not pairs.isdigit():
+    if code not in SIMULATED or not pairs.isdecimal():
         raise ValueError(f"--bitext-run {settings.bitext_run!r}: expected LANG:PAIRS with LANG one of "
                          f"{', '.join(SIMULATED)}")
     lang, n, root = SIMULATED[code], int(pairs), settings.data
