@@ -493,6 +493,18 @@ CASES = [
          setup=with_folder("v.npy.parts", {"notes.txt": "keep\n"})),
     case("mine-input-inside-the-work-folder", "mine {w}/p.tsv.work/de.txt {w}/en.txt -o {w}/p.tsv --model {model} -q",
          2, "p.tsv.work/de.txt: is an input inside", setup=with_folder("p.tsv.work", {"de.txt": "der hund\n"})),
+    case("split-output-through-a-new-folder-is-the-input", "split {w}/de.txt -o {w}/new/../de.txt --lang de", 2,
+         "de.txt: is also an input"),
+    case("split-output-below-a-file", "split {w}/de.txt -o {w}/in.txt/s.tsv --lang de", 2,
+         "in.txt is a file, not a folder"),
+    case("mine-output-through-a-new-folder-is-an-input", "mine {w}/de.txt {w}/en.txt -o {w}/new/../en.txt {nothing}",
+         2, "en.txt: is also an input"),
+    case("filter-scores-through-a-new-folder-is-the-output", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv "
+         "--scores {w}/new/../k.tsv {nothing}", 2, "-o, --scores and --histogram must name different files"),
+    case("index-output-through-a-new-folder-is-a-file", "index {w}/in.txt -o {w}/new/../de.txt {nothing}", 2,
+         "an index is a folder"),
+    case("index-ivfpq-too-few-rows", "index {w}/de.txt -o {w}/idx --kind ivfpq {nothing}", 2,
+         "a ivfpq index trains its product quantiser on at least 256 vectors, but there are 3"),
     # options: named by their flag, checked before anything is loaded
     case("embed-chunk-rows-zero", "embed {w}/in.txt -o {w}/o.npy --chunk-rows 0 {nothing}", 2,
          "argument --chunk-rows: must be a whole number of at least 1, not '0'"),
@@ -648,6 +660,11 @@ CASES = [
          "bitext_start={w}/none -q", 2, "none': no such model directory (run from the folder that holds it, give "
          "its path with --set bitext_start=PATH", setup=with_files({"kab.tsv": "".join(
              f"azul {i}\thello {i}\n" for i in range(120))})),
+    case("train-bitext-english", "train distill --out {w}/m --bitext-only --bitext en={w}/de.txt,{w}/en.txt -q", 2,
+         "en is English, the other side of every pair"),
+    case("train-bitext-one-language-two-codes", "train distill --out {w}/m --bitext de={w}/de.txt,{w}/en.txt "
+         "--bitext deu={w}/in.txt,{w}/long.txt -q", 2, "language(s) de, deu given more than once"),
+    case("train-out-below-a-file", "train dual-pivot --out {w}/in.txt/m -q", 2, "in.txt is a file, not a folder"),
     case("train-bitext-method-without-bitext", "train dual-pivot --out {w}/m --bitext kab={w}/de.txt,{w}/en.txt -q",
          2, "DualPivotConfig takes no user bitext"),
     # interrupted and resumed runs: only resumable progress is kept, and every decision is said
@@ -677,6 +694,9 @@ CASES = [
          "is a file, but this output is a folder; name a new or existing folder"),
     case("eval-langs-iso-639-1", "eval tatoeba --langs de,fr --model toy:onehot --data {w}/data -o {w}/results -q",
          0, "tatoeba: mean 100.00", left=("results", "results/tatoeba__toy.json")),
+    case("eval-tatoeba-blank-pair", "eval tatoeba --model toy:onehot --data {w}/blank -o {w}/results -q", 2,
+         "tatoeba.deu-eng.deu:1: a line without text", setup=with_files({
+             "blank/tatoeba_v1/tatoeba.deu-eng.deu": "\n\n", "blank/tatoeba_v1/tatoeba.deu-eng.eng": "\n\n"})),
     case("report-results-folder-missing", "report --results {w}/resluts --docs {w}/results.md --plots {w}/plots", 2,
          "no such results folder (--results)"),
     case("report-drops-sections", "report --results {w}/folder --docs {w}/results.md --plots {w}/plots", 0,
@@ -689,6 +709,12 @@ CASES = [
     case("report-other-json-skipped", "report --results {w}/results --docs {w}/results.md --plots {w}/plots", 0,
          "notes.json: skipped, not a result JSON", left=("results.md",),
          setup=with_files({"results/notes.json": '{"note": "not a result"}'})),
+    case("report-docs-is-a-result", "report --results {w}/results --docs {w}/results/tatoeba__toy.json "
+         "--plots {w}/plots", 2, "tatoeba__toy.json: is a file the report reads", setup=full_tatoeba_result),
+    case("report-docs-is-a-folder", "report --results {w}/results --docs {w}/folder --plots {w}/plots", 2,
+         "folder: is a folder; name the markdown file to write", setup=full_tatoeba_result),
+    case("report-plots-is-a-file", "report --results {w}/results --docs {w}/r.md --plots {w}/in.txt", 2,
+         "in.txt: is a file; name a folder for the plots", setup=full_tatoeba_result),
     case("index-empty-input", "index {w}/empty.txt -o {w}/idx {nothing}", 2,
          "no text to index (the input is empty or blank)", setup=with_files({"empty.txt": "\n\n"})),
     case("index-output-holds-an-index", "index {w}/in.txt -o {w}/idx {nothing}", 2,

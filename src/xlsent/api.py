@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sys
 from collections.abc import Iterator, Sequence
@@ -124,21 +125,31 @@ def index(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODE
     """Embed every row of ``source`` (resumably, in this process or on Ray, as :func:`embed`) and save a searchable
     index folder at ``output`` for ``xlsent search``; what ``xlsent index`` runs. See
     :mod:`xlsent.mining.search_index`."""
-    from xlsent.data.text_input import check_options_apply, readable
+    from xlsent.atomic import write_json
+    from xlsent.data.text_input import check_options_apply, check_work_folder, iter_rows, readable
+    from xlsent.embed_job import JOB_FILE
+    from xlsent.mining.faiss_index import check_index_rows
     from xlsent.mining.search_index import build_sentence_index, check_index_output, check_indexable
 
     spec = _spec(source)
     spec.check()
     check_options_apply([spec])
-    out = Path(output)
-    if str(output) == "-" or (out.exists() and not out.is_dir()):
+    if str(output) == "-":
+        raise ValueError(f"-o {output}: an index is a folder; name a new or existing folder")
+    out = Path(os.path.realpath(output))  # new/../idx is idx: writing it makes new/, then lands there
+    if out.exists() and not out.is_dir():
         raise ValueError(f"-o {output}: an index is a folder; name a new or existing folder")
     check_index_output(out, overwrite=overwrite)
     opts = EmbedOptions(resume=True, progress=progress)
     work = out.with_name(out.name + ".work")  # the embedding, resumable: a killed run continues from its chunks
+    check_work_folder(work, [spec.path])
     with readable(spec) as spec:
         check_indexable(spec)
-        work.mkdir(exist_ok=True)
+        if kind != "auto":
+            check_index_rows(kind, sum(1 for _ in iter_rows(spec)))
+        if not work.is_dir():
+            work.mkdir(parents=True)
+            write_json(work / JOB_FILE, {"job": "index"})
         with _chunk_encoder(model, backend, engine, ray, opts) as chunks:
             embed_file(spec, work / "vectors.npy", chunks, opts)
         built = build_sentence_index(spec, out, work / "vectors.npy", str(model), kind=kind)

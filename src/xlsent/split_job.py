@@ -14,7 +14,7 @@ from pathlib import Path
 
 from xlsent.atomic import atomic_open
 from xlsent.data.sentence_split import iter_sentences, sentence_lines
-from xlsent.data.text_input import InputSpec, check_not_an_input, iter_rows, readable
+from xlsent.data.text_input import InputSpec, check_folders_above, check_not_an_input, iter_rows, readable
 
 SUFFIXES = (".txt", ".tsv")
 
@@ -46,6 +46,7 @@ def check_split_output(output: str | Path, source: InputSpec) -> None:
     if path.suffix.lower() not in SUFFIXES:
         raise ValueError(f"{path}: name a .txt file (a sentence a line) or a .tsv file (line, start, end, sentence), "
                          "or - for standard output")
+    check_folders_above(path)
     check_not_an_input([path], [source.path])
 
 

@@ -20,6 +20,7 @@ from xlsent.data.user_bitext import (
     load_user_bitext,
     parse_bitext_option,
     read_user_bitext,
+    shipped_without,
     split_user_pairs,
 )
 from xlsent.training.config import ConfigError, build_config, to_toml
@@ -111,6 +112,20 @@ def test_the_same_file_or_language_twice_is_refused(tmp_path: Path) -> None:
         load_user_bitext([BitextFile("kab", str(a)), BitextFile("qu", str(a))], hold_out=False, seed=0)
     with pytest.raises(BitextError, match="language.s. kab given more than once"):
         load_user_bitext([BitextFile("kab", str(a)), BitextFile("kab", str(b))], hold_out=False, seed=0)
+    with pytest.raises(BitextError, match=r"language.s. de, deu given more than once \(codes of one language"):
+        load_user_bitext([BitextFile("de", str(a)), BitextFile("deu", str(b))], hold_out=False, seed=0)
+    with pytest.raises(BitextError, match="eng is English, the other side of every pair"):
+        load_user_bitext([BitextFile("eng", str(a))], hold_out=False, seed=0)
+
+
+def test_a_folder_given_as_the_pairs_is_named_as_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(BitextError, match="is a directory .given with --bitext.; give the file of pairs"):
+        read_user_bitext(BitextFile("kab", str(tmp_path)))
+
+
+def test_a_user_language_replaces_the_shipped_pairs_under_any_of_its_codes(tmp_path: Path) -> None:
+    user = load_user_bitext([BitextFile("deu", str(pairs_tsv(tmp_path / "a.tsv", 10)))], hold_out=False, seed=0)
+    assert shipped_without(["de", "fr", "zh"], user) == ["fr", "zh"]
 
 
 def test_the_held_out_split_is_seeded_and_shares_no_sentence_with_training(tmp_path: Path) -> None:

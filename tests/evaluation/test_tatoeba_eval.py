@@ -69,7 +69,7 @@ def test_any_embedding_function_is_scored_as_the_encoder_is(tmp_path: Path, monk
                                           root=root, margin_k=None).scores
     assert all(any(fnmatch.fnmatch(f, p) for p in tatoeba.METADATA.data_files) for f in result.dataset_files)
     margin = run_task("tatoeba", one_hot_encoder(langs), root=root, margin_k=2)
-    assert margin.variant == "margin" and margin.main_score == 100.0 and margin.options["main"] == "all-112"
+    assert margin.variant == "margin" and margin.main_score == 100.0 and margin.options["main"] == "langs"
 
 
 def test_margin_matches_direct_formula() -> None:

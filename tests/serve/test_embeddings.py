@@ -74,6 +74,13 @@ def test_models_list_and_card(toy_server) -> None:
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "model_not_found"
 
 
+def test_a_model_whose_id_is_a_path_has_its_card(serve, tiny_encoder) -> None:
+    with serve({"/work/models/tiny": tiny_encoder}) as live:
+        card = httpx.get(live.url + "/v1/models//work/models/tiny")
+        assert card.status_code == 200 and card.json()["id"] == "/work/models/tiny"
+        assert httpx.get(live.url + "/v1/models/%2Fwork%2Fmodels%2Ftiny").json()["id"] == "/work/models/tiny"
+
+
 def test_health_ready_and_metrics(toy_server) -> None:
     assert httpx.get(toy_server.url + "/health").json() == {"status": "ok"}
     assert httpx.get(toy_server.url + "/ready").json() == {"status": "ready", "models": {"tiny": "ready"}}

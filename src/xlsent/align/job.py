@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,7 +31,17 @@ from xlsent.atomic import atomic_open
 from xlsent.data.beads import Bead, format_bead
 from xlsent.data.empty_text import is_empty
 from xlsent.data.sentence_split import Sentence, sentence_lines, split_units
-from xlsent.data.text_input import HEADER_NAMES, STDIN, InputError, InputSpec, check_not_an_input, iter_rows, readable
+from xlsent.data.text_input import (
+    HEADER_NAMES,
+    STDIN,
+    InputError,
+    InputSpec,
+    check_folders_above,
+    check_not_an_input,
+    file_key,
+    iter_rows,
+    readable,
+)
 from xlsent.data.tsv_field import clean_cell
 
 log = logging.getLogger(__name__)
@@ -122,26 +131,6 @@ def listed_path(base: Path, cell: str) -> Path:
     return Path(cell) if cell == STDIN else base / cell
 
 
-def file_key(path: str | Path) -> object:
-    """What every spelling of one file shares: for an existing file (or stream), its device and inode; for one not
-    there yet, its absolute path with links, ``.`` and ``..`` resolved; for standard input (``-``), the stream's.
-
-    >>> file_key("a/../b.txt") == file_key("./b.txt")
-    True
-    """
-    if str(path) == STDIN:
-        try:
-            stat = os.fstat(sys.stdin.fileno())
-        except (OSError, ValueError):  # no file descriptor (an in-memory stream)
-            return STDIN
-        return stat.st_dev, stat.st_ino
-    try:
-        stat = os.stat(path)
-    except OSError:  # not there (yet)
-        return os.path.realpath(path)
-    return stat.st_dev, stat.st_ino
-
-
 def _header_like(cells: Sequence[str]) -> bool:
     """Whether every cell of a row is a column name (:data:`LIST_HEADER_NAMES`)."""
     return all(cell.strip().lower() in LIST_HEADER_NAMES for cell in cells)
@@ -199,9 +188,7 @@ def check_output(out: str) -> None:
     path = Path(out)
     if path.is_dir():
         raise ValueError(f"{out}: is a directory; name the output file (e.g. {path / 'beads.txt'})")
-    above = next((p for p in path.absolute().parents if p.exists()), None)
-    if above is not None and not above.is_dir():
-        raise ValueError(f"{out}: {above} is a file, not a folder")
+    check_folders_above(path)
 
 
 def unwritten(pairs: Sequence[DocPair]) -> list[DocPair]:

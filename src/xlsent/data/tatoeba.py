@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from xlsent.data._files import check_choice, check_same_length, dataset_path, read_lines
+from xlsent.data.empty_text import is_empty
 
 FOLDER = "tatoeba_v1"
+LANGUAGES = 112
+"""The languages of the Tatoeba v1 release (each ``tatoeba.xx-eng.xx`` with its ``.eng``)."""
 
 XTREME36: tuple[str, ...] = (
     "ara", "heb", "vie", "ind", "jav", "tgl", "eus", "mal", "tel", "afr", "nld", "deu", "ell", "ben", "hin", "mar",
@@ -42,4 +45,8 @@ def load_tatoeba(lang: str, root: str | Path | None = None) -> tuple[list[str], 
     xx_path, en_path = folder / f"tatoeba.{lang}-eng.{lang}", folder / f"tatoeba.{lang}-eng.eng"
     xx, en = read_lines(xx_path), read_lines(en_path)
     check_same_length(xx_path, xx, en_path, en)
+    for path, lines in ((xx_path, xx), (en_path, en)):
+        if (blank := next((i for i, line in enumerate(lines) if is_empty(line)), None)) is not None:
+            raise ValueError(f"{path}:{blank + 1}: a line without text; every Tatoeba pair has a sentence on both "
+                             "sides: restore the file from the release")
     return xx, en

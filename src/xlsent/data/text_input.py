@@ -159,6 +159,35 @@ def describe_reading(read: dict[str, object]) -> str:
     return f"the lines of a {read['format']} file"
 
 
+def file_key(path: str | Path) -> object:
+    """What every spelling of one file shares: for an existing file (or stream), its device and inode, also when the
+    path goes through a folder not there yet (``new/../de.txt``: writing it makes the folder, then lands on
+    ``de.txt``); for a file not there yet, its absolute path with links, ``.`` and ``..`` resolved; for standard
+    input (``-``), the stream's.
+
+    >>> file_key("a/../b.txt") == file_key("./b.txt")
+    True
+    >>> import tempfile
+    >>> doc = Path(tempfile.mkdtemp()) / "de.txt"
+    >>> _ = doc.write_text("Hallo.\\n")
+    >>> file_key(doc.parent / "new" / ".." / "de.txt") == file_key(doc)
+    True
+    """
+    if str(path) == STDIN:
+        try:
+            stat = os.fstat(sys.stdin.fileno())
+        except (OSError, ValueError):  # no file descriptor (an in-memory stream)
+            return STDIN
+        return stat.st_dev, stat.st_ino
+    for spelling in (path, os.path.realpath(path)):
+        try:
+            stat = os.stat(spelling)
+        except OSError:  # not there (yet), or only once the folders on the way are made
+            continue
+        return stat.st_dev, stat.st_ino
+    return os.path.realpath(path)
+
+
 def check_not_an_input(outputs: Iterable[str | Path | None], inputs: Iterable[str | Path | None],
                        rows: Iterable[str | None] | None = None) -> None:
     """Raise :class:`InputError` for an output that is one of the inputs, the same file by any path (a link, ``./``):
@@ -173,14 +202,12 @@ def check_not_an_input(outputs: Iterable[str | Path | None], inputs: Iterable[st
     ...
     xlsent.data.text_input.InputError: .../de.txt: is also an input (.../de.txt); writing it would destroy that ...
     """
-    def identity(path: str | Path | None) -> tuple[int, int] | None:
+    def identity(path: str | Path | None) -> object:
+        """The file ``path`` names where it exists (:func:`file_key`); None for none, a stream or no file yet."""
         if path is None or str(path) == STDIN:
             return None
-        try:
-            stat = Path(path).stat()
-        except OSError:  # not there (yet): no file to destroy
-            return None
-        return stat.st_dev, stat.st_ino
+        key = file_key(path)
+        return key if isinstance(key, tuple) else None
 
     files = {key: path for path in inputs if (key := identity(path)) is not None}
     outs = list(outputs)
@@ -193,6 +220,23 @@ def check_not_an_input(outputs: Iterable[str | Path | None], inputs: Iterable[st
             if key is not None and key in files:
                 raise InputError(f"{f'{row}: ' if row else ''}{out}: {what} ({files[key]}); writing it would "
                                  "destroy that input: name another output file")
+
+
+def check_folders_above(path: str | Path, flag: str = "") -> None:
+    """Raise :class:`InputError` when a file stands where a folder above the output ``path`` must be (``flag``: the
+    option that named it, for the message).
+
+    >>> import tempfile
+    >>> note = Path(tempfile.mkdtemp()) / "note.txt"
+    >>> _ = note.write_text("x")
+    >>> check_folders_above(note / "out.tsv", "-o")
+    Traceback (most recent call last):
+    ...
+    xlsent.data.text_input.InputError: -o .../note.txt/out.tsv: .../note.txt is a file, not a folder
+    """
+    above = next((p for p in Path(path).absolute().parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise InputError(f"{f'{flag} ' if flag else ''}{path}: {above} is a file, not a folder")
 
 
 def check_work_folder(folder: Path, inputs: Iterable[str | Path | None], job_file: str = "job.json") -> None:

@@ -44,7 +44,7 @@ from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
 from xlsent.data.multilingual import EnglishBitext
 from xlsent.data.text_input import InputError, InputSpec, iter_rows
-from xlsent.languages import check_lang, language
+from xlsent.languages import check_lang, language, same_language
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +132,8 @@ class UserPairs:
 
 
 def _decoded_lines(path: Path) -> list[str]:
+    if path.is_dir():
+        raise BitextError(f"{path}: is a directory (given with --bitext); give the file of pairs")
     if not path.is_file():
         raise BitextError(f"{path}: no such file (given with --bitext); check the path")
     try:
@@ -255,11 +257,14 @@ def load_user_bitext(specs: Sequence[BitextFile], *, hold_out: bool, seed: int) 
     twice = sorted({p for p in paths if paths.count(p) > 1})
     if twice:
         raise BitextError(f"--bitext: {', '.join(twice)} given more than once; give each file once")
-    langs = [s.lang for s in specs]
-    again = sorted({x for x in langs if langs.count(x) > 1})
+    if english := [s.lang for s in specs if "en" in same_language(s.lang)]:
+        raise BitextError(f"--bitext: {english[0]} is English, the other side of every pair; give the pairs of "
+                          "another language with English")
+    names = [min(same_language(s.lang)) for s in specs]  # de and deu: one language
+    again = sorted({s.lang for s, name in zip(specs, names, strict=True) if names.count(name) > 1})
     if again:
-        raise BitextError(f"--bitext: language(s) {', '.join(again)} given more than once; put each language's "
-                          "pairs in one file")
+        raise BitextError(f"--bitext: language(s) {', '.join(again)} given more than once (codes of one language "
+                          "count as one); put each language's pairs in one file")
     bitext, records = [], []
     for i, spec in enumerate(specs):
         data = read_user_bitext(spec)
@@ -278,9 +283,10 @@ def shipped_without(shipped: Sequence[str], user: UserBitext) -> list[str]:
     >>> shipped_without(["de", "fr"], UserBitext([], []))
     ['de', 'fr']
     """
-    for lang in (x for x in user.languages if x in shipped):
-        log.info("--bitext: the user's %s pairs replace the shipped %s-en bitext", lang, lang)
-    return [x for x in shipped if x not in user.languages]
+    mine = {code: lang for lang in user.languages for code in same_language(lang)}
+    for code in (x for x in shipped if x in mine):
+        log.info("--bitext: the user's %s pairs replace the shipped %s-en bitext", mine[code], code)
+    return [x for x in shipped if x not in mine]
 
 
 def check_unchanged(run_folder: Path, records: Sequence[dict[str, Any]], resume: bool) -> None:

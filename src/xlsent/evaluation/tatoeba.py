@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.data.tatoeba import FOLDER, PAPER14, XTREME36, load_tatoeba, tatoeba_languages
+from xlsent.data.tatoeba import FOLDER, LANGUAGES, PAPER14, XTREME36, load_tatoeba, tatoeba_languages
 from xlsent.evaluation.retrieval import retrieval_accuracy
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
@@ -40,12 +40,18 @@ def pair_scores(xx: np.ndarray, en: np.ndarray, *, margin_k: int | None = None) 
 
 
 def language_averages(scores: dict[str, dict[str, float]], all_langs: Sequence[str]) -> dict[str, float]:
-    """The :data:`AVERAGES` of per-language ``mean`` whose languages all have scores (all-112 is ``all_langs``).
+    """The :data:`AVERAGES` of per-language ``mean`` whose languages all have scores (all-112 is ``all_langs``, when
+    they are the release's :data:`~xlsent.data.tatoeba.LANGUAGES` languages: a folder holding fewer has no all-112).
 
     >>> language_averages({"deu": {"mean": 90.0}, "fra": {"mean": 80.0}}, ["deu", "fra"])
-    {'all-112': 85.0}
+    {}
+    >>> codes = [f"l{i:03d}" for i in range(LANGUAGES)]
+    >>> language_averages({lang: {"mean": 50.0} for lang in codes}, codes)
+    {'all-112': 50.0}
     """
-    groups = {"all-112": list(all_langs), "xtreme-36": list(XTREME36), "paper-14": list(PAPER14)}
+    groups = {"xtreme-36": list(XTREME36), "paper-14": list(PAPER14)}
+    if len(all_langs) == LANGUAGES:
+        groups = {"all-112": list(all_langs), **groups}
     return {name: float(np.mean([scores[lang]["mean"] for lang in group]))
             for name, group in groups.items() if all(lang in scores for lang in group)}
 

@@ -73,6 +73,21 @@ def build_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, 
     return index
 
 
+def check_index_rows(kind: str, rows: int, pq_bits: int = 8) -> None:
+    """ValueError where ``rows`` vectors are too few to train an index of ``kind``: a product quantiser needs a
+    training point per centroid of its codebooks (``2 ** pq_bits`` for ``ivfpq``, 16 for ``ivfpqfs``'s 4-bit codes).
+
+    >>> check_index_rows("ivfpqfs", 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: a ivfpqfs index trains its product quantiser on at least 16 vectors, but there are 5: use flat ...
+    """
+    need = {"ivfpq": 1 << pq_bits, "ivfpqfs": 1 << 4}.get(kind, 1)
+    if rows < need:
+        raise ValueError(f"a {kind} index trains its product quantiser on at least {need} vectors, but there are "
+                         f"{rows}: use flat (exact, and fast at this size) or auto")
+
+
 def train_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, pq_bits: int = 8,
                 hnsw_m: int = 32, seed: int = 0) -> faiss.Index:
     """An empty FAISS inner-product index for the rows of ``y`` (an array or memmap), trained where its kind needs
@@ -92,6 +107,7 @@ def train_index(y: np.ndarray, kind: str = "auto", *, nlist: int | None = None, 
     rows, dim = y.shape
     if kind == "auto":
         kind = auto_index_kind(rows)
+    check_index_rows(kind, rows, pq_bits)
     _use_all_cores()
     if kind == "flat":
         return faiss.IndexFlatIP(dim)

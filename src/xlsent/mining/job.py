@@ -36,10 +36,12 @@ from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import (
     InputError,
     InputSpec,
+    check_folders_above,
     check_not_an_input,
     check_options_apply,
     check_work_folder,
     describe_reading,
+    file_key,
     iter_rows,
     readable,
     reading,
@@ -101,6 +103,7 @@ def check_output(output: str | Path) -> None:
         raise ValueError(f"{output}: is a directory; name the output file (e.g. {output / 'pairs.tsv'})")
     if output.suffix.lower() not in OUTPUT_SUFFIXES:
         raise ValueError(f"{output}: the output is TSV: name a .tsv (or .txt) file, or - for standard output")
+    check_folders_above(output)
     work = output.with_name(output.name + ".work")
     if work.exists() and not work.is_dir():
         raise ValueError(f"{work}: exists and is not a folder; remove it (it would hold the run's finished stages)")
@@ -389,7 +392,7 @@ def check_filter_outputs(output: str | Path, scores: Path | None, histogram: Pat
         check_output(scores)
     if histogram is not None and (histogram.suffix.lower() != ".png" or histogram.is_dir()):
         raise ValueError(f"{histogram}: the histogram is a PNG file: name a .png file")
-    given = [str(path) for path in (output, scores, histogram) if path is not None]
+    given = [file_key(path) for path in (output, scores, histogram) if path is not None and str(path) != STDOUT]
     if len(set(given)) < len(given):
         raise ValueError("-o, --scores and --histogram must name different files")
     check_not_an_input([scores, histogram], inputs)

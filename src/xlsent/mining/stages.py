@@ -25,7 +25,14 @@ from xlsent.atomic import atomic_open, atomic_path
 from xlsent.data.tsv_field import clean_cell  # the one TSV field rule (re-exported: mining and filter use it)
 from xlsent.mining.auto_index import choose_index, describe_choice
 from xlsent.mining.config import IVF_BF16, Candidates, MineConfig, SearchConfig
-from xlsent.mining.faiss_index import complete_rows, fill_index, search_rows, set_search_effort, train_index
+from xlsent.mining.faiss_index import (
+    check_index_rows,
+    complete_rows,
+    fill_index,
+    search_rows,
+    set_search_effort,
+    train_index,
+)
 from xlsent.mining.ivf_bf16 import IvfShape, ivf_bf16_knn
 from xlsent.mining.knn import KnnResult, check_inputs, merge_source_spans
 from xlsent.mining.margin import Margin, Mode, greedy_one_to_one, select_candidates
@@ -170,6 +177,7 @@ def resolve_index(cfg: Config, src_rows: int, tgt_rows: int, progress: bool = Fa
     """``cfg`` with ``--index auto`` replaced by the search chosen for ``src_rows`` x ``tgt_rows`` distinct sentences
     (:mod:`xlsent.mining.auto_index`), the choice and its expected recall logged and, with ``progress``, printed."""
     if cfg.index != "auto":
+        check_index_rows(cfg.index, min(src_rows, tgt_rows))
         return cfg
     index = choose_index(src_rows, tgt_rows)
     message = describe_choice(index, src_rows, tgt_rows, cfg.effort)

@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from xlsent.atomic import atomic_open
+from xlsent.data.text_input import check_folders_above
 from xlsent.evaluation.intent import TSNE_KEY
 from xlsent.evaluation.published import Reported, published_for
 from xlsent.evaluation.results import TaskResult, load_results
@@ -279,6 +280,26 @@ def _warn_dropped_sections(docs_path: Path, lines: Sequence[str]) -> None:
                     "training logs are not among the inputs)", docs_path, len(dropped), ", ".join(dropped))
 
 
+def check_report_outputs(docs_path: Path, plots_dir: Path, inputs: Sequence[Path]) -> None:
+    """ValueError, before any work, for a page ``docs_path`` that is a folder or one of the ``inputs`` the report reads
+    (result and benchmark records), a plots folder ``plots_dir`` that is a file, or a path below a file.
+
+    >>> check_report_outputs(Path("results.md"), Path("plots"), [Path("results.md")])
+    Traceback (most recent call last):
+    ...
+    ValueError: --docs results.md: is a file the report reads (a result or benchmark record); name another page
+    """
+    if docs_path.is_dir():
+        raise ValueError(f"--docs {docs_path}: is a folder; name the markdown file to write")
+    if docs_path.resolve() in {p.resolve() for p in inputs}:
+        raise ValueError(f"--docs {docs_path}: is a file the report reads (a result or benchmark record); name "
+                         "another page")
+    if plots_dir.exists() and not plots_dir.is_dir():
+        raise ValueError(f"--plots {plots_dir}: is a file; name a folder for the plots")
+    check_folders_above(docs_path, "--docs")
+    check_folders_above(plots_dir, "--plots")
+
+
 def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_dir: Path | None = None,
                  train_logs: str | None = None) -> None:
     """Render every result in ``results_dir`` into ``docs_path`` (markdown) and ``plots_dir`` (PNG), then the
@@ -290,6 +311,8 @@ def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_d
     if not results_dir.is_dir():
         raise FileNotFoundError(f"{results_dir}: no such results folder (--results): name the folder that holds "
                                 "the result JSON of `xlsent eval`")
+    check_report_outputs(docs_path, plots_dir, [*results_dir.glob("*.json"),
+                                                *(results_dir / "bench" if bench_dir is None else bench_dir).glob("*")])
     results = load_results(results_dir)
     groups: dict[tuple[str, str], list[TaskResult]] = {}
     rank = {task: i for i, task in enumerate(TASKS)}

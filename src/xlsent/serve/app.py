@@ -3,7 +3,7 @@
 >>> from xlsent.testing import LookupEncoder
 >>> app = create_app({"toy": LookupEncoder({"a": [1.0, 0.0]})})
 >>> sorted(r.path for r in app.routes if r.path.startswith("/v1"))  # doctest: +NORMALIZE_WHITESPACE
-['/v1/align', '/v1/embeddings', '/v1/models', '/v1/models/{model}', '/v1/similarity']
+['/v1/align', '/v1/embeddings', '/v1/models', '/v1/models/{model:path}', '/v1/similarity']
 """
 
 from __future__ import annotations
@@ -209,7 +209,8 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
     async def list_models() -> Response:
         return _json({"object": "list", "data": [card(name, w) for name, w in engine.workers.items()]})
 
-    @app.get("/v1/models/{model}", response_model=ModelCard, summary="one served model", responses=ERRORS)
+    # a path: a model served under its directory's path (xlsent serve --model DIR) has slashes in its id
+    @app.get("/v1/models/{model:path}", response_model=ModelCard, summary="one served model", responses=ERRORS)
     async def get_model(model: str) -> Response:
         return _json(card(model, engine.worker(model)))
 
