@@ -81,3 +81,13 @@ def test_search_reads_a_query_file_as_lines_and_names_an_undecodable_query(tmp_p
     assert "query: the dog\tbarks" in capsys.readouterr().out
     assert main(["search", str(tmp_path / "idx"), "fine", "bytes \udcff from argv"]) == 2
     assert "query 2 of 2 holds a lone surrogate (U+DCFF) at position 6" in capsys.readouterr().err
+
+
+def test_a_blank_row_keeps_its_place_but_is_never_a_hit(tmp_path: Path) -> None:
+    table = {"the dog barks": [1.0, 0.0, 0.0], "a cat runs": [0.0, 1.0, 0.0]}
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the dog barks\n\na cat runs\n", encoding="utf-8")
+    embed_file(InputSpec(corpus), tmp_path / "v.npy", LookupEncoder(table, name="t"), EmbedOptions(progress=False))
+    build_sentence_index(InputSpec(corpus), tmp_path / "idx", tmp_path / "v.npy", "t", kind="flat")
+    [hits] = SentenceIndex.open(tmp_path / "idx").search_sentences(["a cat runs"], LookupEncoder(table, name="t"), k=5)
+    assert [(hit.rank, hit.row, hit.text) for hit in hits] == [(1, 2, "a cat runs"), (2, 0, "the dog barks")]

@@ -126,8 +126,14 @@ class SentenceIndex:
         return self.search(encoder.encode(sentences), k)
 
     def search(self, queries: np.ndarray, k: int = 5) -> list[list[Hit]]:
-        """The ``k`` best rows for each query vector."""
-        k = min(k, len(self.texts))
-        scores, rows = self.index.search(np.ascontiguousarray(queries, dtype=np.float32), k)  # type: ignore[attr-defined]
-        return [[Hit(r + 1, float(s), int(i), self.texts[i]) for r, (s, i) in enumerate(zip(srow, irow, strict=True))
-                 if i >= 0] for srow, irow in zip(scores, rows, strict=True)]
+        """The ``k`` best rows with text for each query vector (a blank row of the input keeps its place in the index,
+        as a zero vector, but is never a hit: fewer than ``k`` hits where fewer rows have text)."""
+        blank = sum(1 for text in self.texts if is_empty(text))
+        asked = min(k + blank, len(self.texts))  # enough that the blank rows found leave k with text
+        scores, rows = self.index.search(np.ascontiguousarray(queries, dtype=np.float32), asked)  # type: ignore[attr-defined]
+        out = []
+        for srow, irow in zip(scores, rows, strict=True):
+            found = [(float(s), int(i)) for s, i in zip(srow, irow, strict=True)
+                     if i >= 0 and not is_empty(self.texts[i])]
+            out.append([Hit(r + 1, s, i, self.texts[i]) for r, (s, i) in enumerate(found[:k])])
+        return out
