@@ -638,6 +638,8 @@ CASES = [
     case("train-lr-inf", "train distill --out {w}/m --set lr=inf -q", 2, "lr must be a finite number, not inf"),
     case("train-config-weight-nan", "train dual-pivot --out {w}/m --config {w}/nan.toml -q", 2,
          "lambda_cycle must be a finite number, not nan", setup=with_files({"nan.toml": "lambda_cycle = nan\n"})),
+    case("train-config-wrong-type-names-the-file", "train dual-pivot --out {w}/m --config {w}/typed.toml -q", 2,
+         "typed.toml: steps expects int, got '5'", setup=with_files({"typed.toml": 'steps = "5"\n'})),
     # a user's bitext (--bitext): refused before any model is loaded, naming the file and line
     case("train-bitext-missing-file", "train distill --out {w}/m --bitext-only --bitext kab={w}/nope.tsv -q", 2,
          "nope.tsv: no such file (given with --bitext); check the path"),

@@ -230,8 +230,15 @@ def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: 
     if mode is not None and not isinstance(mode, str):
         raise ConfigError(f"mode expects str (the name of a mode), got {mode!r}")
     values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
     for table in tables:
-        values.update(_layer(table, mode, modes))
+        layer = _layer(table, mode, modes)
+        values.update(layer)
+        for key in layer:  # the file a value came from, for a message about it
+            if isinstance(table, FileLayer):
+                origin[key] = str(table.source)
+            else:
+                origin.pop(key, None)
     if mode is not None and "mode" in types_:
         values["mode"] = mode
     values.update(assignments)
@@ -241,9 +248,24 @@ def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: 
     unknown = sorted(every_key - set(types_))
     if unknown:
         raise ConfigError(f"unknown {cls.__name__} key(s) {unknown}; known: {', '.join(sorted(types_))}")
-    config = cls(**{k: _coerce(k, v, types_[k]) for k, v in values.items()})
+    typed = {}
+    for k, v in values.items():
+        try:
+            typed[k] = _coerce(k, v, types_[k])
+        except ConfigError as exc:
+            where = origin.get(k) if k not in assignments and k not in (overrides or {}) else None
+            raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
+    config = cls(**typed)
     config.check()
     return config
+
+
+class FileLayer(dict[str, Any]):
+    """The table of one ``--config`` file, which remembers the file for messages about its values."""
+
+    def __init__(self, table: dict[str, Any], source: Path) -> None:
+        super().__init__(table)
+        self.source = source
 
 
 def read_layers(defaults: str, files: Sequence[str | Path] = (), modes: Sequence[str] = ()) -> list[dict[str, Any]]:
@@ -263,7 +285,7 @@ def read_layers(defaults: str, files: Sequence[str | Path] = (), modes: Sequence
         if unknown:
             raise ConfigError(f"{path}: unknown table(s) {', '.join(f'[{k}]' for k in unknown)}; a table names a "
                               f"mode ({', '.join(sorted(known)) or 'this method has none'})")
-        layers.append(table)
+        layers.append(FileLayer(table, path))
     return layers
 
 
