@@ -198,8 +198,10 @@ def with_config_unlisted(w: Path, model: Path) -> None:
     (copy / "xlsent.json").write_text(json.dumps(manifest), encoding="utf-8")
 
 
-def interrupted(chunk_rows: int, truncate: str | None = None) -> Callable[[Path, Path], None]:
-    """A run of ``embed long.txt -o o.npy --chunk-rows N`` killed after two chunks (optionally one truncated)."""
+def interrupted(chunk_rows: int, truncate: str | None = None, poison: str | None = None, folder: str | None = None
+                ) -> Callable[[Path, Path], None]:
+    """A run of ``embed long.txt -o o.npy --chunk-rows N`` killed after two chunks (optionally one truncated, one
+    overwritten by NaN of its shape, or one replaced by a folder)."""
     def setup(w: Path, model: Path) -> None:
         encoder = TransformerEncoder(model)
 
@@ -218,6 +220,12 @@ def interrupted(chunk_rows: int, truncate: str | None = None) -> Callable[[Path,
         if truncate:
             part = w / "o.npy.parts" / truncate
             part.write_bytes(part.read_bytes()[:100])
+        if poison:
+            part = w / "o.npy.parts" / poison
+            np.save(part, np.full_like(np.load(part), np.nan))
+        if folder:
+            (w / "o.npy.parts" / folder).unlink()
+            (w / "o.npy.parts" / folder).mkdir()
     return setup
 
 
@@ -270,6 +278,14 @@ def tatoeba_files_emptied(w: Path, model: Path) -> None:
 def report_of_full_result(w: Path, model: Path) -> None:
     full_tatoeba_result(w, model)
     assert main(["report", "--results", f"{w}/results", "--docs", f"{w}/results.md", "--plots", f"{w}/plots"]) == 0
+
+
+def embedded_in_txt_poisoned(w: Path, model: Path) -> None:
+    """``{w}/in.npy``: the embeddings of ``in.txt`` with row 2 turned to NaN in place."""
+    embedded_in_txt(w, model)
+    vectors = np.load(w / "in.npy")
+    vectors[2] = np.nan
+    np.save(w / "in.npy", vectors)
 
 
 def embedded_in_txt_truncated(w: Path, model: Path) -> None:
@@ -491,6 +507,8 @@ CASES = [
     case("embed-parts-folder-not-made-by-xlsent", "embed {w}/in.txt -o {w}/v.npy {nothing}", 2,
          "v.npy.parts: holds files but no job.json, so no xlsent run made it",
          setup=with_folder("v.npy.parts", {"notes.txt": "keep\n"})),
+    case("embed-parts-folder-of-a-killed-job-json-write", "embed {w}/in.txt -o {w}/o.npy --model {model} -q", 0,
+         "wrote ", left=EMBEDDED, setup=with_folder("o.npy.parts", {".job.json.abcd1234.tmp": "{}"})),
     case("mine-input-inside-the-work-folder", "mine {w}/p.tsv.work/de.txt {w}/en.txt -o {w}/p.tsv --model {model} -q",
          2, "p.tsv.work/de.txt: is an input inside", setup=with_folder("p.tsv.work", {"de.txt": "der hund\n"})),
     case("split-output-through-a-new-folder-is-the-input", "split {w}/de.txt -o {w}/new/../de.txt --lang de", 2,
@@ -676,6 +694,12 @@ CASES = [
     case("embed-resume-truncated-part", "embed {w}/long.txt -o {w}/o.npy --chunk-rows 3 --resume --model {model} -q",
          0, "o.npy.parts/000001.npy: truncated or unreadable", left=EMBEDDED,
          setup=interrupted(3, truncate="000001.npy")),
+    case("embed-resume-nan-part", "embed {w}/long.txt -o {w}/o.npy --chunk-rows 3 --resume --model {model} -q",
+         0, "o.npy.parts/000001.npy: row 0 holds NaN or inf; recomputing this chunk", left=EMBEDDED,
+         setup=interrupted(3, poison="000001.npy")),
+    case("embed-resume-folder-as-part", "embed {w}/long.txt -o {w}/o.npy --chunk-rows 3 --resume --model {model} -q",
+         0, "o.npy.parts/000001.npy: a folder where a finished chunk goes; removed, the chunk is recomputed",
+         left=EMBEDDED, setup=interrupted(3, folder="000001.npy")),
     case("embed-resume-other-chunk-rows", "embed {w}/long.txt -o {w}/o.npy --chunk-rows 2 --resume --model {model} -q",
          0, "cannot be reused: they were made with --chunk-rows 3 (this run: 2)", left=EMBEDDED,
          setup=interrupted(3)),
@@ -728,6 +752,8 @@ CASES = [
          setup=with_files({"idx/xlsent.json": "{}"})),
     case("mine-src-emb-truncated", "mine {w}/in.txt {w}/en.txt -o {w}/p.tsv --src-emb {w}/in.npy --model {model} -q",
          2, "in.npy: truncated or unreadable", setup=embedded_in_txt_truncated),
+    case("mine-src-emb-nan", "mine {w}/in.txt {w}/en.txt -o {w}/p.tsv --src-emb {w}/in.npy --model {model} -q",
+         2, "in.npy: row 2 (0-based) holds NaN or inf", setup=embedded_in_txt_poisoned),
     # concurrent runs: one run per output at a time; inputs checked before any work
     case("embed-output-busy", "embed {w}/in.txt -o {w}/o.npy {nothing}", 2,
          "o.npy: busy: another xlsent run", setup=held_by_another_run("o.npy")),

@@ -13,7 +13,7 @@ import logging
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import lru_cache
@@ -24,7 +24,7 @@ import numpy as np
 
 from xlsent.align.config import AlignConfig
 from xlsent.cluster import check_engine
-from xlsent.data.text_input import InputSpec
+from xlsent.data.text_input import InputSpec, lone_surrogate
 from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.registry import DEFAULT_MODEL, load_encoder
@@ -51,8 +51,41 @@ def load(name_or_path: str | Path = DEFAULT_MODEL, backend: str = "auto") -> Enc
 
 def encode(sentences: Sequence[str], model: str | Path = DEFAULT_MODEL, lang: str | None = None,
            *, progress: bool = False) -> np.ndarray:
-    """Embed ``sentences`` with ``model``: ``(n, dim)`` float32 unit rows, row i for sentence i."""
-    return load(model).encode(sentences, lang, progress=progress)
+    """Embed ``sentences`` with ``model``: ``(n, dim)`` float32 unit rows, row i for sentence i (in iteration order:
+    a pandas Series by position, not by its index). ``lang`` is a language code (``check_lang``).
+
+    >>> encode("one sentence")
+    Traceback (most recent call last):
+    ...
+    TypeError: encode takes a list of sentences, not one str (it would embed each character): give [text]
+    """
+    from xlsent.languages import check_lang
+
+    texts, code = sentence_list(sentences), check_lang(lang)  # before the model loads
+    return load(model).encode(texts, code, progress=progress)
+
+
+def sentence_list(sentences: Iterable[str]) -> list[str]:
+    """``sentences`` as a list of str in iteration order; TypeError for a single str or bytes (a sequence of
+    characters) and for an item that is not a str, naming its position.
+
+    >>> sentence_list(s for s in ("a", "b"))
+    ['a', 'b']
+    >>> sentence_list(["a", None])
+    Traceback (most recent call last):
+    ...
+    TypeError: sentence 1 (0-based) is NoneType, not str: give text
+    """
+    if isinstance(sentences, str | bytes):
+        raise TypeError(f"encode takes a list of sentences, not one {type(sentences).__name__} (it would embed each "
+                        "character): give [text]")
+    out = list(sentences)
+    for i, text in enumerate(out):
+        if not isinstance(text, str):
+            raise TypeError(f"sentence {i} (0-based) is {type(text).__name__}, not str: give text")
+        if why := lone_surrogate(text):
+            raise ValueError(f"sentence {i} (0-based) holds {why}")
+    return out
 
 
 if TYPE_CHECKING:
@@ -128,7 +161,7 @@ def index(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODE
     from xlsent.atomic import write_json
     from xlsent.data.text_input import check_options_apply, check_work_folder, iter_rows, readable
     from xlsent.embed_job import JOB_FILE
-    from xlsent.mining.faiss_index import check_index_rows
+    from xlsent.mining.faiss_index import INDEX_KINDS, check_index_rows
     from xlsent.mining.search_index import build_sentence_index, check_index_output, check_indexable
 
     spec = _spec(source)
@@ -145,6 +178,8 @@ def index(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODE
     check_work_folder(work, [spec.path])
     with readable(spec) as spec:
         check_indexable(spec)
+        if kind not in INDEX_KINDS:
+            raise ValueError(f"unknown index kind {kind!r}; expected one of {', '.join(INDEX_KINDS)}")
         if kind != "auto":
             check_index_rows(kind, sum(1 for _ in iter_rows(spec)))
         if not work.is_dir():
@@ -380,7 +415,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     precision, recall and F1, counts summed over the pairs, a resumed run's skipped pairs included): the summary's
     ``scores``, see :mod:`xlsent.evaluation.align_gold`.
 
-    >>> xlsent.align("de.txt", "fr.txt", "de-fr.beads")  # doctest: +SKIP
+    >>> xlsent.api.align("de.txt", "fr.txt", "de-fr.beads")  # doctest: +SKIP
     """
     from xlsent.align.job import (
         AlignSummary,
@@ -399,8 +434,10 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     from xlsent.languages import check_lang
     from xlsent.output_lock import exclusive_outputs
 
-    if (pairs is None) == (src is None or tgt is None or output is None):
-        raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both")
+    one = src is not None and tgt is not None and output is not None
+    if (pairs is not None) == one:
+        raise ValueError("give SRC TGT -o OUTPUT, or --pairs LIST.tsv, not both" if one else
+                         "give SRC TGT -o OUTPUT (all three), or --pairs LIST.tsv")
     if pairs is not None and gold is not None:
         raise ValueError("--gold goes with SRC TGT -o OUTPUT; a --pairs list names each pair's gold in a fourth column")
     check_engine(engine)

@@ -37,7 +37,14 @@ from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
 from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.languages import check_lang
-from xlsent.store import EmbeddingFileError, base_metadata, check_output_path, save_embedding_parts, written_beside
+from xlsent.store import (
+    EmbeddingFileError,
+    base_metadata,
+    check_output_path,
+    first_non_finite,
+    save_embedding_parts,
+    written_beside,
+)
 
 log = logging.getLogger(__name__)
 
@@ -206,15 +213,19 @@ def _prepare_parts(parts: Path, key: dict[str, Any], resume: bool) -> None:
 
 
 def _readable_part(part: Path, rows: int, dim: int) -> bool:
-    """Whether a finished chunk file holds a ``rows x dim`` float32 array; if not, say so (it is recomputed)."""
+    """Whether a finished chunk file holds a ``rows x dim`` float32 array of finite values; if not, say so (it is
+    recomputed)."""
     try:
         array = np.load(part, mmap_mode="r", allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         problem = f"truncated or unreadable ({exc})"
     else:
-        if array.shape == (rows, dim) and array.dtype == np.float32:
+        if array.shape != (rows, dim) or array.dtype != np.float32:
+            problem = f"holds {array.shape} {array.dtype}, expected ({rows}, {dim}) float32"
+        elif (bad := first_non_finite(array)) is not None:
+            problem = f"row {bad} holds NaN or inf"
+        else:
             return True
-        problem = f"holds {array.shape} {array.dtype}, expected ({rows}, {dim}) float32"
     log.warning("%s: %s; recomputing this chunk", part, problem)
     return False
 
@@ -283,6 +294,9 @@ def _embed_chunks(spec: InputSpec, output: Path, encoder: ChunkEncoder, opts: Em
             part = parts / f"{index:06d}.npy"
             written.append(part)
             summary.rows += len(chunk)
+            if part.is_dir():  # in the run's own parts folder, emptied when the run ends: never a user's
+                log.warning("%s: a folder where a finished chunk goes; removed, the chunk is recomputed", part)
+                shutil.rmtree(part)
             if part.is_file() and _readable_part(part, len(chunk), encoder.dim):
                 summary.resumed_chunks += 1
                 bar.update(len(chunk))

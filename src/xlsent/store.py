@@ -173,6 +173,20 @@ def _read_array(path: Path, meta: dict[str, Any], *, mmap: bool) -> np.ndarray:
     return np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False)
 
 
+def first_non_finite(array: np.ndarray, block: int = 65536) -> int | None:
+    """The first row of ``array`` holding NaN or inf (None when every value is finite), read ``block`` rows at a time
+    (a memory-mapped file is not loaded whole).
+
+    >>> first_non_finite(np.array([[0.0, 1.0], [np.nan, 0.0]], dtype=np.float32), block=1)
+    1
+    """
+    for start in range(0, len(array), block):
+        finite = np.isfinite(array[start:start + block]).reshape(min(block, len(array) - start), -1).all(axis=1)
+        if not finite.all():
+            return start + int(np.argmin(finite))
+    return None
+
+
 def load_embeddings(
     path: str | Path,
     *,
@@ -191,6 +205,9 @@ def load_embeddings(
     if array.shape != (meta["rows"], meta["dim"]) or str(array.dtype) != meta["dtype"]:
         raise EmbeddingFileError(f"{path}: array {array.shape} {array.dtype} disagrees with its metadata "
                                  f"({meta['rows']}x{meta['dim']} {meta['dtype']})")
+    if (bad := first_non_finite(array)) is not None:
+        raise EmbeddingFileError(f"{path}: row {bad} (0-based) holds NaN or inf, which no encoder writes (a damaged "
+                                 "file?); re-create it with `xlsent embed`")
     src_sha = meta.get("source", {}).get("sha256")
     if expect_sha256 is not None and src_sha != expect_sha256:
         raise EmbeddingFileError(f"{path}: embeddings were made from another file (checksum {str(src_sha)[:12]}, "

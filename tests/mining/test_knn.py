@@ -292,3 +292,20 @@ def test_prebuilt_indexes_give_the_same_neighbours() -> None:
 
 def test_docstring_examples() -> None:
     assert doctest.testmod(knn_module).failed == 0
+
+
+def test_a_damaged_saved_shard_is_named_and_recomputed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from xlsent.mining.config import SearchConfig
+    from xlsent.mining.stages import knn_shard_path, sharded_knn
+
+    rng = np.random.default_rng(0)
+    x, y = unit_rows(rng, 30, 8), unit_rows(rng, 20, 8)
+    cfg = SearchConfig(k=3, shard_rows=10)
+    first = sharded_knn(x, y, cfg, tmp_path)
+    for shard, damage in ((0, b"garbage"), (1, knn_shard_path(tmp_path, 1).read_bytes()[:200])):
+        knn_shard_path(tmp_path, shard).write_bytes(damage)
+    with caplog.at_level(logging.WARNING):
+        again = sharded_knn(x, y, cfg, tmp_path)
+    assert "knn-00000.npz: truncated or unreadable" in caplog.text and "recomputing this shard" in caplog.text
+    for field in ("fwd_idx", "fwd_sim", "bwd_idx", "bwd_sim"):
+        assert np.array_equal(getattr(first, field), getattr(again, field))

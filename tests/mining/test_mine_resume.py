@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from xlsent.cli import main
+from xlsent.data.text_input import WorkFolderError, check_work_folder
+from xlsent.mining.job import clean_up
 
 if TYPE_CHECKING:
     from conftest import GatedRuns
@@ -51,3 +53,15 @@ def test_mining_to_standard_output_warns_of_no_other_job(tmp_path: Path, tiny_mo
         assert main(["mine", str(tmp_path / "de.txt"), str(tmp_path / "en.txt"), "-o", "-", "--model",
                      str(tiny_model_dir), "-q"]) == 0
     assert "belongs to another job" not in caplog.text  # its temporary work folder is new, not another job's
+
+
+def test_a_work_folder_the_run_refused_to_empty_is_left_as_it_was(tmp_path: Path) -> None:
+    work = tmp_path / "p.tsv.work"
+    (work / "tgt.npy.parts").mkdir(parents=True)
+    (work / "src.npy").write_bytes(b"finished stage")
+    (work / "tgt.npy.parts" / "notes.txt").write_text("the user's", encoding="utf-8")
+    with pytest.raises(WorkFolderError) as refused:
+        check_work_folder(work / "tgt.npy.parts", [])
+    clean_up(work, refused.value, temporary=False)
+    assert (work / "src.npy").read_bytes() == b"finished stage"
+    assert (work / "tgt.npy.parts" / "notes.txt").is_file()

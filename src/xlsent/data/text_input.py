@@ -42,6 +42,11 @@ class InputError(ValueError):
     """An input file cannot be read as asked; the message names the file, the line and a fix."""
 
 
+class WorkFolderError(InputError):
+    """A folder where a run keeps its finished work is not the run's to empty (:func:`check_work_folder`): the run
+    leaves it as it is."""
+
+
 @dataclass(frozen=True)
 class InputSpec:
     """What to read: a path (``-`` for standard input), its format, the column (TSV index or name, Parquet name)
@@ -240,9 +245,10 @@ def check_folders_above(path: str | Path, flag: str = "") -> None:
 
 
 def check_work_folder(folder: Path, inputs: Iterable[str | Path | None], job_file: str = "job.json") -> None:
-    """Raise :class:`InputError` for a folder of a run's finished work (``OUTPUT.parts/``, ``OUTPUT.work/``) that the
-    run would empty: one holding one of the ``inputs``, or files without the ``job_file`` every run writes first into
-    a folder it makes (so not made by xlsent).
+    """Raise :class:`WorkFolderError` for a folder of a run's finished work (``OUTPUT.parts/``, ``OUTPUT.work/``) that
+    the run would empty: one holding one of the ``inputs``, or files without the ``job_file`` every run writes first
+    into a folder it makes (so not made by xlsent; the temporary file a killed write of ``job_file`` left is not
+    counted).
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp()) / "v.npy.parts"
@@ -250,18 +256,20 @@ def check_work_folder(folder: Path, inputs: Iterable[str | Path | None], job_fil
     >>> check_work_folder(folder, [])
     Traceback (most recent call last):
     ...
-    xlsent.data.text_input.InputError: .../v.npy.parts: holds files but no job.json, so no xlsent run made it; ...
+    xlsent.data.text_input.WorkFolderError: .../v.npy.parts: holds files but no job.json, so no xlsent run made it; ...
     """
     if not folder.is_dir():
         return
     inside = next((p for p in inputs if p is not None and str(p) != STDIN
                    and Path(p).resolve().is_relative_to(folder.resolve())), None)
     if inside is not None:
-        raise InputError(f"{inside}: is an input inside {folder}, the folder of this run's work, which the run "
-                         "empties; move the input or name another output")
-    if not (folder / job_file).is_file() and any(folder.iterdir()):
-        raise InputError(f"{folder}: holds files but no {job_file}, so no xlsent run made it; this run would empty it: "
-                         "move its files or name another output")
+        raise WorkFolderError(f"{inside}: is an input inside {folder}, the folder of this run's work, which the run "
+                              "empties; move the input or name another output")
+    # a run killed while it wrote job.json leaves the temporary file of that atomic write (.job.json.*.tmp): its own
+    left = [p for p in folder.iterdir() if not (p.name.startswith(".") and p.name.endswith(".tmp"))]
+    if not (folder / job_file).is_file() and left:
+        raise WorkFolderError(f"{folder}: holds files but no {job_file}, so no xlsent run made it; this run would "
+                              "empty it: move its files or name another output")
 
 
 def check_options_apply(specs: Sequence[InputSpec]) -> None:

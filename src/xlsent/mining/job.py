@@ -36,6 +36,7 @@ from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import (
     InputError,
     InputSpec,
+    WorkFolderError,
     check_folders_above,
     check_not_an_input,
     check_options_apply,
@@ -196,7 +197,10 @@ def _has_progress(work: Path) -> bool:
 
 
 def clean_up(work: Path, exc: BaseException, temporary: bool) -> None:
-    """After a failure: keep finished stages that a re-run can use and say so; remove anything else."""
+    """After a failure: keep finished stages that a re-run can use and say so; remove anything else (but a work
+    folder the run refused to empty, :class:`WorkFolderError`, is left as it is)."""
+    if isinstance(exc, WorkFolderError):
+        return
     if not temporary and work.is_dir() and _has_progress(work) and not isinstance(exc, InputError):
         log.warning("kept the finished stages in %s: the same command continues from them", work)
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
@@ -119,6 +120,24 @@ def load_knn_shard(path: Path) -> KnnResult:
         return KnnResult(z["fwd_idx"], z["fwd_sim"], z["bwd_idx"], z["bwd_sim"])
 
 
+def _finished_shard(path: Path, rows: int, targets: int) -> bool:
+    """Whether ``path`` holds the k-NN lists of a shard of ``rows`` source rows against ``targets`` target rows; a
+    file that does not is named and recomputed."""
+    if not path.is_file():
+        return False
+    try:
+        part = load_knn_shard(path)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        problem = f"truncated or unreadable ({exc})"
+    else:
+        if len(part.fwd_idx) == len(part.fwd_sim) == rows and len(part.bwd_idx) == len(part.bwd_sim) == targets:
+            return True
+        problem = f"holds lists of {len(part.fwd_idx)} source and {len(part.bwd_idx)} target rows, expected {rows} " \
+                  f"and {targets}"
+    log.warning("%s: %s; recomputing this shard", path, problem)
+    return False
+
+
 def merge_shards(parts: Iterable[KnnResult], k: int) -> KnnResult:
     """Join the k-NN lists of consecutive source shards one shard at a time (as :func:`merge_source_spans` does
     all at once, with the same result): the memory is the result plus one shard, whatever the number of shards."""
@@ -152,7 +171,8 @@ def sharded_knn(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, work: Path | No
     memory."""
     bounds = shard_bounds(len(x), cfg.shard_rows)
     paths = [knn_shard_path(work, shard) for shard in range(len(bounds))] if work else []
-    todo = [shard for shard in range(len(bounds)) if not paths or not paths[shard].is_file()]
+    todo = [shard for shard in range(len(bounds))
+            if not paths or not _finished_shard(paths[shard], bounds[shard][1] - bounds[shard][0], len(y))]
     if len(todo) < len(bounds):
         log.info("k-NN: reusing %d of %d finished shards in %s", len(bounds) - len(todo), len(bounds), work)
     search = shards or (lambda b, t: local_shards(x, y, cfg, b, t, progress))

@@ -1,0 +1,64 @@
+"""What the library functions of :mod:`xlsent.api` take: every one reachable as ``xlsent.NAME``, and the sentences
+of ``encode`` checked before any model loads (a str is not a list of its characters; a pandas Series is read by
+position)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import xlsent
+from xlsent import api
+
+
+def test_every_api_function_is_reached_from_the_package() -> None:
+    public = {name for name in dir(api) if callable(getattr(api, name)) and not name.startswith("_")
+              and getattr(getattr(api, name), "__module__", "") == "xlsent.api"}
+    assert public - set(xlsent.API) == {"sentence_list", "align"}  # xlsent.align is the alignment package
+    assert all(getattr(xlsent, name) is getattr(api, name) for name in xlsent.API)
+
+
+@pytest.mark.parametrize(("given", "error", "message"), [
+    ("abc", TypeError, "not one str (it would embed each character)"),
+    (b"abc", TypeError, "not one bytes"),
+    (["a", 5], TypeError, "sentence 1 (0-based) is int, not str"),
+    (["a", None], TypeError, "sentence 1 (0-based) is NoneType"),
+    (["a", "b\ud800"], ValueError, "sentence 1 (0-based) holds a lone surrogate (U+D800)"),
+])
+def test_encode_refuses_what_is_no_list_of_sentences_before_loading(given: object, error: type[Exception],
+                                                                     message: str) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        xlsent.encode(given, model="toy:never-loaded")  # type: ignore[arg-type]
+
+
+def test_encode_refuses_a_name_that_is_no_language_code() -> None:
+    with pytest.raises(ValueError, match="'German' is not a language code"):
+        xlsent.encode(["a"], model="toy:never-loaded", lang="German")
+
+
+def test_encode_reads_a_series_by_position(tiny_model_dir: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    texts = ["the dog barks", "a cat runs", "der hund bellt"]
+    plain = xlsent.encode(texts, model=tiny_model_dir)
+    shuffled = pd.Series(texts, index=[2, 1, 0])
+    assert np.array_equal(xlsent.encode(shuffled, model=tiny_model_dir), plain)
+    assert np.array_equal(xlsent.encode(pd.Series(texts, index=[10, 11, 12]), model=tiny_model_dir), plain)
+    assert np.array_equal(xlsent.encode(iter(texts), model=tiny_model_dir), plain)  # type: ignore[arg-type]
+
+
+def test_align_says_what_is_missing() -> None:
+    with pytest.raises(ValueError, match=re.escape("give SRC TGT -o OUTPUT (all three), or --pairs LIST.tsv")):
+        api.align("de.txt", "fr.txt")
+    with pytest.raises(ValueError, match="not both"):
+        api.align("de.txt", "fr.txt", "out.beads", pairs="list.tsv")
+
+
+def test_index_refuses_an_unknown_kind_before_any_work(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the dog barks\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="unknown index kind 'bogus'"):
+        api.index(corpus, tmp_path / "idx", model="toy:never-loaded", kind="bogus")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]
