@@ -831,6 +831,10 @@ CASES = [
          "-o, --scores and --histogram must name different files"),
     case("filter-histogram-not-png", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --histogram {w}/h.jpg {nothing}", 2,
          "h.jpg: the histogram is a PNG file"),
+    case("filter-histogram-is-a-folder", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --histogram {w}/h.png {nothing}",
+         2, "h.png: is a directory; name a .png file", setup=with_folder("h.png")),
+    case("filter-histogram-below-a-file", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --histogram {w}/in.txt/h.png "
+         "{nothing}", 2, "in.txt is a file, not a folder"),
     case("filter-keep-above-one", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --keep 1.5 {nothing}", 2,
          "--keep is a fraction of the pairs, above 0 and at most 1, not 1.5"),
     case("filter-header-row-read-as-a-pair", "filter {w}/pairs.tsv -o {w}/k.tsv --margin absolute --threshold 0.5 "
@@ -976,6 +980,8 @@ CASES = [
          "{nothing}", 2, "--threshold 0.5 cuts ratio margins, but the scores of this run are cosines ("),
     case("filter-keep-with-threshold", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --keep 0.5 --threshold 1.0 "
          "{nothing}", 2, "--keep 0.5 and --threshold 1 both set the score cut: give one"),
+    case("filter-min-p-clean-with-keep", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --keep 0.5 --min-p-clean 0.5 "
+         "{nothing}", 2, "--min-p-clean 0.5 and --keep 0.5 both set the cut: give one"),
     case("filter-empty-source", "filter {w}/empty.txt {w}/en.txt -o {w}/k.tsv {nothing}", 2,
          "empty.txt: is empty, so there is nothing to filter", setup=with_files({"empty.txt": ""})),
     # settings files: every value typed and checked, naming the file and the key

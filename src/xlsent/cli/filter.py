@@ -83,6 +83,11 @@ def _rules(args: argparse.Namespace) -> FilterConfig:
     if args.keep is not None and args.threshold != "auto":
         raise ValueError(f"--keep {args.keep:g} and --threshold {args.threshold:g} both set the score cut: give one "
                          "(--keep keeps that fraction of the pairs, the best by score; --threshold cuts at a score)")
+    if args.min_p_clean is not None and (args.keep is not None or args.threshold != "auto"):
+        other = f"--keep {args.keep:g}" if args.keep is not None else f"--threshold {args.threshold:g}"
+        raise ValueError(f"--min-p-clean {args.min_p_clean:g} and {other} both set the cut: give one "
+                         "(--min-p-clean cuts the scorer's p_clean, --keep keeps a fraction of the pairs, --threshold "
+                         "cuts the margin)")
     given = {name: getattr(args, name) for name, _ in SWITCHES if getattr(args, name) is not None}
     if args.keep is not None:  # the options' cut replaces the settings file's, whichever it is
         given.update(keep=args.keep, threshold="auto")

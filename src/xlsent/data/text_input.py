@@ -453,7 +453,8 @@ def check_tsv_columns(spec: InputSpec, count: int) -> None:
         cells = line.count("\t") + 1
         if cells != count:
             raise InputError(f"{spec.name}:{line_no}: {cells} column(s), expected {count} (source TAB target); "
-                             "a tab inside a text must be replaced, e.g. by a space")
+                             "a tab inside a text must be replaced, e.g. by a space (the pairs `xlsent mine` writes "
+                             "have the margin first: `cut -f2,3` them)")
 
 
 HEADER_NAMES = frozenset({"src", "tgt", "source", "target", "text", "sentence", "translation", "src_text",

@@ -394,8 +394,12 @@ def check_filter_outputs(output: str | Path, scores: Path | None, histogram: Pat
         if str(scores) == STDOUT:
             raise ValueError("--scores needs a file (.tsv or .txt), not standard output")
         check_output(scores)
-    if histogram is not None and (histogram.suffix.lower() != ".png" or histogram.is_dir()):
-        raise ValueError(f"{histogram}: the histogram is a PNG file: name a .png file")
+    if histogram is not None:
+        if histogram.is_dir():
+            raise ValueError(f"--histogram {histogram}: is a directory; name a .png file")
+        if histogram.suffix.lower() != ".png":
+            raise ValueError(f"{histogram}: the histogram is a PNG file: name a .png file")
+        check_folders_above(histogram, "--histogram")
     given = [file_key(path) for path in (output, scores, histogram) if path is not None and str(path) != STDOUT]
     if len(set(given)) < len(given):
         raise ValueError("-o, --scores and --histogram must name different files")
