@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -159,12 +160,16 @@ def toy_pairs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, li
     return path, seen
 
 
-def test_filter_keeps_by_the_scorer_row_for_row(toy_pairs: tuple[Path, list[str]], tmp_path: Path) -> None:
+def test_filter_keeps_by_the_scorer_row_for_row(toy_pairs: tuple[Path, list[str]], tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
     path, seen = toy_pairs
     toy_scorer().save(tmp_path / "scorer")
     kept, scores = tmp_path / "kept.tsv", tmp_path / "all.tsv"
     assert main(["filter", str(path), "-o", str(kept), "--scores", str(scores), "--src-lang", "de", "--tgt-lang",
                  "en", "--scorer", str(tmp_path / "scorer"), "--no-langid", "--k", "2", "-q"]) == 0
+    captured = capsys.readouterr()
+    said = captured.out + captured.err
+    assert re.search(r"score cut: [0-9.]+ \(p_clean of .*; p_clean\)", said), said  # not named a margin
     rows = [line.split("\t") for line in scores.read_text(encoding="utf-8").splitlines()]
     assert rows[0] == list(SCORE_COLUMNS) and len(rows) == 14
     reasons = [r[SCORE_COLUMNS.index("reason")] for r in rows[1:]]

@@ -467,8 +467,8 @@ def filter_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Eng
             save_histogram(histogram, scored.score, decisions)
         write_lines(output, kept_rows(job.src.texts, job.tgt.texts, decisions))
     return FilterSummary(output, len(decisions.keep), decisions.counts(), decisions.threshold,
-                         decisions.threshold_source, values.langs, scored.measure, scores_out, histogram,
-                         time.perf_counter() - job.start)
+                         decisions.threshold_source, values.langs, scored.measure if p_clean is None else "p_clean",
+                         scores_out, histogram, time.perf_counter() - job.start)
 
 
 def scorer_cut(scorer: Scorer, rules: FilterConfig) -> float:
