@@ -53,3 +53,20 @@ def write_json(path: str | os.PathLike[str], obj: Any) -> None:
     with atomic_open(path) as fh:
         json.dump(obj, fh, indent=2, ensure_ascii=False, sort_keys=False)
         fh.write("\n")
+
+
+def check_folders_above(path: str | os.PathLike[str], flag: str = "") -> None:
+    """Raise ValueError when a file stands where a folder above the output ``path`` must be (``flag``: the option
+    that named it, for the message).
+
+    >>> import tempfile
+    >>> note = Path(tempfile.mkdtemp()) / "note.txt"
+    >>> _ = note.write_text("x")
+    >>> check_folders_above(note / "out.tsv", "-o")
+    Traceback (most recent call last):
+    ...
+    ValueError: -o .../note.txt/out.tsv: .../note.txt is a file, not a folder
+    """
+    above = next((p for p in Path(path).absolute().parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise ValueError(f"{f'{flag} ' if flag else ''}{path}: {above} is a file, not a folder")

@@ -12,9 +12,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlsent.atomic import atomic_open
+from xlsent.atomic import atomic_open, check_folders_above
 from xlsent.data.sentence_split import iter_sentences, sentence_lines
-from xlsent.data.text_input import InputSpec, check_folders_above, check_not_an_input, iter_rows, readable
+from xlsent.data.text_input import InputSpec, check_not_an_input, iter_rows, readable
 
 SUFFIXES = (".txt", ".tsv")
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from xlsent.atomic import atomic_path, write_json
+from xlsent.atomic import atomic_path, check_folders_above, write_json
 
 FORMAT = "xlsent-embeddings"
 META_KEY = b"xlsent"
@@ -54,9 +54,7 @@ def check_output_path(path: str | Path) -> None:
     if path.suffix.lower() not in SUFFIXES:
         raise EmbeddingFileError(f"{path}: the output format comes from the extension: .npy (vectors + .npy.json "
                                  "sidecar) or .parquet")
-    parent = next((p for p in path.absolute().parents if p.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise EmbeddingFileError(f"{path}: {parent} is a file, not a folder")
+    check_folders_above(path)
     for beside in written_beside(path):
         if beside.is_dir():
             raise EmbeddingFileError(f"{beside}: is a directory, where the vectors' sidecar of {path} goes; remove it "

@@ -27,7 +27,7 @@ from xlsent.align.adaptive import SpanCount
 from xlsent.align.aligner import Doc, align_documents, text_source
 from xlsent.align.config import AlignConfig
 from xlsent.align.overlaps import Embed
-from xlsent.atomic import atomic_open
+from xlsent.atomic import atomic_open, check_folders_above
 from xlsent.data.beads import Bead, format_bead
 from xlsent.data.empty_text import is_empty
 from xlsent.data.sentence_split import Sentence, sentence_lines, split_units
@@ -36,7 +36,6 @@ from xlsent.data.text_input import (
     STDIN,
     InputError,
     InputSpec,
-    check_folders_above,
     check_not_an_input,
     file_key,
     iter_rows,

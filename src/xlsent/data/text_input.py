@@ -227,23 +227,6 @@ def check_not_an_input(outputs: Iterable[str | Path | None], inputs: Iterable[st
                                  "destroy that input: name another output file")
 
 
-def check_folders_above(path: str | Path, flag: str = "") -> None:
-    """Raise :class:`InputError` when a file stands where a folder above the output ``path`` must be (``flag``: the
-    option that named it, for the message).
-
-    >>> import tempfile
-    >>> note = Path(tempfile.mkdtemp()) / "note.txt"
-    >>> _ = note.write_text("x")
-    >>> check_folders_above(note / "out.tsv", "-o")
-    Traceback (most recent call last):
-    ...
-    xlsent.data.text_input.InputError: -o .../note.txt/out.tsv: .../note.txt is a file, not a folder
-    """
-    above = next((p for p in Path(path).absolute().parents if p.exists()), None)
-    if above is not None and not above.is_dir():
-        raise InputError(f"{f'{flag} ' if flag else ''}{path}: {above} is a file, not a folder")
-
-
 def check_work_folder(folder: Path, inputs: Iterable[str | Path | None], job_file: str = "job.json") -> None:
     """Raise :class:`WorkFolderError` for a folder of a run's finished work (``OUTPUT.parts/``, ``OUTPUT.work/``) that
     the run would empty: one holding one of the ``inputs``, or files without the ``job_file`` every run writes first

@@ -30,14 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xlsent.atomic import atomic_open, write_json
+from xlsent.atomic import atomic_open, check_folders_above, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import (
     InputError,
     InputSpec,
     WorkFolderError,
-    check_folders_above,
     check_not_an_input,
     check_options_apply,
     check_work_folder,

@@ -23,8 +23,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from xlsent.atomic import atomic_open
-from xlsent.data.text_input import check_folders_above
+from xlsent.atomic import atomic_open, check_folders_above
 from xlsent.evaluation.intent import TSNE_KEY
 from xlsent.evaluation.published import Reported, published_for
 from xlsent.evaluation.results import TaskResult, load_results

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import torch
 
-from xlsent.data.text_input import check_folders_above
+from xlsent.atomic import check_folders_above
 from xlsent.data.user_bitext import parse_bitext_option
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.model_dir import MANIFEST, read_manifest, write_manifest
