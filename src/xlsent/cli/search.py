@@ -51,23 +51,14 @@ def _index(args: argparse.Namespace) -> int:
 
 def _search(args: argparse.Namespace) -> int:
     from xlsent.api import load
-    from xlsent.data.empty_text import is_empty
-    from xlsent.data.text_input import InputSpec, iter_rows, lone_surrogate, readable
-    from xlsent.mining.search_index import SentenceIndex
+    from xlsent.data.text_input import InputSpec, iter_rows, readable
+    from xlsent.mining.search_index import SentenceIndex, check_queries
 
     queries = list(args.query)
     if args.file:
         with readable(InputSpec(Path(args.file), format="txt")) as spec:
             queries += list(iter_rows(spec))
-    if not queries:
-        raise ValueError("give at least one QUERY or --file")
-    order = "queries from --file count after those on the command line"
-    if blank := [i + 1 for i, query in enumerate(queries) if is_empty(query)]:
-        raise ValueError(f"query {', '.join(map(str, blank[:5]))} of {len(queries)} is empty: give text to search "
-                         f"for ({order})")
-    if bad := next(((i + 1, why) for i, query in enumerate(queries) if (why := lone_surrogate(query))), None):
-        raise ValueError(f"query {bad[0]} of {len(queries)} holds {bad[1]} (bytes that are not UTF-8 on the command "
-                         f"line?); give it as UTF-8 text ({order})")
+    check_queries(queries)
     index = SentenceIndex.open(args.index)
     for query, hits in zip(queries, index.search_sentences(queries, load(index.model), args.k), strict=True):
         print(f"query: {shortened(query)}")

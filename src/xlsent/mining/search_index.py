@@ -17,7 +17,7 @@ import numpy as np
 from xlsent.atomic import atomic_open, atomic_path, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
-from xlsent.data.text_input import InputSpec, iter_rows
+from xlsent.data.text_input import InputSpec, iter_rows, lone_surrogate
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
 
@@ -38,6 +38,26 @@ def check_indexable(spec: InputSpec) -> None:
     """``ValueError`` naming the input when it holds no text to index (no rows, or only blank ones)."""
     if all(is_empty(row) for row in iter_rows(spec)):
         raise ValueError(f"{spec.path}: no text to index (the input is empty or blank); give a file with sentences")
+
+
+def check_queries(queries: Sequence[str]) -> None:
+    """ValueError unless there is a query and each has text that is valid Unicode, naming the query by its 1-based
+    number (those of ``xlsent search --file`` counted after those of the command line).
+
+    >>> check_queries(["Wo ist der Bahnhof?", " "])
+    Traceback (most recent call last):
+    ...
+    ValueError: query 2 of 2 is empty: give text to search for (queries from --file count after those on the ...
+    """
+    if not queries:
+        raise ValueError("give at least one QUERY or --file")
+    order = "queries from --file count after those on the command line"
+    if blank := [i + 1 for i, query in enumerate(queries) if is_empty(query)]:
+        raise ValueError(f"query {', '.join(map(str, blank[:5]))} of {len(queries)} is empty: give text to search "
+                         f"for ({order})")
+    if bad := next(((i + 1, why) for i, query in enumerate(queries) if (why := lone_surrogate(query))), None):
+        raise ValueError(f"query {bad[0]} of {len(queries)} holds {bad[1]} (bytes that are not UTF-8 on the command "
+                         f"line?); give it as UTF-8 text ({order})")
 
 
 def check_index_output(out: Path, *, overwrite: bool) -> None:
