@@ -122,20 +122,34 @@ def load_knn_shard(path: Path) -> KnnResult:
 
 def _finished_shard(path: Path, rows: int, targets: int) -> bool:
     """Whether ``path`` holds the k-NN lists of a shard of ``rows`` source rows against ``targets`` target rows; a
-    file that does not is named and recomputed."""
+    file that does not is named and recomputed. Only the arrays' headers are read (the merge reads the lists): a
+    shard cut short has lost its zip directory, which is at the end."""
     if not path.is_file():
         return False
     try:
-        part = load_knn_shard(path)
+        rows_of = _shard_rows(path)
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
         problem = f"truncated or unreadable ({exc})"
     else:
-        if len(part.fwd_idx) == len(part.fwd_sim) == rows and len(part.bwd_idx) == len(part.bwd_sim) == targets:
+        if rows_of == {"fwd_idx": rows, "fwd_sim": rows, "bwd_idx": targets, "bwd_sim": targets}:
             return True
-        problem = f"holds lists of {len(part.fwd_idx)} source and {len(part.bwd_idx)} target rows, expected {rows} " \
-                  f"and {targets}"
+        problem = f"holds lists of {rows_of.get('fwd_idx')} source and {rows_of.get('bwd_idx')} target rows, " \
+                  f"expected {rows} and {targets}"
     log.warning("%s: %s; recomputing this shard", path, problem)
     return False
+
+
+def _shard_rows(path: Path) -> dict[str, int]:
+    """The rows of each array of the ``.npz`` shard ``path``, from the headers of its ``.npy`` members."""
+    rows = {}
+    with zipfile.ZipFile(path) as z:
+        for field in ("fwd_idx", "fwd_sim", "bwd_idx", "bwd_sim"):
+            with z.open(f"{field}.npy") as fh:
+                version = np.lib.format.read_magic(fh)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape = read(fh)[0]
+                rows[field] = shape[0] if shape else -1
+    return rows
 
 
 def merge_shards(parts: Iterable[KnnResult], k: int) -> KnnResult:
