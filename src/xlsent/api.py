@@ -158,15 +158,16 @@ def index(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODE
     """Embed every row of ``source`` (resumably, in this process or on Ray, as :func:`embed`) and save a searchable
     index folder at ``output`` for ``xlsent search``; what ``xlsent index`` runs. See
     :mod:`xlsent.mining.search_index`."""
-    from xlsent.atomic import write_json
     from xlsent.data.text_input import check_options_apply, check_work_folder, iter_rows, readable
-    from xlsent.embed_job import JOB_FILE
     from xlsent.mining.faiss_index import INDEX_KINDS, check_index_rows
+    from xlsent.mining.job import prepare_work
     from xlsent.mining.search_index import build_sentence_index, check_index_output, check_indexable
 
     spec = _spec(source)
     spec.check()
     check_options_apply([spec])
+    if kind not in INDEX_KINDS:
+        raise ValueError(f"unknown index kind {kind!r}; expected one of {', '.join(INDEX_KINDS)}")
     if str(output) == "-":
         raise ValueError(f"-o {output}: an index is a folder; name a new or existing folder")
     out = Path(os.path.realpath(output))  # new/../idx is idx: writing it makes new/, then lands there
@@ -178,13 +179,9 @@ def index(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODE
     check_work_folder(work, [spec.path])
     with readable(spec) as spec:
         check_indexable(spec)
-        if kind not in INDEX_KINDS:
-            raise ValueError(f"unknown index kind {kind!r}; expected one of {', '.join(INDEX_KINDS)}")
         if kind != "auto":
             check_index_rows(kind, sum(1 for _ in iter_rows(spec)))
-        if not work.is_dir():
-            work.mkdir(parents=True)
-            write_json(work / JOB_FILE, {"job": "index"})
+        prepare_work(work, {"job": "index"})
         with _chunk_encoder(model, backend, engine, ray, opts) as chunks:
             embed_file(spec, work / "vectors.npy", chunks, opts)
         built = build_sentence_index(spec, out, work / "vectors.npy", str(model), kind=kind)
