@@ -551,6 +551,8 @@ CASES = [
     case("eval-unknown-task", "eval tatoeba tatoebaa {nothing}", 2, "unknown task(s) tatoebaa"),
     case("eval-empty-langs", "eval tatoeba --langs , {nothing}", 2, "argument --langs: needs at least one code"),
     case("eval-margin-k-zero", "eval tatoeba --margin-k 0 {nothing}", 2, "argument --margin-k"),
+    case("eval-output-stdout", "eval tatoeba -o - {nothing}", 2,
+         "-o -: this output is a folder, which standard output cannot take"),
     # TSV: whether line 1 is a header is said, never guessed; line numbers count every line
     case("embed-tsv-header-unstated", "embed {w}/in.tsv -o {w}/o.npy {nothing}", 2,
          "say whether line 1 of this TSV is a header: --header (skip it) or --no-header"),
@@ -685,6 +687,8 @@ CASES = [
     case("train-bitext-one-language-two-codes", "train distill --out {w}/m --bitext de={w}/de.txt,{w}/en.txt "
          "--bitext deu={w}/in.txt,{w}/long.txt -q", 2, "language(s) de, deu given more than once"),
     case("train-out-below-a-file", "train dual-pivot --out {w}/in.txt/m -q", 2, "in.txt is a file, not a folder"),
+    case("train-out-stdout", "train dual-pivot --out - -q", 2,
+         "--out -: this output is a folder, which standard output cannot take"),
     case("train-bitext-method-without-bitext", "train dual-pivot --out {w}/m --bitext kab={w}/de.txt,{w}/en.txt -q",
          2, "DualPivotConfig takes no user bitext"),
     # interrupted and resumed runs: only resumable progress is kept, and every decision is said
@@ -741,6 +745,8 @@ CASES = [
          "folder: is a folder; name the markdown file to write", setup=full_tatoeba_result),
     case("report-plots-is-a-file", "report --results {w}/results --docs {w}/r.md --plots {w}/in.txt", 2,
          "in.txt: is a file; name a folder for the plots", setup=full_tatoeba_result),
+    case("report-plots-stdout", "report --results {w}/results --docs {w}/r.md --plots -", 2,
+         "--plots -: this output is a folder, which standard output cannot take", setup=full_tatoeba_result),
     case("index-empty-input", "index {w}/empty.txt -o {w}/idx {nothing}", 2,
          "no text to index (the input is empty or blank)", setup=with_files({"empty.txt": "\n\n"})),
     case("index-output-holds-an-index", "index {w}/in.txt -o {w}/idx {nothing}", 2,
@@ -748,6 +754,11 @@ CASES = [
          setup=with_files({"idx/xlsent.json": "{}"})),
     case("search-index-manifest-not-json", "search {w}/idx hallo", 2, "xlsent.json: not readable JSON",
          setup=with_files({"idx/xlsent.json": "{oops"})),
+    case("search-model-folder-as-index", "search {model} hallo", 2,
+         "is a model directory (type 'transformer'), not a sentence index; build an index of your sentences"),
+    case("embed-index-as-model", "embed {w}/in.txt -o {w}/o.npy --model {w}/idx -q", 2,
+         "idx: is a sentence index (made by",
+         setup=with_files({"idx/xlsent.json": '{"type": "sentence-index", "model": "me5-small", "files": {}}'})),
     case("search-empty-query", "search {w}/idx hallo {empty}", 2, "query 2 of 2 is empty: give text to search for",
          setup=with_files({"idx/xlsent.json": "{}"})),
     case("mine-src-emb-truncated", "mine {w}/in.txt {w}/en.txt -o {w}/p.tsv --src-emb {w}/in.npy --model {model} -q",
@@ -845,6 +856,8 @@ CASES = [
          setup=with_files({"one.txt": "deu sentence 0\ndeu sentence 1\n", "two.txt": "english deu 0\n\n"})),
     case("export-to-a-file", "export toy:unloadable --sentence-transformers {w}/in.txt", 2,
          "is a file, but this output is a folder"),
+    case("export-to-stdout", "export toy:unloadable --sentence-transformers -", 2,
+         "--sentence-transformers -: this output is a folder, which standard output cannot take"),
     # evaluation results: a subset run never replaces a fuller result
     case("eval-subset-over-full-result", "eval tatoeba --langs kat --model toy:onehot --data {w}/data -o {w}/results "
          "-q", 2, "replacing it would lose deu, fra. Not saved", setup=full_tatoeba_result),

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from xlsent.align.config import AlignConfig
+from xlsent.atomic import check_folder_output
 from xlsent.cluster import check_engine
 from xlsent.data.text_input import InputSpec, lone_surrogate
 from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
@@ -510,6 +511,7 @@ def export_sentence_transformers(model: str | Path, out: str | Path) -> Path:
     from xlsent.encoders.export import export_sentence_transformers as _export
     from xlsent.encoders.transformer import TransformerEncoder
 
+    check_folder_output(out, "--sentence-transformers")
     encoder = load(model, "torch")
     if not isinstance(encoder, TransformerEncoder):
         raise ValueError(f"{model}: only transformer models can be exported to sentence-transformers")

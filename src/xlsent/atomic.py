@@ -70,3 +70,19 @@ def check_folders_above(path: str | os.PathLike[str], flag: str = "") -> None:
     above = next((p for p in Path(path).absolute().parents if p.exists()), None)
     if above is not None and not above.is_dir():
         raise ValueError(f"{f'{flag} ' if flag else ''}{path}: {above} is a file, not a folder")
+
+
+def check_folder_output(path: str | os.PathLike[str], flag: str) -> None:
+    """Raise ValueError naming ``flag`` unless ``path`` can be (or already is) a folder: ``-`` (standard output,
+    which cannot hold a folder), or a file at it or above it, is refused.
+
+    >>> check_folder_output("-", "--plots")
+    Traceback (most recent call last):
+    ...
+    ValueError: --plots -: this output is a folder, which standard output cannot take; name a folder
+    """
+    if str(path) == "-":
+        raise ValueError(f"{flag} -: this output is a folder, which standard output cannot take; name a folder")
+    if Path(path).exists() and not Path(path).is_dir():
+        raise ValueError(f"{flag} {path}: is a file, but this output is a folder; name a new or existing folder")
+    check_folders_above(path, flag)

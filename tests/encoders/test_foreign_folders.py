@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -284,6 +285,18 @@ def test_models_lists_the_folders_of_xlsent_models(folders: dict[str, Path], tin
     assert f"{'labse':<32} {16:>4}  {'sentence-transformers':<22} {folders['labse']}" in out
     assert f"{'labse-hf':<32} {32:>4}  {'hugging-face':<22} {parent / 'labse-hf'}" in out
     assert f"{tiny_model_dir.name:<32} {32:>4}  {'xlsent transformer':<22} {tiny_model_dir}" in out
+
+
+
+def test_a_folder_named_twice_is_listed_once_and_an_index_is_no_model(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from xlsent.encoders.local_models import local_models
+
+    shutil.copytree(tiny_model_dir, tmp_path / "models" / "tiny")
+    (tmp_path / "models" / "idx").mkdir()
+    (tmp_path / "models" / "idx" / "xlsent.json").write_text('{"type": "sentence-index", "model": "tiny"}')
+    models = tmp_path / "models"
+    listed = local_models(os.pathsep.join([str(models), str(models / "tiny"), str(models / ".." / "models")]))
+    assert [(m.name, m.kind, m.path) for m in listed] == [("tiny", "xlsent transformer", models / "tiny")]
 
 
 # bad folders: an error naming the file, and what to do

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_data, add_model, add_output, check_folder_output, positive_int
+from xlsent.cli.options import add_data, add_model, add_output, positive_int
 
 
 def add_commands(sub: Commands) -> None:
@@ -58,6 +58,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _eval(args: argparse.Namespace) -> int:
     from xlsent.api import load
+    from xlsent.atomic import check_folder_output
     from xlsent.evaluation.runner import TASKS, check_task_data, run_task
 
     tasks = list(dict.fromkeys([*args.tasks, *args.more_tasks]))
@@ -65,7 +66,7 @@ def _eval(args: argparse.Namespace) -> int:
     if not tasks or unknown:
         problem = f"unknown task(s) {', '.join(unknown)}" if unknown else "name at least one TASK"
         raise ValueError(f"{problem}; tasks: {' | '.join(TASKS)}")
-    check_folder_output("-o", args.output)
+    check_folder_output(args.output, "-o")
     options = {task: {"margin_k": args.margin_k} if task == "tatoeba" else {} for task in tasks}
     for task in tasks:  # every task's data found before the model loads
         check_task_data(task, langs=args.langs, root=args.data, **options[task])

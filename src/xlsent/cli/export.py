@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import check_folder_output
 
 
 def add_commands(sub: Commands) -> None:
@@ -20,7 +19,6 @@ def add_commands(sub: Commands) -> None:
 def _export(args: argparse.Namespace) -> int:
     from xlsent.api import export_sentence_transformers
 
-    check_folder_output("--sentence-transformers", args.sentence_transformers)
     out = export_sentence_transformers(args.model, args.sentence_transformers)
     print(f"wrote sentence-transformers folder {out}")
     return 0

@@ -108,13 +108,3 @@ def input_spec(path: str, args: argparse.Namespace) -> InputSpec:
     from xlsent.data.text_input import InputSpec
 
     return InputSpec(Path(path), args.format, args.column, args.field, args.header)
-
-
-def check_folder_output(flag: str, path: str | Path) -> None:
-    """``ValueError`` naming ``flag`` unless ``path`` can be (or already is) a folder: neither it nor a folder above
-    it may be a file."""
-    path = Path(path)
-    existing = next((p for p in (path.absolute(), *path.absolute().parents) if p.exists()), None)
-    if existing is not None and not existing.is_dir():
-        where = "is a file" if existing == path.absolute() else f"lies below {existing}, a file"
-        raise ValueError(f"{flag} {path}: {where}, but this output is a folder; name a new or existing folder")

@@ -1,7 +1,9 @@
 """The model folders named by ``$XLSENT_MODELS`` (a path list, separated by ``os.pathsep``), for ``xlsent models``.
 
 Each entry is a model folder (xlsent's own, a sentence-transformers folder or a Hugging Face model folder) or a
-folder holding such folders. Only JSON files are read; a folder that cannot be read is listed with the reason.
+folder holding such folders. Only JSON files are read; a folder that cannot be read is listed with the reason. A
+folder named twice (an entry repeated, or a model folder named beside the folder holding it) is listed once, where it
+first appears; a sentence index (``xlsent index``, whose manifest shares the models' name) is not a model.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlsent.encoders.model_dir import MANIFEST, ModelDirError
+from xlsent.encoders.model_dir import INDEX_TYPE, MANIFEST, ModelDirError
 
 MODELS_ENV = "XLSENT_MODELS"
 
@@ -41,8 +43,10 @@ def _describe(path: Path) -> LocalModel | None:
     from xlsent.encoders.st_folder import is_foreign_folder, read_folder
 
     if (path / MANIFEST).is_file():
-        dim = _json_object(path / "config.json").get("hidden_size")
         kind = _json_object(path / MANIFEST).get("type", "?")
+        if kind == INDEX_TYPE:
+            return None
+        dim = _json_object(path / "config.json").get("hidden_size")
         return LocalModel(path.name, f"xlsent {kind}", dim if isinstance(dim, int) else None, path)
     if not is_foreign_folder(path):
         return None
@@ -66,4 +70,7 @@ def local_models(value: str | None = None) -> list[LocalModel]:
         own = _describe(path)
         children = [] if own else [m for p in sorted(path.iterdir()) if p.is_dir() and (m := _describe(p))]
         found += [own] if own else children
-    return found
+    unique: dict[Path, LocalModel] = {}
+    for model in found:
+        unique.setdefault(model.path.resolve(), model)
+    return list(unique.values())

@@ -39,6 +39,9 @@ CACHE_FILE = "checksums.json"
 CACHE_VERSION = 1
 LOG_SUFFIX = ".jsonl"
 """Files with this suffix are training logs: neither listed nor verified."""
+INDEX_TYPE = "sentence-index"
+"""The manifest ``type`` of a sentence index folder (``xlsent index``), which shares the manifest's name with a model
+directory but is not one."""
 
 
 class ModelDirError(ValueError):
@@ -137,6 +140,10 @@ def read_manifest(directory: str | Path, *, verify: str = "cached") -> dict[str,
         raise ModelDirError(f"{path}: unreadable manifest ({exc})") from exc
     if not isinstance(manifest, dict) or "type" not in manifest:
         raise ModelDirError(f"{path}: manifest has no 'type' field")
+    if manifest["type"] == INDEX_TYPE:
+        raise ModelDirError(f"{directory}: is a sentence index (made by `xlsent index`), not a model; query it with "
+                            f"`xlsent search {directory} ...`, and name the model it was built with "
+                            f"({manifest.get('model')}) where a model is asked for")
     if manifest.get("format_version", 0) > FORMAT_VERSION:
         raise ModelDirError(f"{path}: format version {manifest['format_version']} is newer than this xlsent")
     files = manifest.get("files", {})

@@ -20,6 +20,7 @@ from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import InputSpec, iter_rows, lone_surrogate
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
+from xlsent.encoders.model_dir import INDEX_TYPE
 
 INDEX_FILE, TEXTS_FILE, MANIFEST = "index.faiss", "texts.txt", "xlsent.json"
 
@@ -89,7 +90,7 @@ def build_sentence_index(spec: InputSpec, out_dir: str | Path, vectors_file: str
         faiss.write_index(index, str(tmp))
     with atomic_open(out / TEXTS_FILE) as fh:
         fh.writelines(t.replace("\n", " ") + "\n" for t in texts)
-    write_json(out / MANIFEST, {"type": "sentence-index", "model": model, "encoder": meta["encoder"],
+    write_json(out / MANIFEST, {"type": INDEX_TYPE, "model": model, "encoder": meta["encoder"],
                                 "rows": len(texts), "dim": int(vecs.shape[1]), "kind": kind,
                                 "source": {"path": str(spec.path), "sha256": sha},
                                 "files": {n: sha256_file(out / n) for n in (INDEX_FILE, TEXTS_FILE)}})
@@ -102,6 +103,10 @@ def _read_manifest(path: Path) -> dict[str, Any]:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: not readable JSON ({exc}); rebuild the index with `xlsent index`") from exc
+    if isinstance(meta, dict) and isinstance(meta.get("type"), str) and meta["type"] != INDEX_TYPE:
+        raise ValueError(f"{path.parent}: is a model directory (type {meta['type']!r}), not a sentence index; build an "
+                         f"index of your sentences with `xlsent index FILE -o INDEX --model {path.parent}` and "
+                         "search that")
     fields = {"model": str, "encoder": str, "rows": int, "files": dict}
     bad = [name for name, kind in fields.items() if not isinstance(meta, dict) or not isinstance(meta.get(name), kind)]
     if bad:

@@ -23,7 +23,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from xlsent.atomic import atomic_open, check_folders_above
+from xlsent.atomic import atomic_open, check_folder_output, check_folders_above
 from xlsent.evaluation.intent import TSNE_KEY
 from xlsent.evaluation.published import Reported, published_for
 from xlsent.evaluation.results import TaskResult, load_results
@@ -296,7 +296,7 @@ def check_report_outputs(docs_path: Path, plots_dir: Path, inputs: Sequence[Path
     if plots_dir.exists() and not plots_dir.is_dir():
         raise ValueError(f"--plots {plots_dir}: is a file; name a folder for the plots")
     check_folders_above(docs_path, "--docs")
-    check_folders_above(plots_dir, "--plots")
+    check_folder_output(plots_dir, "--plots")
 
 
 def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_dir: Path | None = None,

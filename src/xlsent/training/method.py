@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import torch
 
-from xlsent.atomic import check_folders_above
+from xlsent.atomic import check_folder_output
 from xlsent.data.user_bitext import parse_bitext_option
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.model_dir import MANIFEST, read_manifest, write_manifest
@@ -164,7 +164,7 @@ def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = N
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise FileExistsError(f"{path} exists and is not a folder; choose another --out")
-    check_folders_above(path, "--out")
+    check_folder_output(path, "--out")
     if (path / MANIFEST).is_file():
         if not resume:
             raise FileExistsError(f"{path} already holds a model; choose another --out")
