@@ -1,10 +1,11 @@
 """What the library functions of :mod:`xlsent.api` take: every one reachable as ``xlsent.NAME``, and the sentences
 of ``encode`` checked before any model loads (a str is not a list of its characters; a pandas Series is read by
-position)."""
+position); a settings object of another kind refused before any work."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,9 @@ import pytest
 
 import xlsent
 from xlsent import api
+from xlsent.align.config import AlignConfig
+from xlsent.mining.config import MineConfig, SearchConfig
+from xlsent.mining.filter_config import FilterConfig
 
 
 def test_every_api_function_is_reached_from_the_package() -> None:
@@ -62,3 +66,26 @@ def test_index_refuses_an_unknown_kind_before_any_work(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown index kind 'bogus'"):
         api.index(corpus, tmp_path / "idx", model="toy:never-loaded", kind="bogus")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.txt"]
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda p: xlsent.mine(p / "de.txt", p / "en.txt", p / "o.tsv", config=SearchConfig()),
+     "config= takes a MineConfig, not a SearchConfig"),
+    (lambda p: xlsent.score(p / "de.txt", p / "en.txt", p / "o.tsv", config=FilterConfig()),
+     "config= takes a SearchConfig, not a FilterConfig"),
+    (lambda p: xlsent.filter(p / "de.txt", p / "en.txt", p / "o.tsv", config=SearchConfig()),
+     "config= takes a FilterConfig, not a SearchConfig"),
+    (lambda p: xlsent.filter(p / "de.txt", p / "en.txt", p / "o.tsv", search=FilterConfig()),
+     "search= takes a SearchConfig, not a FilterConfig"),
+    (lambda p: api.align(p / "de.txt", p / "en.txt", str(p / "o.beads"), config=MineConfig()),
+     "config= takes an AlignConfig, not a MineConfig"),
+    (lambda p: xlsent.embed(p / "de.txt", p / "o.npy", options=AlignConfig()),
+     "options= takes an EmbedOptions, not an AlignConfig"),
+], ids=["mine", "score", "filter-config", "filter-search", "align", "embed"])
+def test_a_settings_object_of_another_kind_is_refused_before_any_work(tmp_path: Path, call: Callable[[Path], object],
+                                                                       message: str) -> None:
+    for name in ("de.txt", "en.txt"):
+        (tmp_path / name).write_text("a\nb\n", encoding="utf-8")
+    with pytest.raises(TypeError, match=re.escape(message)):
+        call(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["de.txt", "en.txt"]

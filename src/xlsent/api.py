@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -103,6 +103,29 @@ if TYPE_CHECKING:
 Input = str | Path | InputSpec
 
 
+Settings = TypeVar("Settings")
+
+
+def _given(value: Settings | None, kind: type[Settings], name: str) -> Settings:
+    """``value``, or ``kind()`` where it is None; a TypeError naming the argument ``name`` where it is another type,
+    before any work (a wrong settings object would otherwise fail deep inside the run, or be read as the right one).
+
+    >>> _given(None, EmbedOptions, "options") == EmbedOptions()
+    True
+    >>> _given(AlignConfig(), EmbedOptions, "options")
+    Traceback (most recent call last):
+    ...
+    TypeError: options= takes an EmbedOptions, not an AlignConfig
+    """
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        def article(name: str) -> str:
+            return f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
+        raise TypeError(f"{name}= takes {article(kind.__name__)}, not {article(type(value).__name__)}")
+    return value
+
+
 def _spec(given: Input) -> InputSpec:
     """``given`` as an :class:`~xlsent.data.text_input.InputSpec` (a path: read as its extension says)."""
     return given if isinstance(given, InputSpec) else InputSpec(Path(given))
@@ -123,7 +146,7 @@ def _chunk_encoder(model: str | Path, backend: str, engine: str, ray: RayConfig 
 
     from xlsent.cluster import RayConfig, encoder_actors, ray_chunk_vectors, ray_session
 
-    cfg = replace(ray or RayConfig(), backend=backend, batch_tokens=opts.batch_tokens)
+    cfg = replace(_given(ray, RayConfig, "ray"), backend=backend, batch_tokens=opts.batch_tokens)
     with ray_session(cfg) as cpus:
         actors = encoder_actors(str(model), cfg, max(1, cpus // cfg.cpus_per_task))
         try:
@@ -147,7 +170,7 @@ def embed(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODE
     """
     from xlsent.embed_job import check_job
 
-    spec, opts = _spec(source), options or EmbedOptions()
+    spec, opts = _spec(source), _given(options, EmbedOptions, "options")
     check_job(spec, output)
     with _chunk_encoder(model, backend, engine, ray, opts) as chunks:
         return embed_file(spec, output, chunks, opts)
@@ -198,7 +221,7 @@ def _engine(model: str | Path, backend: str, engine: str, ray: RayConfig | None,
     if engine == "ray":
         from xlsent.mining.distributed import RayConfig, RayEngine
 
-        with RayEngine(str(model), replace(ray or RayConfig(), backend=backend)) as ray_engine:
+        with RayEngine(str(model), replace(_given(ray, RayConfig, "ray"), backend=backend)) as ray_engine:
             yield ray_engine
         return
     check_engine(engine)
@@ -263,7 +286,7 @@ def mine(src: Input, tgt: Input, output: str | Path, *, model: str | Path | None
     from xlsent.languages import check_lang
     from xlsent.mining.job import check_job, mine_files
 
-    cfg = config or MineConfig()
+    cfg = _given(config, MineConfig, "config")
     src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
     embs = _paths(src_emb, tgt_emb)
     model = _job_model(model, embs, uses_model=threshold == "auto")
@@ -293,6 +316,7 @@ def score(src: Input, tgt: Input, output: str | Path, *, model: str | Path | Non
     from xlsent.languages import check_lang
     from xlsent.mining.job import check_job, check_same_rows, score_files
 
+    cfg = _given(config, SearchConfig, "config")
     src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
     embs = _paths(src_emb, tgt_emb)
     model = _job_model(model, embs, uses_model=False)
@@ -301,7 +325,7 @@ def score(src: Input, tgt: Input, output: str | Path, *, model: str | Path | Non
     check_same_rows(_spec(src), _spec(tgt))
 
     with _engine(model, backend, engine, ray, needs_encoder=None in embs) as runner:
-        return score_files(_spec(src), _spec(tgt), output, runner, config or SearchConfig(), src_lang=src_lang,
+        return score_files(_spec(src), _spec(tgt), output, runner, cfg, src_lang=src_lang,
                            tgt_lang=tgt_lang, src_emb=embs[0], tgt_emb=embs[1], progress=progress)
 
 
@@ -325,7 +349,7 @@ def filter(src: Input, tgt: Input, output: str | Path, *, scores: str | Path | N
     from xlsent.mining.filter_config import FilterConfig
     from xlsent.mining.job import check_filter_cut, check_filter_outputs, check_job, check_same_rows, filter_files
 
-    rules, cfg = config or FilterConfig(), search or SearchConfig()
+    rules, cfg = _given(config, FilterConfig, "config"), _given(search, SearchConfig, "search")
     src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
     embs = _paths(src_emb, tgt_emb)
     auto = rules.score and rules.keep is None and rules.threshold == "auto"
@@ -442,7 +466,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     if engine == "ray" and pairs is None:
         raise ValueError("--engine ray aligns the document pairs of --pairs LIST.tsv as tasks; one pair runs local")
     src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
-    route = PairRoute(config or AlignConfig(), fmt, src_lang, tgt_lang, split)
+    route = PairRoute(_given(config, AlignConfig, "config"), fmt, src_lang, tgt_lang, split)
     listed = (read_pairs_list(pairs) if pairs is not None
               else [DocPair.of(str(src), str(tgt), str(output), gold=gold)])
     check_paths(listed, pairs)
@@ -464,7 +488,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
                 from xlsent.align.distributed import ray_outputs
                 from xlsent.cluster import RayConfig
 
-                outputs = ray_outputs(str(model), route, replace(ray or RayConfig(), backend=backend))
+                outputs = ray_outputs(str(model), route, replace(_given(ray, RayConfig, "ray"), backend=backend))
             else:
                 encoder = load(model, backend)
                 bars = progress and len(todo) == 1  # a run of many pairs shows one bar, of the pairs
