@@ -75,3 +75,21 @@ def test_document_mode_splits_paragraphs_and_maps_the_sentences(doc_server) -> N
     assert r.status_code == 400 and "split needs src_lang and tgt_lang" in r.text
     r = httpx.post(doc_server.url + "/v1/align", json={"src": src, "tgt": tgt, "split": True})
     assert r.status_code in (400, 422) and "document mode" in r.text
+
+
+def test_max_beads_outside_document_mode_is_refused(doc_server) -> None:
+    """``max_beads`` shapes document mode only: pair mode would ignore it, so a value other than the default is a
+    400 naming it (the default, as any client may send it, stays harmless)."""
+    pair = {"src": ["Ein Hund."], "tgt": ["A dog."]}
+    r = httpx.post(doc_server.url + "/v1/align", json=pair | {"max_beads": 3})
+    assert r.status_code in (400, 422) and "max_beads: option(s) of document mode only" in r.text
+    for given in ({"max_beads": AlignConfig().max_beads}, {"max_beads": 3, "document": True}):
+        assert httpx.post(doc_server.url + "/v1/align", json=pair | given).status_code == 200
+
+
+def test_pairs_with_nothing_near_score_zero_not_a_500(doc_server) -> None:
+    """A pair whose neighbourhood mean is exactly 0 (here: texts the toy encoder does not know, zero vectors) had a
+    ratio margin of 0 / 0 = NaN, which no JSON answer can carry (a 500); it scores 0."""
+    r = httpx.post(doc_server.url + "/v1/align", json={"src": ["unbekannt"], "tgt": ["unknown"]})
+    assert r.status_code == 200, r.text
+    assert [(p["src"], p["tgt"], p["score"]) for p in r.json()["pairs"]] == [(0, 0, 0.0)]

@@ -7,6 +7,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.generation import GenerationMode
 
+from xlsent.align.config import AlignConfig
 from xlsent.data.empty_text import is_empty
 from xlsent.serve import create_app
 from xlsent.testing import LookupEncoder
@@ -37,6 +38,8 @@ def test_generated_requests_get_no_5xx_and_match_the_schema(case, toy_server) ->
         if case.body.get("split") is True:  # split is document mode's, with both languages: a dependency the
             case.body.update(document=True, src_lang=case.body.get("src_lang") or "de",  # schema does not state
                              tgt_lang=case.body.get("tgt_lang") or "en")
+        if case.body.get("max_beads", AlignConfig().max_beads) != AlignConfig().max_beads:  # document mode's too
+            case.body["document"] = True
     case.call_and_validate(base_url=toy_server.url, timeout=30)
 
 
@@ -47,7 +50,7 @@ def test_integer_fields_take_every_json_integer_and_nothing_else() -> None:
     from xlsent.serve.schemas import AlignRequest, EmbeddingsRequest
 
     pair = {"model": "tiny", "src": ["a"], "tgt": ["b"]}
-    assert AlignRequest.model_validate(pair | {"k": 47.0, "max_beads": 3.0}).k == 47  # JSON Schema's integer
+    assert AlignRequest.model_validate(pair | {"k": 47.0, "max_beads": 3.0, "document": True}).k == 47  # JSON integer
     assert EmbeddingsRequest.model_validate({"model": "tiny", "input": "a", "dimensions": 8.0}).dimensions == 8
     for bad in ("47", 47.5, True):
         with pytest.raises(ValidationError):

@@ -35,10 +35,14 @@ class Mode(StrEnum):
 
 def margin_scores(cos: np.ndarray, fwd_mean: np.ndarray, bwd_mean: np.ndarray, margin: Margin | str) -> np.ndarray:
     """Margin scores (float64) of pairs with cosines ``cos``; the arrays broadcast against each other.
-    A ratio over a zero neighbourhood mean (zero vectors, e.g. empty sentences) is NaN or inf, silently.
+    A ratio over a neighbourhood mean of exactly 0 (vectors orthogonal to every neighbour, or zero vectors: only a
+    degenerate or toy encoder, or an empty sentence, which callers mark apart) is 0, not NaN or inf: no evidence of a
+    translation, and every score a finite number (JSON, sorting, thresholds).
 
     >>> margin_scores(np.array([0.9]), np.array([0.5]), np.array([0.7]), Margin.RATIO)
     array([1.5])
+    >>> margin_scores(np.array([0.0, 0.3]), np.array([0.0, 0.2]), np.array([0.0, -0.2]), "ratio").tolist()
+    [0.0, 0.0]
     >>> margin_scores(np.array([0.9]), np.array([0.5]), np.array([0.7]), "distance").round(6)
     array([0.3])
     """
@@ -46,8 +50,8 @@ def margin_scores(cos: np.ndarray, fwd_mean: np.ndarray, bwd_mean: np.ndarray, m
     b = (np.asarray(fwd_mean, dtype=np.float64) + np.asarray(bwd_mean, dtype=np.float64)) / 2
     margin = Margin(margin)
     if margin is Margin.RATIO:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return a / b
+        a, b = np.broadcast_arrays(a, b)
+        return np.divide(a, b, out=np.zeros(a.shape), where=b != 0)
     if margin is Margin.DISTANCE:
         return a - b
     return np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape)).copy()

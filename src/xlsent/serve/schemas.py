@@ -128,9 +128,10 @@ class AlignRequest(PairedRequest):
     _integral_ints = field_validator("k", "max_beads", mode="before")(integral)
 
     @model_validator(mode="after")
-    def _split_is_document_mode(self) -> AlignRequest:
-        if self.split and not self.document:
-            raise ValueError("split is an option of document mode: set document to true")
+    def _document_options_need_document_mode(self) -> AlignRequest:
+        given = ["split"] * self.split + ["max_beads"] * (self.max_beads != AlignConfig().max_beads)
+        if given and not self.document:  # pair mode would ignore them
+            raise ValueError(f"{' and '.join(given)}: option(s) of document mode only; set document to true")
         return self
 
     @field_validator("threshold")
