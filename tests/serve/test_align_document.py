@@ -8,6 +8,9 @@ import pytest
 
 from xlsent.align.aligner import align_texts
 from xlsent.align.config import AlignConfig
+from xlsent.serve.inputs import count_tokens
+from xlsent.serve.schemas import MAX_SIDE
+from xlsent.serve.settings import ServeSettings
 from xlsent.testing import LookupEncoder
 
 DE = ["ein Hund", "eine Katze schläft", "ein Vogel", "fremde Zeile", "ein Fisch"]
@@ -93,3 +96,38 @@ def test_pairs_with_nothing_near_score_zero_not_a_500(doc_server) -> None:
     r = httpx.post(doc_server.url + "/v1/align", json={"src": ["unbekannt"], "tgt": ["unknown"]})
     assert r.status_code == 200, r.text
     assert [(p["src"], p["tgt"], p["score"]) for p in r.json()["pairs"]] == [(0, 0, 0.0)]
+
+
+def test_document_limits_bound_the_lines_sent_not_the_spans_the_alignment_adds(serve, tiny_encoder) -> None:
+    """The token limits are checked on the client's lines, named by their row (an empty line has a row too); the
+    multi-line spans the alignment embeds besides (each line again in up to max_beads - 1 of them) are not refused,
+    only counted in usage."""
+    line = "a b c d e f g h i j k"
+    tokens = count_tokens(tiny_encoder, [line]).total
+    # a queue of one request's tokens: the spans (more tokens than the lines) must be queued in parts
+    settings = ServeSettings(max_input_tokens=tokens, max_request_tokens=4 * tokens, max_queue_tokens=4 * tokens)
+    with serve({"tiny": tiny_encoder}, settings) as live:
+        r = httpx.post(live.url + "/v1/align", json={"src": [line] * 4, "tgt": [line] * 4, "document": True})
+        assert r.status_code == 200, r.text
+        assert r.json()["usage"]["total_tokens"] > 8 * tokens  # the spans' tokens too
+        longer = count_tokens(tiny_encoder, [line + " l"]).total
+        r = httpx.post(live.url + "/v1/align", json={"src": [line, "", line + " l"], "tgt": [line], "document": True})
+        assert r.status_code == 413 and f"src[2] has {longer} tokens; at most {tokens} per input" in r.text
+        r = httpx.post(live.url + "/v1/align", json={"src": [line] * 5, "tgt": [line], "document": True})
+        assert r.status_code == 413 and f"src has {5 * tokens} tokens in all" in r.text
+
+
+def test_document_windowed_headers_name_the_rows_sent(toy_server) -> None:
+    """``X-Xlsent-Windowed`` counts the lines sent that were embedded in windows, and names them as pair mode
+    does (src rows, then tgt rows after them), not the spans the alignment embedded."""
+    src = ["short one.", "", "word " * 100, "short two."]
+    r = httpx.post(toy_server.url + "/v1/align", json={"src": src, "tgt": ["kurz.", "word " * 100], "document": True})
+    assert r.status_code == 200, r.text
+    assert r.headers["X-Xlsent-Windowed"] == "2" and r.headers["X-Xlsent-Windowed-Inputs"] == "2,5"
+
+
+def test_split_refuses_more_sentences_than_a_side_may_have_lines(doc_server) -> None:
+    paragraphs = [" ".join(f"Satz {i}." for i in range(300))] * 4  # 1200 sentences from 4 lines
+    r = httpx.post(doc_server.url + "/v1/align", json={"src": paragraphs, "tgt": ["A dog."], "document": True,
+                                                        "split": True, "src_lang": "de", "tgt_lang": "en"})
+    assert r.status_code == 413 and f"src splits into 1200 sentences; at most {MAX_SIDE} a side" in r.text

@@ -34,7 +34,16 @@ from xlsent.serve.docs_page import docs_page
 from xlsent.serve.engine import Engine, ModelSource, ModelWorker
 from xlsent.serve.errors import ApiError, install_error_handlers
 from xlsent.serve.guards import ApiKeyGuard, BodyGuard
-from xlsent.serve.inputs import TokenCounts, check_document, check_texts, check_tokens, count_tokens, joined
+from xlsent.serve.inputs import (
+    TokenCounts,
+    check_document,
+    check_texts,
+    check_tokens,
+    count_tokens,
+    joined,
+    on_rows,
+    token_parts,
+)
 from xlsent.serve.metrics import CONTENT_TYPE, Metrics, RequestCounter
 from xlsent.serve.schemas import (
     AlignRequest,
@@ -158,6 +167,16 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
         check_tokens(counts, param, settings)
         return counts
 
+    async def encode_in_parts(worker: ModelWorker, texts: list[str], lang: str | None,
+                              counts: TokenCounts) -> np.ndarray:
+        """The vectors of ``texts`` queued part after part, each of at most ``max_request_tokens`` tokens (one text
+        alone where it holds more), so that a document's spans, which may hold more tokens than a request may, are
+        never refused by the queue as a job it could never take."""
+        vectors = [await worker.encode(texts[a:b], lang, sum(counts.per_input[a:b]),
+                                       None if counts.content is None else counts.content[a:b])
+                   for a, b in token_parts(counts.per_input, settings.max_request_tokens)]
+        return np.concatenate(vectors) if vectors else np.zeros((0, worker.encoder().dim), np.float32)
+
     async def paired(req: SimilarityRequest | AlignRequest
                      ) -> tuple[ModelWorker, np.ndarray, np.ndarray, TokenCounts, TokenCounts]:
         worker = engine.worker(req.model)
@@ -258,7 +277,10 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
 
     async def align_document(req: AlignRequest) -> Response:
         """Document mode of ``/v1/align``: the lines are checked as inputs; the lines, then the spans the alignment
-        wants (:func:`~xlsent.align.aligner.plan_spans`) counted and embedded."""
+        wants (:func:`~xlsent.align.aligner.plan_spans`) counted and embedded. The token limits and the windowed
+        headers are those of what the client sent (its lines, or with ``split`` its sentences, named as
+        ``src_sentences`` numbers them); the spans the alignment adds (a bounded multiple of the lines) count in
+        ``usage`` only."""
         worker = engine.worker(req.model)
         cfg = AlignConfig(max_beads=req.max_beads)
         for lines, param in ((req.src, "src"), (req.tgt, "tgt")):
@@ -270,35 +292,37 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
         src, tgt = Doc.of(src_lines, cfg.overlaps), Doc.of(tgt_lines, cfg.overlaps)
         encoder = worker.encoder()
         spent: dict[str, list[TokenCounts]] = {"src": [], "tgt": []}
+        units: dict[str, TokenCounts] = {}
 
         async def embed(wanted: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
-            """The vectors of the spans ``wanted`` of each side, their tokens counted and checked with those of the
-            sides' spans embedded before (one request's limits)."""
+            """The vectors of the spans ``wanted`` of each side, their tokens counted; the first call's (the lines)
+            checked against the limits, row by row."""
             sides = []
             for doc, marks, lang, param in ((src, wanted[0], req.src_lang, "src"),
                                             (tgt, wanted[1], req.tgt_lang, "tgt")):
                 texts = span_texts(doc.texts, marks)
                 counts = await asyncio.to_thread(count_tokens, encoder, texts)
+                if not spent[param]:
+                    units[param] = on_rows(counts, doc.ids[np.flatnonzero(marks[0])].tolist(), len(doc.lines))
+                    check_tokens(units[param], f"{param}_sentences" if req.split else param, settings)
                 spent[param].append(counts)
-                check_tokens(joined(spent[param]), param, settings)
                 sides.append((texts, lang, counts))
-            return list(await asyncio.gather(*(worker.encode(texts, lang, counts.total, counts.content)
-                                               for texts, lang, counts in sides)))
+            return [await encode_in_parts(worker, texts, lang, counts) for texts, lang, counts in sides]
 
         x_lines, y_lines = await embed((lines_only(src.ok), lines_only(tgt.ok)))
         plan = await asyncio.to_thread(plan_spans, src, tgt, x_lines, y_lines, cfg)
         if plan.count.embedded:
             plan.fill(*await embed(plan.wanted))
         beads = await asyncio.to_thread(align_spans, src, tgt, plan.x, plan.y, cfg)
-        src_counts, tgt_counts = joined(spent["src"]), joined(spent["tgt"])
+        used = joined(spent["src"]).total + joined(spent["tgt"]).total
         payload: dict[str, Any] = {"object": "alignment", "model": worker.name, "pairs": [], "matrix": None,
                                    "beads": [{"src": list(b.src), "tgt": list(b.tgt), "cost": b.cost} for b in beads],
-                                   "usage": _usage(src_counts.total + tgt_counts.total)}
+                                   "usage": _usage(used)}
         if maps is not None:
             payload.update({f"{side}_sentences": [{"row": s.paragraph, "start": s.start, "end": s.end, "text": s.text}
                                                    for s in sentences]
                             for side, sentences in zip(("src", "tgt"), maps, strict=True)})
-        return _json(payload, _window_headers(src_counts, tgt_counts))
+        return _json(payload, _window_headers(units["src"], units["tgt"]))
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

@@ -50,6 +50,38 @@ def joined(parts: Sequence[TokenCounts]) -> TokenCounts:
     return TokenCounts([n for part in parts for n in part.per_input], windowed, content)
 
 
+def on_rows(counts: TokenCounts, rows: Sequence[int], n: int) -> TokenCounts:
+    """The counts of texts that are rows ``rows`` of a list of ``n`` (the other rows: none, 0 tokens), numbered by
+    their rows (a document's non-empty lines, of all its lines); without token ids.
+
+    >>> on_rows(TokenCounts([3, 9], [1]), [0, 2], 4)
+    TokenCounts(per_input=[3, 0, 9, 0], windowed=[2], content=None)
+    """
+    per_row = [0] * n
+    for row, tokens in zip(rows, counts.per_input, strict=True):
+        per_row[row] = tokens
+    return TokenCounts(per_row, [int(rows[i]) for i in counts.windowed])
+
+
+def token_parts(per_input: Sequence[int], most: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` of consecutive runs of inputs holding at most ``most`` tokens together (an input of more
+    alone), covering every input in order.
+
+    >>> token_parts([3, 4, 2, 9, 1], 7)
+    [(0, 2), (2, 3), (3, 4), (4, 5)]
+    """
+    parts: list[tuple[int, int]] = []
+    start, held = 0, 0
+    for i, tokens in enumerate(per_input):
+        if i > start and held + tokens > most:
+            parts.append((start, i))
+            start, held = i, 0
+        held += tokens
+    if start < len(per_input):
+        parts.append((start, len(per_input)))
+    return parts
+
+
 def _bad_character(text: str) -> str | None:
     """What makes ``text`` unencodable: a NUL character or a lone surrogate (None when it has neither)."""
     if "\x00" in text:

@@ -32,7 +32,8 @@ class ServeSettings:
     Limits are checked before any work: ``max_body_bytes`` on the raw body, then per request the number of
     inputs, characters (``max_input_chars`` each, ``max_request_chars`` together) and tokens (``max_input_tokens``
     each, ``max_request_tokens`` together). ``max_matrix_cells`` bounds ``len(src) * len(tgt)`` of
-    ``/v1/similarity`` and ``/v1/align``.
+    ``/v1/similarity`` and ``/v1/align``'s pair mode (document mode aligns in a band, linear in the lengths; its
+    token limits bound the lines, or sentences, sent, not the multi-line spans the alignment adds).
 
     Batching: a model's worker takes queued requests together until they hold ``batch_collect_tokens`` tokens or
     the oldest of them has waited ``max_wait_ms``, and encodes them in token-budget batches of
