@@ -58,9 +58,30 @@ class ApiKeyGuard:
         await error_response(error)(scope, receive, send)
 
 
+DRAIN_FACTOR = 4
+"""A body refused as too large is still read (and dropped) before the 413 is sent, where it holds at most this many
+times the limit: a server that answers and closes while the client is still sending makes the client's kernel see a
+reset, and most clients (httpx, the OpenAI client) then report a broken connection, and retry, instead of the 413.
+A larger declared body is refused at once, unread."""
+
+
+async def _drain(receive: Receive, most: int, deadline: float) -> None:
+    """Read and drop the rest of a request's body: at most ``most`` bytes, until ``deadline``."""
+    dropped = 0
+    while dropped <= most:
+        try:
+            message = await asyncio.wait_for(receive(), max(deadline - time.monotonic(), 0))
+        except TimeoutError:
+            return
+        if message["type"] == "http.disconnect" or not message.get("more_body", False):
+            return
+        dropped += len(message.get("body", b""))
+
+
 class BodyGuard:
     """Reads a request's whole body before the application sees it: more than ``max_bytes`` (declared or sent)
-    is refused with 413, a body not complete within ``timeout_s`` with 408."""
+    is refused with 413 (after the rest of a body up to :data:`DRAIN_FACTOR` times the limit is read and dropped),
+    a body not complete within ``timeout_s`` with 408."""
 
     def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float) -> None:
         self.app = app
@@ -93,10 +114,12 @@ class BodyGuard:
                         "inputs per request", code="body_too_large")
 
     async def _read(self, scope: Scope, receive: Receive) -> bytes:
+        deadline = time.monotonic() + self.timeout_s
         declared = _header(scope, b"content-length")
         if declared is not None and declared.strip().isdigit() and int(declared) > self.max_bytes:
+            if int(declared) <= DRAIN_FACTOR * self.max_bytes:
+                await _drain(receive, DRAIN_FACTOR * self.max_bytes, deadline)
             raise self._too_large(f"{int(declared)} bytes")
-        deadline = time.monotonic() + self.timeout_s
         chunks: list[bytes] = []
         size = 0
         more = True
@@ -111,6 +134,8 @@ class BodyGuard:
             chunk = message.get("body", b"")
             size += len(chunk)
             if size > self.max_bytes:
+                if message.get("more_body", False):
+                    await _drain(receive, DRAIN_FACTOR * self.max_bytes, deadline)
                 raise self._too_large(f"over {self.max_bytes} bytes so far")
             chunks.append(chunk)
             more = message.get("more_body", False)
