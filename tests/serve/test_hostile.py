@@ -188,3 +188,14 @@ def test_oversized_declared_length_is_refused_before_reading(serve, tiny_encoder
             answer = read_until_closed(sock)
         assert answer.startswith(b"HTTP/1.1 413") and b"body_too_large" in answer
         assert_still_healthy(live.url)
+
+
+@pytest.mark.parametrize(("inputs", "param"), [(["x", None], "input[1]"), (["x", "y", 1, True], "input[2]"),
+                                               ([["x"]], "input[0]")])
+def test_a_bad_item_of_the_input_list_is_named(toy_server, inputs: list, param: str) -> None:
+    """A list with a bad item fits neither alternative of ``input`` (a string, a list of strings): the problem is the
+    item, not that the list is no string."""
+    r = httpx.post(toy_server.url + "/v1/embeddings", json={"input": inputs, "model": "tiny"}, timeout=10)
+    error = r.json()["error"]
+    assert r.status_code == 422 and error["param"] == param, error
+    assert error["message"].startswith(f"{param}: Input should be a valid string"), error

@@ -54,12 +54,16 @@ def error_response(error: ApiError) -> Response:
                     media_type="application/json", headers=error.headers)
 
 
+def _parts(loc: Any) -> list[str | int]:
+    """A validation error's location without ``body`` and the type tags of a union's alternatives."""
+    return [part for part in loc
+            if part != "body" and not (isinstance(part, str) and ("[" in part or part in ("str", "list")))]
+
+
 def _loc(loc: Any) -> str:
     """A validation error's location as a parameter path, e.g. ``input[3]`` (``body`` and type tags dropped)."""
     out = ""
-    for part in loc:
-        if part == "body" or (isinstance(part, str) and ("[" in part or part in ("str", "list"))):
-            continue
+    for part in _parts(loc):
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
 
@@ -109,11 +113,15 @@ def validation_error(exc: RequestValidationError) -> ApiError:
     """A request body that is not JSON (400) or does not fit the schema (422), naming the first problem.
 
     A value that fits none of a field's alternatives (``input``: a string or a list of strings) reports the
-    alternatives' problems together, or the one that is not a type mismatch (an empty list: the list's length);
+    alternatives' problems together, or the one that is not a type mismatch (an empty list: the list's length),
+    or, where one alternative got further into the value (a list with a bad item), that one's problem (the item);
     token ids as ``input`` (OpenAI's API allows them) are named as such.
     """
     errors = [dict(e) for e in exc.errors()] or [{"type": "", "loc": (), "msg": "invalid request"}]
-    first: dict[str, Any] = errors[0]
+    field = _parts(errors[0]["loc"])[:1]
+    alternatives = [e for e in errors if _parts(e["loc"])[:1] == field]
+    first: dict[str, Any] = max(alternatives, key=lambda e: len(_parts(e["loc"])))  # the first of the deepest
+    shallower = [e for e in alternatives if len(_parts(e["loc"])) < len(_parts(first["loc"]))]
     if isinstance(exc.body, dict) and _token_ids(exc.body.get("input")):
         return ApiError(422, "input: token ids are not accepted, as xlsent tokenizes the text itself: send the text "
                         "as a string or a list of strings", code="invalid_type", param="input")
@@ -131,7 +139,7 @@ def validation_error(exc: RequestValidationError) -> ApiError:
     else:
         first = next((e for e in same if not e["type"].endswith("_type")), first)
         message = first["msg"]
-    rest = len(errors) - len(same)
+    rest = len(errors) - len(same) - len(shallower)
     more = f" (and {rest} more problem(s))" if rest else ""
     return ApiError(422, f"{param or 'body'}: {message}{more}",
                     code="invalid_type" if first["type"].endswith("_type") else "invalid_value", param=param or None)
