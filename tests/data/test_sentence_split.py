@@ -32,6 +32,18 @@ def test_paragraph_rows_map_back_and_an_empty_line_gives_no_sentence() -> None:
     assert all(PARAGRAPHS[s.paragraph][s.start:s.end] == s.text for s in sentences)
 
 
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u2009", "\u202f", "\u2003", "\u3000", "\u2028", "\u0085"])
+@pytest.mark.parametrize("lang", ["en", "de", "ja"])
+def test_a_wide_space_between_an_initial_and_a_period_is_split(lang: str, space: str) -> None:
+    """sentencex panicked (a Rust panic through Python, past ``except Exception``) on a capital letter, a space
+    character beyond ASCII, then a period; it is shown an ASCII space there, and the spans are the paragraph's."""
+    paragraph = f"We chose plan B{space}. Then left."
+    spans = sentence_spans(paragraph, lang)
+    assert spans and spans[-1][1] == len(paragraph)
+    assert "".join(paragraph[a:b] for a, b in spans).replace(" ", "") == paragraph.replace(" ", "")
+
+
 @pytest.mark.parametrize(("lang", "paragraph", "sentences"), [
     # a quotation of two sentences: sentencex alone keeps it one sentence
     ("de", "„Wir gehen. Ihr bleibt.“ Dann ging er.", ["„Wir gehen.", "Ihr bleibt.“", "Dann ging er."]),

@@ -50,7 +50,11 @@ EITHER = frozenset("\"'«»“‘‹")
 closing before a space or another closing mark."""
 HIDDEN = CLOSING | OPENING | EITHER
 """Quotation marks and brackets, shown to sentencex as spaces."""
-_HIDE = str.maketrans(dict.fromkeys(HIDDEN, " "))
+WIDE_SPACES = frozenset(c for c in map(chr, range(0x80, 0x3001)) if c.isspace())
+"""Every space character beyond ASCII (no-break, thin, ideographic ...: all lie below U+3001), shown to sentencex as
+an ASCII space: sentencex 1.0's name-initial rule panics on one between a capital letter and a period (``plan
+B\u00a0.``), a Rust panic no ``except Exception`` catches."""
+_HIDE = str.maketrans(dict.fromkeys(HIDDEN | WIDE_SPACES, " "))
 ITEM_NUMBER = re.compile(r"(?:(?<=[.!?…])\s+|^\s*)\d{1,3}\.$")
 """A list item's number after a sentence's end, which sentencex leaves at the end of that sentence (``Ende. 2.``
 ``Weiter``: the number reads as a German ordinal, ``am 2. Mai``) or alone: the sentence is cut before it, so it
