@@ -934,6 +934,12 @@ CASES = [
     case("align-split-map-is-a-directory", "align {w}/de.txt {w}/en.txt -o {w}/b.txt --split --src-lang de "
          "--tgt-lang en {nothing}", 2, "b.txt.tgt-sentences.tsv: is a directory, where --split writes a sentence map",
          setup=with_folder("b.txt.tgt-sentences.tsv")),
+    case("align-split-map-is-another-output", "align --pairs list.tsv --split --src-lang de --tgt-lang en {nothing}",
+         2, "list.tsv:1: x.src-sentences.tsv: the sentence map --split writes beside x is also the output of list.tsv:2",
+         setup=with_files({"list.tsv": "de.txt\ten.txt\tx\nen.txt\tde.txt\tx.src-sentences.tsv\n"})),
+    case("align-split-map-is-the-list", "align --pairs o.src-sentences.tsv --split --src-lang de --tgt-lang en "
+         "{nothing}", 2, "o.src-sentences.tsv: is also an input",
+         setup=with_files({"o.src-sentences.tsv": "de.txt\ten.txt\to\n"})),
     case("align-pairs-gold-in-some-rows", "align --pairs list.tsv {nothing}", 2,
          "list.tsv:2: 3 columns, but list.tsv:1 has 4",
          setup=with_files({"list.tsv": "de.txt\ten.txt\ta.txt\tg.txt\nde.txt\ten.txt\tb.txt\n"})),

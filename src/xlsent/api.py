@@ -472,7 +472,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     check_paths(listed, pairs)
     check_gold_route(listed, fmt, split)
     if split:
-        check_split(listed, src_lang, tgt_lang)
+        check_split(listed, src_lang, tgt_lang, pairs)
     check_golds(listed)
     todo = unwritten(listed) if resume else listed
     skipped = len(listed) - len(todo)

@@ -305,9 +305,11 @@ def sentence_maps(out: str) -> tuple[Path, Path]:
     return Path(out + SENTENCE_MAPS[0]), Path(out + SENTENCE_MAPS[1])
 
 
-def check_split(pairs: Sequence[DocPair], src_lang: str | None, tgt_lang: str | None) -> None:
+def check_split(pairs: Sequence[DocPair], src_lang: str | None, tgt_lang: str | None,
+                pairs_list: str | Path | None = None) -> None:
     """ValueError for an ``align --split`` that cannot run: a language not given (sentence ends depend on it), an
-    output on standard output (its sentence maps are files beside it), a map that is one of the documents."""
+    output on standard output (its sentence maps are files beside it), a map that is one of the documents, the list
+    ``pairs_list``, another pair's output or another map."""
     if src_lang is None or tgt_lang is None:
         raise ValueError("--split needs --src-lang and --tgt-lang: sentence ends depend on the language")
     for pair in pairs:
@@ -318,7 +320,14 @@ def check_split(pairs: Sequence[DocPair], src_lang: str | None, tgt_lang: str | 
     if folder := next((m for m in maps if m.is_dir()), None):
         raise ValueError(f"{folder}: is a directory, where --split writes a sentence map; remove it or name another "
                          "output")
-    check_not_an_input(maps, pair_inputs(pairs))
+    written = {file_key(p.out): f"the output of {p.row or 'the pair'}" for p in pairs}
+    for pair in pairs:
+        for path in sentence_maps(pair.out):
+            if (key := file_key(path)) in written:
+                raise InputError(pair.where(f"{path}: the sentence map --split writes beside {pair.out} is also "
+                                            f"{written[key]}; name outputs whose maps are no other output"))
+            written[key] = f"a sentence map of {pair.row or 'the pair'}"
+    check_not_an_input(maps, [pairs_list, *pair_inputs(pairs)])
 
 
 def _sentences(spec: InputSpec, lang: str | None, split: bool) -> tuple[list[str], list[Sentence]]:
