@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
 import torch
 from safetensors.torch import save_file
 
-from xlsent.atomic import atomic_path
+from xlsent.atomic import atomic_open, atomic_path
 
 
 def mode(path: Path) -> int:
@@ -33,3 +34,27 @@ def test_a_failed_write_leaves_no_file(tmp_path: Path) -> None:
         tmp.write_text("half")
         raise RuntimeError("writer failed")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_named_pipe_is_written_in_place_not_replaced(tmp_path: Path) -> None:
+    """An output that is a pipe, a device (``-o /dev/null``) or a process substitution is written into: renaming a
+    temporary file onto it replaced it with a regular file (as root, ``xlsent align a b -o /dev/null`` replaced the
+    system's /dev/null)."""
+    fifo = tmp_path / "out.pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    with atomic_open(fifo) as fh:
+        fh.write("[0]:[0]:0.1\n")
+    reader.join(10)
+    assert got == ["[0]:[0]:0.1\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.pipe"]
+
+
+def test_a_link_to_a_file_stays_a_link(tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_text("old")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "real.txt")
+    with atomic_open(tmp_path / "link.txt") as fh:
+        fh.write("new")
+    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_text() == "new"

@@ -11,10 +11,25 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def is_special(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` (its links followed) is a file that is no regular file and no folder: a device
+    (``/dev/null``), a named pipe, a socket, a process substitution's ``/dev/fd/63``.
+
+    >>> is_special(os.devnull), is_special(__file__)
+    (True, False)
+    """
+    target = Path(path)
+    return target.exists() and not target.is_file() and not target.is_dir()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success rename it onto ``path``, readable by all (0644) even when
     the writer replaced the temporary file with one of its own (safetensors writes 0600 files).
+
+    ``path`` a special file (:func:`is_special`: ``/dev/null``, a pipe) is yielded itself and written in place:
+    renaming onto it would replace the device or the pipe with a regular file. ``path`` a link to a regular file
+    (``/dev/stdout`` sent to a file) is written atomically where the link points, and the link stays.
 
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -23,7 +38,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     >>> (d / "x.txt").read_text()
     'hi'
     """
-    target = Path(path)
+    if is_special(path):
+        yield Path(path)
+        return
+    target = Path(path).resolve() if Path(path).is_symlink() else Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -45,7 +63,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) ->
     with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as fh:
         yield fh
         fh.flush()
-        os.fsync(fh.fileno())
+        if tmp.is_file():  # a device or a pipe written in place has nothing to sync
+            os.fsync(fh.fileno())
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:
