@@ -168,9 +168,11 @@ def embed(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODE
 
     >>> xlsent.embed("sentences.txt", "vecs.npy", engine="ray")  # doctest: +SKIP
     """
+    from xlsent.data.text_input import check_options_apply
     from xlsent.embed_job import check_job
 
     spec, opts = _spec(source), _given(options, EmbedOptions, "options")
+    check_options_apply([spec])
     check_job(spec, output)
     with _chunk_encoder(model, backend, engine, ray, opts) as chunks:
         return embed_file(spec, output, chunks, opts)
@@ -409,9 +411,11 @@ def split(source: Input, output: str | Path, *, lang: str) -> SplitSummary:
     >>> from xlsent.api import split
     >>> split("article.de.txt", "sentences.de.tsv", lang="de")  # doctest: +SKIP
     """
+    from xlsent.data.text_input import check_options_apply
     from xlsent.languages import check_lang
     from xlsent.split_job import split_file
 
+    check_options_apply([_spec(source)])
     code = check_lang(lang)
     if code is None:
         raise ValueError("--lang is required: sentence ends depend on the language")
@@ -452,7 +456,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
         readable_pairs,
         unwritten,
     )
-    from xlsent.evaluation.align_gold import check_gold_route, check_golds, gold_scores
+    from xlsent.evaluation.align_gold import check_gold_route, check_golds, check_written, gold_scores
     from xlsent.languages import check_lang
     from xlsent.output_lock import exclusive_outputs
 
@@ -476,6 +480,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     check_golds(listed)
     todo = unwritten(listed) if resume else listed
     skipped = len(listed) - len(todo)
+    check_written([p for p in listed if p not in todo])  # scored with the run's: of these documents
     if skipped:
         log.info("--resume: %d of %d pair(s) already written, skipped", skipped, len(listed))
     scored = any(p.gold for p in listed)

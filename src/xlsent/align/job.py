@@ -191,13 +191,16 @@ def check_output(out: str) -> None:
 
 
 def unwritten(pairs: Sequence[DocPair]) -> list[DocPair]:
-    """The pairs whose output does not exist yet (standard output always counts as unwritten). Outputs are written
-    atomically, so an existing one is a finished pair of an earlier run, never a partial file.
+    """The pairs whose output is no file yet (standard output always counts as unwritten; a folder where an output
+    goes is no output, and is refused when the pair is checked). Outputs are written atomically, so an existing file
+    is a finished pair of an earlier run, never a partial one.
 
-    >>> [p.out for p in unwritten([DocPair.of("de.txt", "fr.txt", "-"), DocPair.of("a", "b", "/")])]
-    ['-']
+    >>> import os
+    >>> [p.out for p in unwritten([DocPair.of("de.txt", "fr.txt", "-"), DocPair.of("a", "b", os.devnull),
+    ...                            DocPair.of("a", "b", "/")])]
+    ['-', '/']
     """
-    return [p for p in pairs if p.out == STDOUT or not Path(p.out).exists()]
+    return [p for p in pairs if p.out == STDOUT or not Path(p.out).is_file()]
 
 
 def check_paths(pairs: Sequence[DocPair], pairs_list: str | Path | None = None) -> None:

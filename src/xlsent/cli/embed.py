@@ -45,10 +45,8 @@ def add_commands(sub: Commands) -> None:
 
 def _embed(args: argparse.Namespace) -> int:
     from xlsent.api import EmbedOptions, embed
-    from xlsent.data.text_input import check_options_apply
 
     spec = input_spec(args.input, args)
-    check_options_apply([spec])
     opts = EmbedOptions(chunk_rows=args.chunk_rows, batch_tokens=args.batch_tokens, strict=args.strict,
                         resume=args.resume, progress=not args.quiet, lang=args.lang)
     summary = embed(spec, args.output, model=args.model, backend=args.backend, options=opts, engine=args.engine,

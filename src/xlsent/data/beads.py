@@ -13,6 +13,7 @@ Bead(src=(), tgt=(7,), cost=None)
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +21,14 @@ from pathlib import Path
 from xlsent.data._files import read_lines
 from xlsent.data.text_input import InputError
 
-_BEAD = re.compile(r"^\[([0-9,\s]*)\]:\[([0-9,\s]*)\](?::(\S+))?$")
+_IDS = r"\s*(?:[0-9]+(?:\s*,\s*[0-9]+)*)?\s*"
+_BEAD = re.compile(rf"^\[({_IDS})\]:\[({_IDS})\](?::(\S+))?$")
 
 
 @dataclass(frozen=True)
 class Bead:
-    """Source line ids, target line ids (each ascending and consecutive, possibly empty) and the bead's cost."""
+    """Source line ids, target line ids (each ascending, possibly empty; consecutive in xlsent's beads) and the
+    bead's cost."""
 
     src: tuple[int, ...]
     tgt: tuple[int, ...]
@@ -48,7 +51,16 @@ def _ids(text: str) -> tuple[int, ...]:
 
 
 def parse_bead(line: str, name: str, line_no: int) -> Bead:
-    """The bead on ``line`` (line ``line_no`` of the file ``name``, for the message of :class:`InputError`)."""
+    """The bead on ``line`` (line ``line_no`` of the file ``name``, for the message of :class:`InputError`): a
+    side's ids ascending (a gold bead may skip a line: Bleualign's Text+Berg gold has ``[291, 293, 294]``), at least
+    one line, a finite cost.
+
+    >>> parse_bead("[2, 1]:[1]", "gold", 4)
+    Traceback (most recent call last):
+    ...
+    xlsent.data.text_input.InputError: gold:4: the source ids (2, 1) are not ascending; a bead lists its lines in \
+order, each once
+    """
     match = _BEAD.match(line.strip())
     if match is None:
         raise InputError(f"{name}:{line_no}: not a bead; expected [i, j]:[k] or [i, j]:[k]:cost, got {line[:60]!r}")
@@ -58,13 +70,23 @@ def parse_bead(line: str, name: str, line_no: int) -> Bead:
             cost = float(match.group(3))
         except ValueError as exc:
             raise InputError(f"{name}:{line_no}: the cost {match.group(3)!r} is not a number") from exc
-    return Bead(_ids(match.group(1)), _ids(match.group(2)), cost)
+        if not math.isfinite(cost):
+            raise InputError(f"{name}:{line_no}: the cost {match.group(3)!r} is not a finite number")
+    bead = Bead(_ids(match.group(1)), _ids(match.group(2)), cost)
+    if not bead.src and not bead.tgt:
+        raise InputError(f"{name}:{line_no}: the bead []:[] holds no line; every bead holds a line of a side")
+    for side, ids in (("source", bead.src), ("target", bead.tgt)):
+        if any(a >= b for a, b in zip(ids, ids[1:], strict=False)):
+            raise InputError(f"{name}:{line_no}: the {side} ids {ids} are not ascending; a bead lists its lines in "
+                             "order, each once")
+    return bead
 
 
 def read_beads(path: str | Path, within: tuple[tuple[str, int], tuple[str, int]] | None = None) -> list[Bead]:
-    """Every bead of the file ``path`` (blank lines skipped), naming file and line on a malformed one. ``within``:
-    the name and number of lines of the source and target documents the beads align; a bead citing a line past the
-    end of either is an :class:`InputError` naming the file and line (the beads are not of these documents).
+    """Every bead of the file ``path`` (blank lines skipped), naming file and line on a malformed one; a file of no
+    bead is an :class:`InputError` too. ``within``: the name and number of lines of the source and target documents
+    the beads align; a bead citing a line past the end of either is an :class:`InputError` naming the file and line
+    (the beads are not of these documents). A line in two beads is read as given (a gold may hold one).
 
     >>> import tempfile
     >>> gold = Path(tempfile.mkdtemp()) / "dev.defr"
@@ -81,6 +103,8 @@ def read_beads(path: str | Path, within: tuple[tuple[str, int], tuple[str, int]]
             beads.append(bead := parse_bead(line, str(path), no))
             if within is not None:
                 check_bead_fits(bead, within, f"{path}:{no}")
+    if not beads:
+        raise InputError(f"{path}: holds no bead; expected one bead a line, [i, j]:[k] or [i, j]:[k]:cost")
     return beads
 
 

@@ -54,10 +54,25 @@ def check_golds(pairs: Sequence[DocPair]) -> None:
 
 
 def check_file(path: Path) -> Path:
-    """``path``, or a FileNotFoundError naming it and what it was meant to be."""
+    """``path``, or a FileNotFoundError naming it and what it was meant to be (a folder: named as one)."""
+    if path.is_dir():
+        raise FileNotFoundError(f"{path}: is a folder, not a gold alignment (a file of [i, j]:[k] beads, one a line)")
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such gold alignment (a file of [i, j]:[k] beads, one a line)")
     return path
+
+
+def check_written(pairs: Sequence[DocPair]) -> None:
+    """Read the output of every pair of ``pairs`` that names a gold, pairs a resumed run skips as written: an
+    :class:`~xlsent.data.text_input.InputError` names the output and the line of a bead that is malformed or cites a
+    line past the end of its document (an output of other documents: an input changed since it was written)."""
+    for pair in pairs:
+        if pair.gold is not None:
+            try:
+                read_beads(pair.out, within=_sizes(pair))
+            except ValueError as exc:
+                raise type(exc)(pair.where(f"{exc}; --resume skips this output as written: remove it to align the "
+                                           "pair again")) from exc
 
 
 Linked = list[tuple[tuple[int, ...], tuple[int, ...]]]
