@@ -35,6 +35,8 @@ CASES = {
     "empty string": (raw(input="", model="tiny"), 400, "empty_input"),
     "blank string in a list": (raw(input=["a", "  \n"], model="tiny"), 400, "empty_input"),
     "invisible characters only": (raw(input=["a", "\u200b\u200c\ufeff\u00ad\x01"], model="tiny"), 400, "empty_input"),
+    "default-ignorable characters only": (raw(input=["a", "\ufe0f\u3164\u034f\u17b4"], model="tiny"), 400,
+                                          "empty_input"),
     "2049 inputs": (raw(input=["a"] * 2049, model="tiny"), 422, "invalid_value"),
     "a 1 MB string": (raw(input="a" * BIG, model="tiny"), 413, "input_too_long"),
     "NUL byte": (raw(input="the dog\x00barks", model="tiny"), 400, "invalid_text"),

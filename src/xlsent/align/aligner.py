@@ -42,7 +42,7 @@ EMPTY_LINE_COST = 0.0
 @dataclass(frozen=True)
 class Doc:
     """One side of a document pair: every line, the ids of those with text (not
-    :func:`~xlsent.data.empty_text.is_empty`: a line of whitespace, format and control characters only is an empty
+    :func:`~xlsent.data.empty_text.is_empty`: a line of whitespace and invisible characters only is an empty
     line), and the spans over them."""
 
     lines: Sequence[str]

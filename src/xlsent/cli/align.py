@@ -29,7 +29,7 @@ def add_commands(sub: Commands) -> None:
         description="Align SRC (one sentence a line, document order) with its translation TGT and write one bead a "
         "line, `[i, j]:[k]:cost` as Vecalign's output and Bleualign's gold (0-based line ids, either side may be "
         "empty, lower cost is better), or with --format tsv `cost TAB source text TAB target text`. Every line of "
-        "both documents is in exactly one bead; an empty line (blank, or format and control characters only) is a "
+        "both documents is in exactly one bead; an empty line (blank, or invisible characters only) is a "
         "null bead of its own (cost 0), never paired. "
         "Beads are scored with embeddings of runs of consecutive lines, normalised against each span's nearest "
         "lines near the path, searched in a band around a path found on halved documents (time and memory linear "
