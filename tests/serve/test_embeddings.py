@@ -108,3 +108,32 @@ def test_a_request_is_tokenized_once(tiny_model_dir, monkeypatch: pytest.MonkeyP
     assert r.status_code == 200, r.text
     np.testing.assert_allclose(vectors(r.json()), expected, atol=1e-6)
     assert calls == [3]  # the handler's, to count the tokens; the worker encodes those ids
+
+
+def test_a_large_answer_is_made_off_the_event_loop(serve, tiny_encoder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Turning a large answer into JSON (a 1024 x 1024 matrix: 20 MB, about a second) held every other request while
+    it ran on the event loop. Here the JSON of a matrix waits until ``/health`` has answered: on the event loop, the
+    two would wait for each other."""
+    import json
+    import threading
+
+    entered, answered = threading.Event(), threading.Event()
+    dumps = json.dumps
+
+    def slow_dumps(obj: object, **kwargs: object) -> str:
+        if isinstance(obj, dict) and "matrix" in obj:
+            entered.set()
+            answered.wait(10)
+        return dumps(obj, **kwargs)
+
+    monkeypatch.setattr(json, "dumps", slow_dumps)
+    with serve({"tiny": tiny_encoder}) as live:
+        results: list[int] = []
+        request = threading.Thread(target=lambda: results.append(httpx.post(
+            live.url + "/v1/similarity", json={"src": ["a"], "tgt": ["b"], "model": "tiny"}, timeout=30).status_code))
+        request.start()
+        assert entered.wait(10)
+        assert httpx.get(live.url + "/health", timeout=5).status_code == 200
+        answered.set()
+        request.join(30)
+        assert results == [200]

@@ -13,7 +13,7 @@ import base64
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
@@ -91,6 +91,13 @@ to unit length (as OpenAI's shortened embeddings)."""
 def _json(payload: dict[str, Any], headers: Mapping[str, str] | None = None) -> Response:
     return Response(json.dumps(payload, separators=(",", ":"), allow_nan=False), media_type="application/json",
                     headers=dict(headers or {}))
+
+
+async def _answer(build: Callable[[], dict[str, Any]], headers: Mapping[str, str] | None = None) -> Response:
+    """The JSON response of the payload ``build`` makes, made in a worker thread: the vectors or the matrix of a
+    large answer take a second to turn into JSON (a 1024 x 1024 matrix: 20 MB), which on the event loop held every
+    other request, ``/health`` included, as long."""
+    return await asyncio.to_thread(lambda: _json(build(), headers))
 
 
 def _usage(tokens: int) -> dict[str, int]:
@@ -246,18 +253,19 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
         vectors = await worker.encode(texts, None, counts.total, counts.content)
         if req.dimensions is not None and req.dimensions < dim:
             vectors = l2_normalize(vectors[:, : req.dimensions])
-        data = [{"object": "embedding", "index": i, "embedding": _encoded(v, req.encoding_format)}
-                for i, v in enumerate(vectors)]
-        return _json({"object": "list", "data": data, "model": req.model, "usage": _usage(counts.total)},
-                     _window_headers(counts))
+        return await _answer(lambda: {
+            "object": "list", "model": req.model, "usage": _usage(counts.total),
+            "data": [{"object": "embedding", "index": i, "embedding": _encoded(v, req.encoding_format)}
+                     for i, v in enumerate(vectors)]}, _window_headers(counts))
 
     @app.post("/v1/similarity", response_model=SimilarityResponse, summary="cosine matrix of two lists",
               responses=ERRORS)
     async def similarity(req: SimilarityRequest) -> Response:
         worker, x, y, src_counts, tgt_counts = await paired(req)
-        matrix = cosine_matrix(x, y).tolist()
-        return _json({"object": "similarity", "model": worker.name, "matrix": matrix,
-                      "usage": _usage(src_counts.total + tgt_counts.total)}, _window_headers(src_counts, tgt_counts))
+        return await _answer(lambda: {"object": "similarity", "model": worker.name,
+                                      "matrix": cosine_matrix(x, y).tolist(),
+                                      "usage": _usage(src_counts.total + tgt_counts.total)},
+                             _window_headers(src_counts, tgt_counts))
 
     @app.post("/v1/align", response_model=AlignResponse, responses=ERRORS,
               summary="margin-scored pairs of two lists (as `xlsent mine`)")
@@ -268,12 +276,11 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
                          dedup=req.dedup, one_to_one=req.one_to_one)
         worker, x, y, src_counts, tgt_counts = await paired(req)
         pairs = await asyncio.to_thread(align, req.src, req.tgt, x, y, cfg)
-        payload: dict[str, Any] = {
+        return await _answer(lambda: {
             "object": "alignment", "model": worker.name,
             "pairs": [{"src": p.src, "tgt": p.tgt, "score": p.score, "cosine": p.cosine} for p in pairs],
             "matrix": cosine_matrix(x, y).tolist() if req.include_matrix else None,
-            "usage": _usage(src_counts.total + tgt_counts.total)}
-        return _json(payload, _window_headers(src_counts, tgt_counts))
+            "usage": _usage(src_counts.total + tgt_counts.total)}, _window_headers(src_counts, tgt_counts))
 
     async def align_document(req: AlignRequest) -> Response:
         """Document mode of ``/v1/align``: the lines are checked as inputs; the lines, then the spans the alignment
@@ -322,7 +329,7 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
             payload.update({f"{side}_sentences": [{"row": s.paragraph, "start": s.start, "end": s.end, "text": s.text}
                                                    for s in sentences]
                             for side, sentences in zip(("src", "tgt"), maps, strict=True)})
-        return _json(payload, _window_headers(units["src"], units["tgt"]))
+        return await _answer(lambda: payload, _window_headers(units["src"], units["tgt"]))
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
