@@ -886,6 +886,8 @@ CASES = [
          "de.txt: is also an input"),
     case("align-resume-output-is-an-input", "align {w}/de.txt {w}/en.txt -o {w}/de.txt --resume {nothing}", 2,
          "de.txt: is also an input"),
+    case("align-pairs-empty-column", "align --pairs {w}/list.tsv {nothing}", 2,
+         "list.tsv:1: column(s) 2 of 3 empty", setup=with_files({"list.tsv": "de.txt\t\to1\n"})),
     case("align-pairs-output-is-another-rows-input", "align --pairs {w}/list.tsv {nothing}", 2,
          "one.txt: is also an input",
          setup=with_files({"list.tsv": "one.txt\ttwo.txt\ta.txt\nde.txt\ten.txt\tone.txt\n",
@@ -956,7 +958,8 @@ CASES = [
          "--tgt-lang en {nothing}", 2, "b.txt.tgt-sentences.tsv: is a directory, where --split writes a sentence map",
          setup=with_folder("b.txt.tgt-sentences.tsv")),
     case("align-split-map-is-another-output", "align --pairs list.tsv --split --src-lang de --tgt-lang en {nothing}",
-         2, "list.tsv:1: x.src-sentences.tsv: the sentence map --split writes beside x is also the output of list.tsv:2",
+         2, "list.tsv:1: x.src-sentences.tsv: the sentence map --split writes beside x is also the output of "
+         "list.tsv:2",
          setup=with_files({"list.tsv": "de.txt\ten.txt\tx\nen.txt\tde.txt\tx.src-sentences.tsv\n"})),
     case("align-split-map-is-the-list", "align --pairs o.src-sentences.tsv --split --src-lang de --tgt-lang en "
          "{nothing}", 2, "o.src-sentences.tsv: is also an input",

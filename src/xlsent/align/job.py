@@ -150,9 +150,12 @@ def read_pairs_list(path: str | Path) -> list[DocPair]:
             if is_empty(row):
                 continue
             cells = row.split("\t")
-            if len(cells) not in (3, 4) or any(is_empty(c) for c in cells):
+            if len(cells) not in (3, 4):
                 raise InputError(f"{where}: {len(cells)} column(s); each row of --pairs is SRC TAB TGT TAB OUT, or "
                                  "SRC TAB TGT TAB OUT TAB GOLD in every row")
+            if blank := [str(i) for i, cell in enumerate(cells, start=1) if is_empty(cell)]:
+                raise InputError(f"{where}: column(s) {', '.join(blank)} of {len(cells)} empty; each row of --pairs "
+                                 "names SRC TAB TGT TAB OUT (TAB GOLD) files")
             if pairs and (len(cells) == 4) != (pairs[0].gold is not None):
                 raise InputError(f"{where}: {len(cells)} columns, but {pairs[0].row} has {4 if pairs[0].gold else 3}: "
                                  "a gold alignment (a fourth column) is named in every row of --pairs or in none")
