@@ -198,8 +198,9 @@ def unwritten(pairs: Sequence[DocPair]) -> list[DocPair]:
     goes is no output, and is refused when the pair is checked). Outputs are written atomically, so an existing file
     is a finished pair of an earlier run, never a partial one.
 
-    >>> import os
-    >>> [p.out for p in unwritten([DocPair.of("de.txt", "fr.txt", "-"), DocPair.of("a", "b", os.devnull),
+    >>> import tempfile
+    >>> written = tempfile.NamedTemporaryFile(delete=False).name
+    >>> [p.out for p in unwritten([DocPair.of("de.txt", "fr.txt", "-"), DocPair.of("a", "b", written),
     ...                            DocPair.of("a", "b", "/")])]
     ['-', '/']
     """
