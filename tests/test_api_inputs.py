@@ -21,7 +21,7 @@ from xlsent.mining.filter_config import FilterConfig
 def test_every_api_function_is_reached_from_the_package() -> None:
     public = {name for name in dir(api) if callable(getattr(api, name)) and not name.startswith("_")
               and getattr(getattr(api, name), "__module__", "") == "xlsent.api"}
-    assert public - set(xlsent.API) == {"sentence_list", "align"}  # xlsent.align is the alignment package
+    assert public - set(xlsent.API) == {"align"}  # xlsent.align is the alignment package
     assert all(getattr(xlsent, name) is getattr(api, name) for name in xlsent.API)
 
 
@@ -51,6 +51,23 @@ def test_encode_reads_a_series_by_position(tiny_model_dir: Path) -> None:
     assert np.array_equal(xlsent.encode(shuffled, model=tiny_model_dir), plain)
     assert np.array_equal(xlsent.encode(pd.Series(texts, index=[10, 11, 12]), model=tiny_model_dir), plain)
     assert np.array_equal(xlsent.encode(iter(texts), model=tiny_model_dir), plain)  # type: ignore[arg-type]
+
+
+
+def test_a_loaded_encoders_encode_reads_its_sentences_as_xlsent_encode_does(tiny_model_dir: Path) -> None:
+    """``xlsent.load(...).encode`` (README's route) read ``sentences[i]``: a sorted Series came back with its rows in
+    the order of its index labels, a filtered one raised KeyError, and a str embedded its characters."""
+    pd = pytest.importorskip("pandas")
+    encoder = xlsent.load(tiny_model_dir)
+    texts = ["the dog barks", "a cat runs", "der hund bellt"]
+    plain = encoder.encode(texts)
+    assert np.array_equal(encoder.encode(pd.Series(texts, index=[2, 0, 1])), plain)
+    assert np.array_equal(encoder.encode(pd.Series(texts, index=[10, 11, 12])), plain)
+    assert np.array_equal(encoder.encode(t for t in texts), plain)
+    with pytest.raises(TypeError, match="not one str"):
+        encoder.encode("abc")
+    with pytest.raises(TypeError, match=re.escape("sentence 1 (0-based) is NoneType")):
+        encoder.encode(["a", None])  # type: ignore[list-item]
 
 
 def test_align_says_what_is_missing() -> None:

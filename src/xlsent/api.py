@@ -13,7 +13,7 @@ import logging
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from functools import lru_cache
@@ -25,9 +25,9 @@ import numpy as np
 from xlsent.align.config import AlignConfig
 from xlsent.atomic import check_folder_output
 from xlsent.cluster import check_engine
-from xlsent.data.text_input import InputSpec, lone_surrogate
+from xlsent.data.text_input import InputSpec
 from xlsent.embed_job import EmbedOptions, EmbedSummary, embed_file
-from xlsent.encoders.base import Encoder
+from xlsent.encoders.base import Encoder, sentence_list
 from xlsent.encoders.registry import DEFAULT_MODEL, load_encoder
 from xlsent.mining.config import MineConfig, MineSummary, ScoreSummary, SearchConfig
 
@@ -64,29 +64,6 @@ def encode(sentences: Sequence[str], model: str | Path = DEFAULT_MODEL, lang: st
 
     texts, code = sentence_list(sentences), check_lang(lang)  # before the model loads
     return load(model).encode(texts, code, progress=progress)
-
-
-def sentence_list(sentences: Iterable[str]) -> list[str]:
-    """``sentences`` as a list of str in iteration order; TypeError for a single str or bytes (a sequence of
-    characters) and for an item that is not a str, naming its position.
-
-    >>> sentence_list(s for s in ("a", "b"))
-    ['a', 'b']
-    >>> sentence_list(["a", None])
-    Traceback (most recent call last):
-    ...
-    TypeError: sentence 1 (0-based) is NoneType, not str: give text
-    """
-    if isinstance(sentences, str | bytes):
-        raise TypeError(f"encode takes a list of sentences, not one {type(sentences).__name__} (it would embed each "
-                        "character): give [text]")
-    out = list(sentences)
-    for i, text in enumerate(out):
-        if not isinstance(text, str):
-            raise TypeError(f"sentence {i} (0-based) is {type(text).__name__}, not str: give text")
-        if why := lone_surrogate(text):
-            raise ValueError(f"sentence {i} (0-based) holds {why}")
-    return out
 
 
 if TYPE_CHECKING:

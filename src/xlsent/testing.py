@@ -11,6 +11,7 @@ import numpy as np
 from safetensors.torch import save_file
 
 from xlsent.atomic import write_json
+from xlsent.encoders.base import sentence_list
 from xlsent.encoders.model_dir import write_manifest
 from xlsent.encoders.tokenizer_build import build_unigram_tokenizer
 from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel, init_random
@@ -62,6 +63,7 @@ class LookupEncoder:
 
     def encode(self, sentences: Sequence[str], lang: str | None = None, *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                progress: bool = False) -> np.ndarray:
+        sentences = sentence_list(sentences)
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         for i, s in enumerate(sentences):
             v = self.table.get(s)

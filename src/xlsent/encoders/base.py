@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from xlsent.data.text_input import lone_surrogate
 from xlsent.inference import DEFAULT_BATCH_TOKENS
 
 
@@ -15,7 +16,8 @@ from xlsent.inference import DEFAULT_BATCH_TOKENS
 class Encoder(Protocol):
     """Maps sentences to a ``(len(sentences), dim)`` float32 array of L2-normalised rows.
 
-    Row ``i`` always belongs to ``sentences[i]``. Empty sentences map to a zero row.
+    Row ``i`` always belongs to the ``i``-th sentence in iteration order (:func:`sentence_list`). Empty sentences map
+    to a zero row.
     """
 
     name: str
@@ -40,6 +42,30 @@ class HiddenStateEncoder(Encoder, Protocol):
     def layer_pooled(
         self, sentences: Sequence[str], *, batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False
     ) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def sentence_list(sentences: Iterable[str]) -> list[str]:
+    """``sentences`` as a list of str in iteration order (a pandas Series by position, a generator read once);
+    TypeError for a single str or bytes (a sequence of characters) and for an item that is not a str, naming its
+    position; ValueError for a lone surrogate. Every encoder's ``encode`` reads its sentences through it.
+
+    >>> sentence_list(s for s in ("a", "b"))
+    ['a', 'b']
+    >>> sentence_list(["a", None])
+    Traceback (most recent call last):
+    ...
+    TypeError: sentence 1 (0-based) is NoneType, not str: give text
+    """
+    if isinstance(sentences, str | bytes):
+        raise TypeError(f"encode takes a list of sentences, not one {type(sentences).__name__} (it would embed each "
+                        "character): give [text]")
+    out = list(sentences)
+    for i, text in enumerate(out):
+        if not isinstance(text, str):
+            raise TypeError(f"sentence {i} (0-based) is {type(text).__name__}, not str: give text")
+        if why := lone_surrogate(text):
+            raise ValueError(f"sentence {i} (0-based) holds {why}")
+    return out
 
 
 class Named(Protocol):

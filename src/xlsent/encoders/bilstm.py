@@ -30,7 +30,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from xlsent.data.empty_text import is_empty
-from xlsent.encoders.base import l2_normalize
+from xlsent.encoders.base import l2_normalize, sentence_list
 from xlsent.encoders.batching import token_budget_batches
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
 from xlsent.inference import id_suffix
@@ -183,6 +183,7 @@ class LaserEncoder:
         ``lang`` is accepted and not used (the encoder is language-agnostic). ``batch_tokens`` (padded tokens per
         batch) defaults to the backend's (:data:`BATCHING`).
         """
+        sentences = sentence_list(sentences)
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         ids = self.token_ids(sentences)
         rows = [i for i, s in enumerate(sentences) if not is_empty(s)]

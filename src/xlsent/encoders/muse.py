@@ -9,7 +9,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from xlsent.data.empty_text import is_empty
-from xlsent.encoders.base import l2_normalize
+from xlsent.encoders.base import l2_normalize, sentence_list
 from xlsent.inference import DEFAULT_BATCH_TOKENS
 from xlsent.languages import TrainedLanguages, check_lang
 
@@ -43,6 +43,7 @@ class MuseEncoder:
 
         A ``lang`` outside mUSE's 16 training languages is encoded all the same, with a warning logged once.
         """
+        sentences = sentence_list(sentences)
         check_lang(lang)
         self._trained.check(lang)
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)

@@ -33,7 +33,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from xlsent.encoders.base import l2_normalize
+from xlsent.encoders.base import l2_normalize, sentence_list
 from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.inference import DEFAULT_BATCH_TOKENS
@@ -86,6 +86,7 @@ class StaticAverageEncoder:
     def encode(self, sentences: Sequence[str], lang: str | None = None, *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                progress: bool = False) -> np.ndarray:
         """``(len(sentences), dim)`` float32 unit rows; sentences without tokens give zero rows."""
+        sentences = sentence_list(sentences)
         out = np.zeros((len(sentences), self.dim), dtype=np.float32)
         for start in range(0, len(sentences), CHUNK):
             ids = self.token_ids(sentences[start : start + CHUNK])

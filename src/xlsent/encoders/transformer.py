@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 from xlsent.data.empty_text import is_empty
 from xlsent.encoders.backend_probe import auto_backend_of
 from xlsent.encoders.backends import BACKENDS, TABLE_ARCHITECTURES, Runner, build_runner
-from xlsent.encoders.base import l2_normalize
+from xlsent.encoders.base import l2_normalize, sentence_list
 from xlsent.encoders.batching import Window, pad_batch, split_windows, token_budget_batches
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
 from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel
@@ -184,6 +184,7 @@ class TransformerEncoder:
         """``(len(sentences), dim)`` float32 unit rows; empty sentences give zero rows. A ``lang`` outside the
         model's training languages (where the ``languages`` it was built with name them) is encoded all the same,
         with a warning logged once."""
+        sentences = sentence_list(sentences)
         keep, windows = self._windows(sentences)
         return self._pooled(windows, keep, len(sentences), lang, batch_tokens, progress)
 

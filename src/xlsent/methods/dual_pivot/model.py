@@ -48,7 +48,7 @@ from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_open, atomic_path
 from xlsent.data.bitext import Bitext, Unpaired, build_training_data
-from xlsent.encoders.base import HiddenStateEncoder, l2_normalize
+from xlsent.encoders.base import HiddenStateEncoder, l2_normalize, sentence_list
 from xlsent.encoders.cache import encoder_id, sentences_key
 from xlsent.encoders.layer_cache import CHUNK_SENTENCES, LayerStates, cached_layer_means
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
@@ -413,6 +413,7 @@ class DualPivotEncoder:
                batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False,
                cache: bool = False) -> np.ndarray:
         """``(len(sentences), dim)`` float32 unit rows; empty sentences give zero rows."""
+        sentences = sentence_list(sentences)
         if cache:
             return self.project(cached_layer_means(self.backbone, sentences, lang, progress=progress).sums())
         if self._mixed is not None:

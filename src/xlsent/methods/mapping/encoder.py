@@ -20,7 +20,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from xlsent.atomic import atomic_open, atomic_path
-from xlsent.encoders.base import Encoder, OwnAutoBackend, Switchable, l2_normalize
+from xlsent.encoders.base import Encoder, OwnAutoBackend, Switchable, l2_normalize, sentence_list
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest
 from xlsent.encoders.registry import backbone_record, load_backbone
@@ -151,6 +151,7 @@ class MappedEncoder(abc.ABC):
     def encode(self, sentences: Sequence[str], lang: str | None = None, *,
                batch_tokens: int = DEFAULT_BATCH_TOKENS, progress: bool = False, cache: bool = False) -> np.ndarray:
         """``(len(sentences), dim)`` float32 unit rows; ``cache=True`` reads and writes the input encoding cache."""
+        sentences = sentence_list(sentences)
         self.source_of(lang)
         inputs = (cached_encode(self.inputs, sentences, lang, progress=progress) if cache
                   else self.inputs.encode(sentences, lang, batch_tokens=batch_tokens, progress=progress))
