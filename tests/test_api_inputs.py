@@ -106,3 +106,21 @@ def test_a_settings_object_of_another_kind_is_refused_before_any_work(tmp_path: 
     with pytest.raises(TypeError, match=re.escape(message)):
         call(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["de.txt", "en.txt"]
+
+
+def test_an_input_spec_takes_a_str_path_and_an_int_column(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """A str path or an int column in an InputSpec (as the functions take a str path) failed deep in the run with
+    AttributeError; they are taken as a Path and a column index, and another type is a TypeError naming the field."""
+    from xlsent.api import EmbedOptions
+    from xlsent.data.text_input import InputSpec
+
+    (tmp_path / "in.tsv").write_text("id\ttext\n1\tthe dog\n2\ta cat\n", encoding="utf-8")
+    quiet = EmbedOptions(progress=False)
+    by_str = xlsent.embed(InputSpec(str(tmp_path / "in.tsv"), column="text"), tmp_path / "a.npy",  # type: ignore
+                          model=tiny_model_dir, options=quiet)
+    by_int = xlsent.embed(InputSpec(tmp_path / "in.tsv", column=1, header=True), tmp_path / "b.npy",  # type: ignore
+                          model=tiny_model_dir, options=quiet)
+    assert by_str.rows == by_int.rows == 2
+    assert np.array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
+    with pytest.raises(TypeError, match="InputSpec path takes Path, not int"):
+        InputSpec(3)  # type: ignore[arg-type]

@@ -59,6 +59,23 @@ class InputSpec:
     header: bool | None = None
     label: str | None = None
 
+    def __post_init__(self) -> None:
+        """A path given as a str is a Path and a column given as an int (a TSV index) its str, as the command line
+        gives them; another type is a TypeError naming the field.
+
+        >>> InputSpec("in.tsv", column=1)
+        InputSpec(path=PosixPath('in.tsv'), format='auto', column='1', field=None, header=None, label=None)
+        """
+        if isinstance(self.path, str):
+            object.__setattr__(self, "path", Path(self.path))
+        if isinstance(self.column, int) and not isinstance(self.column, bool):
+            object.__setattr__(self, "column", str(self.column))
+        for name, kinds in (("path", (Path,)), ("column", (str, type(None))), ("field", (str, type(None))),
+                            ("format", (str,))):
+            if not isinstance(getattr(self, name), kinds):
+                raise TypeError(f"InputSpec {name} takes {' or '.join(k.__name__ for k in kinds)}, not "
+                                f"{type(getattr(self, name)).__name__}")
+
     @property
     def name(self) -> str:
         """The input as messages and metadata name it.
