@@ -115,5 +115,8 @@ def test_any_code_of_a_language_names_its_subset(tmp_path: Path) -> None:
     result = Languages.evaluate(lambda s, lang: np.ones((len(s), 1)), encoder_id="toy", root=tmp_path,
                                 langs=["de", "zh", "ka", "deu"])
     assert list(result.scores) == ["deu", "cmn", "kat"]
+    result = Languages.evaluate(lambda s, lang: np.ones((len(s), 1)), encoder_id="toy", root=tmp_path,
+                                langs=["DE", "de-DE", "KAT", "zh_CN"])  # any case, a region (as every command takes)
+    assert list(result.scores) == ["deu", "kat", "cmn"]
     with pytest.raises(ValueError, match=r"unknown toy file\(s\) \['fr'\]"):
         Languages.evaluate(lambda s, lang: np.ones((len(s), 1)), encoder_id="toy", root=tmp_path, langs=["fr"])

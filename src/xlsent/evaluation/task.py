@@ -11,6 +11,7 @@ a model being trained, or a study's projection of cached states.
 from __future__ import annotations
 
 import math
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -24,7 +25,7 @@ from tqdm.auto import tqdm
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode
 from xlsent.evaluation.results import TaskResult, file_checksums
-from xlsent.languages import same_language
+from xlsent.languages import normalise_lang, same_language
 from xlsent.paths import data_root
 
 EmbedFn = Callable[[Sequence[str], str | None], np.ndarray]
@@ -85,12 +86,24 @@ class NoDataError(ValueError):
 
 
 def _subset_named(code: str, known: Sequence[str]) -> str:
-    """The subset among ``known`` that ``code`` names: itself, or the one subset spelling its language another way
-    (``code`` when there is none, or several)."""
+    """The subset among ``known`` that ``code`` names: itself in any case, or the one subset spelling its language
+    another way, the code's region or script aside where only its language names one (``DE``, ``de-DE`` -> deu;
+    ``code`` when there is none, or several).
+
+    >>> [_subset_named(code, ["deu", "cmn", "de-en"]) for code in ("DEU", "de-DE", "zh", "DE-EN", "fr")]
+    ['deu', 'deu', 'cmn', 'de-en', 'fr']
+    """
     if code in known:
         return code
-    matches = [subset for subset in known if subset in same_language(code)]
-    return matches[0] if len(matches) == 1 else code
+    folded = [subset for subset in known if subset.lower() == code.lower()]
+    if len(folded) == 1:
+        return folded[0]
+    spelled = normalise_lang(code)
+    for candidate in (spelled, re.split(r"[-_]", spelled)[0]):
+        matches = [subset for subset in known if subset in same_language(candidate)]
+        if len(matches) == 1:
+            return matches[0]
+    return code
 
 
 def _refusing_empty(embed: EmbedFn, metadata: TaskMetadata, base: Path) -> EmbedFn:
