@@ -68,6 +68,16 @@ def test_report_renders_tables_published_numbers_and_plots(tmp_path: Path) -> No
     assert "![tatoeba-per-language](plots/tatoeba-per-language.png)" in text
 
 
+
+def test_plot_links_hold_a_folder_with_spaces(tmp_path: Path) -> None:
+    """A plots folder named with a space gave image links that end at the space (CommonMark): no image showed."""
+    results = tmp_path / "results"
+    tatoeba_result("muse", {"deu": 95.0, "fra": 94.0}).save(results)
+    docs = tmp_path / "docs" / "results.md"
+    write_report(results, docs, tmp_path / "my plots")
+    assert "![tatoeba-per-language](<../my plots/tatoeba-per-language.png>)" in docs.read_text(encoding="utf-8")
+
+
 def test_report_without_results(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="none: no such results folder"):
         write_report(tmp_path / "none", tmp_path / "results.md", tmp_path / "plots")

@@ -109,3 +109,22 @@ def plot_link(plot: Path, docs_path: Path) -> str:
     ('plots/a.png', '../out/a.png')
     """
     return Path(os.path.relpath(plot, docs_path.parent)).as_posix()
+
+
+def link_target(link: str) -> str:
+    """``link`` as a markdown link's target: in angle brackets where it holds a space or a parenthesis, which end a
+    plain target (CommonMark), so a plots folder named ``my plots`` still shows its images.
+
+    >>> link_target("plots/a.png"), link_target("../b c/a (1).png")
+    ('plots/a.png', '<../b c/a (1).png>')
+    """
+    return f"<{link}>" if re.search(r"[\s()<>]", link) else link
+
+
+def image_line(link: str) -> str:
+    """The markdown image of the plot at ``link`` (relative to the page), its file's stem as the alt text.
+
+    >>> image_line("../my plots/a.png")
+    '![a](<../my plots/a.png>)'
+    """
+    return f"![{Path(link).stem}]({link_target(link)})"

@@ -33,6 +33,7 @@ from xlsent.report.curves import CURVES_KEY, plot_curves
 from xlsent.report.formatting import (
     fmt,
     fmt_metric,
+    image_line,
     markdown_table,
     ordered_union,
     plot_link,
@@ -197,7 +198,7 @@ def task_section(task: str, variant: str, results: list[TaskResult], published: 
         lines += [f"  - {verdict_text(verdict)}" for verdict in result.verdicts]
     lines.append("")
     for plot in plots:
-        lines += [f"![{Path(plot).stem}]({plot})", ""]
+        lines += [image_line(plot), ""]
     return lines
 
 

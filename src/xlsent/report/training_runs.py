@@ -18,6 +18,8 @@ from matplotlib.figure import Figure
 from xlsent.report.formatting import (
     fmt_metric,
     fmt_number,
+    image_line,
+    link_target,
     markdown_table,
     ordered_union,
     plot_link,
@@ -222,9 +224,9 @@ def training_section(runs: Sequence[tuple[str, TrainLog, str]]) -> list[str]:
                      ", ".join(f"{k} {fmt_number(last.losses[k])}" for k in train_log.terms if k in last.losses)
                      + (f"; {len(train_log.drawn)} languages drawn" if train_log.drawn else "") if last else "",
                      f"{best.criterion} {fmt_metric(best.metrics[best.criterion])} at step {best.step}" if best else "",
-                     f"[plot]({link})"])
+                     f"[plot]({link_target(link)})"])
     lines = ["## Training runs", "", "From each run's `train.jsonl` (`xlsent report --train-logs GLOB`). Final loss "
              "terms: means over the last logging interval; best validation: the criterion of the checkpoint kept.",
              ""]
     lines += markdown_table(["model folder", "steps", "time", "final loss terms", "best validation", "plot"], rows)
-    return lines + [""] + [line for _, _, link in runs for line in (f"![{Path(link).stem}]({link})", "")]
+    return lines + [""] + [line for _, _, link in runs for line in (image_line(link), "")]
