@@ -309,3 +309,21 @@ def test_a_damaged_saved_shard_is_named_and_recomputed(tmp_path: Path, caplog: p
     assert "knn-00000.npz: truncated or unreadable" in caplog.text and "recomputing this shard" in caplog.text
     for field in ("fwd_idx", "fwd_sim", "bwd_idx", "bwd_sim"):
         assert np.array_equal(getattr(first, field), getattr(again, field))
+
+
+def test_a_sharded_search_warns_of_k_for_the_corpus_not_for_each_shard(caplog: pytest.LogCaptureFixture) -> None:
+    """Shards of fewer source rows than k clip their backward lists by design (merged over the shards); each shard
+    warned 'k=4 exceeds the corpus size (2 sources, ...)' of a corpus that had 30."""
+    from xlsent.mining.config import SearchConfig
+    from xlsent.mining.stages import sharded_knn
+
+    rng = np.random.default_rng(0)
+    x, y = unit_rows(rng, 30, 8), unit_rows(rng, 24, 8)
+    whole = sharded_knn(x, y, SearchConfig(k=4, shard_rows=1000), None)
+    with caplog.at_level(logging.WARNING, logger="xlsent.mining"):
+        sharded = sharded_knn(x, y, SearchConfig(k=4, shard_rows=2), None)
+    assert "exceeds the corpus size" not in caplog.text
+    np.testing.assert_array_equal(sharded.bwd_idx, whole.bwd_idx)
+    with caplog.at_level(logging.WARNING, logger="xlsent.mining"):
+        sharded_knn(x[:3], y, SearchConfig(k=4, shard_rows=2), None)
+    assert caplog.text.count("k=4 exceeds the corpus size (3 sources, 24 targets)") == 1

@@ -47,9 +47,10 @@ class KnnResult:
     bwd_sim: np.ndarray
 
 
-def check_inputs(x: np.ndarray, y: np.ndarray, k: int) -> tuple[int, int]:
+def check_inputs(x: np.ndarray, y: np.ndarray, k: int, *, warn: bool = True) -> tuple[int, int]:
     """Validate the shapes of sources ``x`` and targets ``y``; the neighbourhood sizes ``(k_fwd, k_bwd)``, clipped
-    to the other side's size."""
+    to the other side's size, with a warning where they are (``warn``: a search over a shard of the sources clips
+    the backward lists to the shard by design; its driver warns once, for the whole corpus)."""
     if x.ndim != 2 or y.ndim != 2:
         raise ValueError(f"expected 2-d embedding matrices, got shapes {x.shape} and {y.shape}")
     if len(x) == 0 or len(y) == 0:
@@ -59,7 +60,7 @@ def check_inputs(x: np.ndarray, y: np.ndarray, k: int) -> tuple[int, int]:
     if k < 1:
         raise ValueError(f"k must be positive, got {k}")
     k_fwd, k_bwd = min(k, len(y)), min(k, len(x))
-    if (k_fwd, k_bwd) != (k, k):
+    if warn and (k_fwd, k_bwd) != (k, k):
         log.warning("k=%d exceeds the corpus size (%d sources, %d targets); using k=%d forward and k=%d backward",
                     k, len(x), len(y), k_fwd, k_bwd)
     return k_fwd, k_bwd
@@ -195,7 +196,7 @@ def _update(sims: np.ndarray, top_sim: np.ndarray, top_idx: np.ndarray, axis: in
 
 
 def bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, *, max_memory: int | None = None,
-                      block_rows: int | None = None, progress: bool = False) -> KnnResult:
+                      block_rows: int | None = None, progress: bool = False, warn_k: bool = True) -> KnnResult:
     """Exact inner-product k-NN of ``x`` in ``y`` and of ``y`` in ``x`` from one pass over ``X·Yᵀ``.
 
     ``x`` and ``y`` (rows L2-normalised for cosine) may be memmaps: they are read tile by tile, so the
@@ -213,7 +214,7 @@ def bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, *, max_memory: int |
     >>> res.bwd_idx.tolist()
     [[1, 0], [0, 1], [1, 0]]
     """
-    k_fwd, k_bwd = check_inputs(x, y, k)
+    k_fwd, k_bwd = check_inputs(x, y, k, warn=warn_k)
     budget = DEFAULT_MAX_MEMORY if max_memory is None else max_memory
     rows, _ = tile_shape(len(x), len(y), x.shape[1], budget, block_rows)
     spans = _spans(len(x), min(cores(), math.ceil(len(x) / rows)))

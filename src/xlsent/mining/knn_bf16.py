@@ -107,7 +107,7 @@ def _tile_shape(n_x: int, n_y: int, max_memory: int) -> tuple[int, int]:
 
 
 def bf16_bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, *, max_memory: int | None = None,
-                           progress: bool = False) -> KnnResult:
+                           progress: bool = False, warn_k: bool = True) -> KnnResult:
     """Exact inner-product k-NN of ``x`` in ``y`` and of ``y`` in ``x`` (rows L2-normalised), candidates found
     by bf16 products and re-scored in fp32 (see the module's notes): the lists of
     :func:`xlsent.mining.knn.bidirectional_knn`, fp32 similarities included, but for near-ties.
@@ -115,7 +115,7 @@ def bf16_bidirectional_knn(x: np.ndarray, y: np.ndarray, k: int, *, max_memory: 
     ``x`` and ``y`` may be memmaps, read tile by tile; ``y`` is also held in bf16 (``2·len(y)·dim`` bytes). The
     tiles' working memory stays within ``max_memory`` bytes (default 1 GiB).
     """
-    k_fwd, k_bwd = check_inputs(x, y, k)
+    k_fwd, k_bwd = check_inputs(x, y, k, warn=warn_k)
     n_x, n_y = len(x), len(y)
     rows, cols = _tile_shape(n_x, n_y, DEFAULT_MAX_MEMORY if max_memory is None else max_memory)
     fwd, bwd = _Lists.empty(n_x, min(n_y, k_fwd + SPARE)), _Lists.empty(n_y, min(n_x, k_bwd + SPARE))

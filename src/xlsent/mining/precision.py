@@ -129,10 +129,10 @@ def resolve_precision(precision: str, rows_x: int, rows_y: int) -> str:
 
 
 def exact_knn(x: np.ndarray, y: np.ndarray, k: int, *, precision: str = "auto", max_memory: int | None = None,
-              progress: bool = False) -> KnnResult:
+              progress: bool = False, warn_k: bool = True) -> KnnResult:
     """Exact inner-product k-NN of ``x`` in ``y`` and of ``y`` in ``x`` at ``precision`` (see
     :func:`resolve_precision`): :func:`~xlsent.mining.knn.bidirectional_knn` in fp32, or
-    :func:`~xlsent.mining.knn_bf16.bf16_bidirectional_knn`.
+    :func:`~xlsent.mining.knn_bf16.bf16_bidirectional_knn`; ``warn_k``: warn where ``k`` is clipped to a side.
 
     >>> x = np.eye(3, dtype=np.float32)
     >>> exact_knn(x, x, 1, precision="bf16").fwd_idx.ravel().tolist()
@@ -141,5 +141,5 @@ def exact_knn(x: np.ndarray, y: np.ndarray, k: int, *, precision: str = "auto", 
     chosen = resolve_precision(precision, len(x), len(y))
     log.debug("exact k-NN %d x %d at %s (asked: %s)", len(x), len(y), chosen, precision)
     if chosen == "fp32":
-        return bidirectional_knn(x, y, k, max_memory=max_memory, progress=progress)
-    return bf16_bidirectional_knn(x, y, k, max_memory=max_memory, progress=progress)
+        return bidirectional_knn(x, y, k, max_memory=max_memory, progress=progress, warn_k=warn_k)
+    return bf16_bidirectional_knn(x, y, k, max_memory=max_memory, progress=progress, warn_k=warn_k)

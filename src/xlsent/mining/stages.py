@@ -74,7 +74,7 @@ def knn_shard(x_shard: np.ndarray, y: np.ndarray, offset: int, cfg: SearchConfig
     """k-NN of one block of source rows at ``cfg.precision``: complete forward lists, and the target side's lists
     restricted to this block (indices shifted by ``offset``), to be merged over all blocks."""
     res = exact_knn(np.asarray(x_shard), y, cfg.k, precision=cfg.precision, max_memory=cfg.max_memory,
-                    progress=progress)
+                    progress=progress, warn_k=False)  # sharded_knn warns for the whole corpus
     return KnnResult(res.fwd_idx, res.fwd_sim, res.bwd_idx + offset, res.bwd_sim)
 
 
@@ -183,6 +183,7 @@ def sharded_knn(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, work: Path | No
     (shards found there are not recomputed), then merged one shard at a time. ``shards(bounds, todo)`` computes the
     missing ones, in any order (default: :func:`local_shards`, in this process); without ``work`` they are kept in
     memory."""
+    check_inputs(x, y, cfg.k)  # a warning where k is clipped to the corpus (the shards' searches give none)
     bounds = shard_bounds(len(x), cfg.shard_rows)
     paths = [knn_shard_path(work, shard) for shard in range(len(bounds))] if work else []
     todo = [shard for shard in range(len(bounds))
