@@ -548,6 +548,8 @@ CASES = [
          "argument --threshold: must be a finite number or 'auto', not 'inf'"),
     case("mine-max-memory-zero", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --max-memory 0 {nothing}", 2,
          "argument --max-memory: must be a finite number above 0"),
+    case("mine-max-memory-under-a-mib", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --max-memory 0.0000001 {nothing}", 2,
+         "--max-memory must be at least 1048576 bytes (1 MiB), not 107 bytes"),
     case("mine-column-on-txt", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --column 1 {nothing}", 2,
          "--column applies to TSV and Parquet input only"),
     case("search-k-zero", "search {w}/folder query -k 0", 2, "argument -k/--k"),

@@ -21,6 +21,11 @@ PRECISIONS = ("auto", "fp32", "bf16")
 """``--precision`` of exact search (:mod:`xlsent.mining.precision` says what ``auto`` stands for)."""
 
 
+MIN_MAX_MEMORY = 1 << 20
+"""The least ``max_memory``: a similarity tile of one row pair of a 4096-d encoder takes 64 KiB, so less is a slip
+(GiB read as bytes), refused when the settings are made instead of after both sides are embedded."""
+
+
 @dataclass(frozen=True)
 class SearchConfig:
     """The neighbourhoods of the margin. Defaults follow Artetxe & Schwenk (2019): ratio margin, k=4.
@@ -52,7 +57,8 @@ class SearchConfig:
                    f"with --index {self.index}"),
                   (self.precision in PRECISIONS,
                    f"--precision must be one of {', '.join(PRECISIONS)}, not {self.precision!r}"),
-                  (self.max_memory > 0, f"--max-memory must be positive, not {self.max_memory} bytes"),
+                  (self.max_memory >= MIN_MAX_MEMORY, f"--max-memory must be at least {MIN_MAX_MEMORY} bytes (1 MiB), "
+                   f"not {self.max_memory} bytes"),
                   (self.shard_rows >= 1, f"shard_rows must be at least 1, not {self.shard_rows}")]
         return [message for ok, message in checks if not ok]
 
