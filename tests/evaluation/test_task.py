@@ -120,3 +120,13 @@ def test_any_code_of_a_language_names_its_subset(tmp_path: Path) -> None:
     assert list(result.scores) == ["deu", "kat", "cmn"]
     with pytest.raises(ValueError, match=r"unknown toy file\(s\) \['fr'\]"):
         Languages.evaluate(lambda s, lang: np.ones((len(s), 1)), encoder_id="toy", root=tmp_path, langs=["fr"])
+
+
+@pytest.mark.parametrize("task", ["bucc", "sts", "intent", "senteval", "xnli", "retrieval_pk", "filter", "align"])
+def test_a_data_folder_without_the_tasks_files_is_refused_before_any_model(task: str, tmp_path: Path) -> None:
+    """Tasks whose subsets are a fixed list passed the data check on any folder: `xlsent eval bucc --data EMPTY`
+    loaded the model first, and `eval tatoeba sts` ran and saved tatoeba before sts found no file."""
+    from xlsent.evaluation.runner import check_task_data
+
+    with pytest.raises(NoDataError, match=f"{task}: no data under {tmp_path} "):
+        check_task_data(task, root=tmp_path)

@@ -173,21 +173,28 @@ class Task(ABC):
                    ) -> list[str]:
         """The subsets that :meth:`evaluate` would score, found before any encoder is loaded: a ``ValueError`` names
         the subsets of ``langs`` the data under ``root`` lack, a :class:`NoDataError` the data folder when it offers
-        none (``options``: the task's own, as for :meth:`evaluate`)."""
+        none, or holds none of the task's data files (``options``: the task's own, as for :meth:`evaluate`)."""
         base = data_root(root)
 
         def never(sentences: Sequence[str], lang: str | None) -> np.ndarray:
             raise RuntimeError(f"{cls.metadata.name}: the data check embedded sentences")
 
-        return cls(never, base, **{**cls.data_check_options, **options})._subsets(langs)
+        task = cls(never, base, **{**cls.data_check_options, **options})
+        if not any(next(base.glob(pattern), None) for pattern in cls.metadata.data_files):
+            raise task.no_data()  # a task whose subsets are a fixed list found out only once it read them
+        return task._subsets(langs)
 
     def _subsets(self, langs: Sequence[str] | None) -> list[str]:
         """:meth:`select`'s subsets; a :class:`NoDataError` naming the data folder when there are none."""
         subsets = self.select(langs)
         if not subsets:
-            raise NoDataError(f"{self.metadata.name}: no data under {self.base} (looked for "
-                              f"{', '.join(self.metadata.data_files)}): fetch the data or point --data at it")
+            raise self.no_data()
         return subsets
+
+    def no_data(self) -> NoDataError:
+        """The error of a data folder that offers the task nothing, naming it and the files looked for."""
+        return NoDataError(f"{self.metadata.name}: no data under {self.base} (looked for "
+                           f"{', '.join(self.metadata.data_files)}): fetch the data or point --data at it")
 
     @classmethod
     def encoder_options(cls, encoder: Encoder) -> dict[str, Any]:
