@@ -124,3 +124,13 @@ def test_an_input_spec_takes_a_str_path_and_an_int_column(tiny_model_dir: Path, 
     assert np.array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
     with pytest.raises(TypeError, match="InputSpec path takes Path, not int"):
         InputSpec(3)  # type: ignore[arg-type]
+
+
+def test_a_table_a_code_of_another_type_and_a_word_threshold_are_refused_by_name() -> None:
+    pd = pytest.importorskip("pandas")
+    with pytest.raises(TypeError, match=re.escape("not a DataFrame (it would embed its column names)")):
+        xlsent.encode(pd.DataFrame({"text": ["a", "b"]}), model="toy:never-loaded")
+    with pytest.raises(TypeError, match=re.escape("a language code is a str (de, deu, zh-Hant), not int 3")):
+        xlsent.encode(["a"], model="toy:never-loaded", lang=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=re.escape("threshold='high': give a finite number or 'auto'")):
+        xlsent.mine("de.txt", "en.txt", "o.tsv", model="toy:never-loaded", threshold="high")

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import os
 import shutil
 import sys
@@ -100,6 +101,28 @@ def _given(value: Settings | None, kind: type[Settings], name: str) -> Settings:
         def article(name: str) -> str:
             return f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
         raise TypeError(f"{name}= takes {article(kind.__name__)}, not {article(type(value).__name__)}")
+    return value
+
+
+def _threshold(given: float | str | None) -> float | str | None:
+    """A mining threshold as given: None, ``auto``, or a finite number (a number's string too); a ValueError naming
+    the argument otherwise.
+
+    >>> _threshold("1.05"), _threshold("auto"), _threshold(None)
+    (1.05, 'auto', None)
+    >>> _threshold("high")
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold='high': give a finite number or 'auto'
+    """
+    if given is None or given == "auto":
+        return given
+    try:
+        value = float(given)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        raise ValueError(f"threshold={given!r}: give a finite number or 'auto'")
     return value
 
 
@@ -266,13 +289,14 @@ def mine(src: Input, tgt: Input, output: str | Path, *, model: str | Path | None
     from xlsent.mining.job import check_job, mine_files
 
     cfg = _given(config, MineConfig, "config")
+    threshold = _threshold(threshold)
     src_lang, tgt_lang = check_lang(src_lang), check_lang(tgt_lang)
     embs = _paths(src_emb, tgt_emb)
     model = _job_model(model, embs, uses_model=threshold == "auto")
     _check_engine(engine, output, embs)
     check_job(_spec(src), _spec(tgt), output, embs, langs=(src_lang, tgt_lang))
-    if threshold is not None and threshold != "auto":
-        cfg = replace(cfg, threshold=float(threshold))
+    if isinstance(threshold, float):
+        cfg = replace(cfg, threshold=threshold)
     if threshold == "auto":
         cfg = replace(cfg, threshold=_calibrated(model, backend, cfg, progress).threshold)
     with _engine(model, backend, engine, ray, needs_encoder=None in embs or threshold == "auto") as runner:

@@ -257,6 +257,8 @@ def check_lang(code: str | None) -> str | None:
     """
     if code is None:
         return None
+    if not isinstance(code, str):
+        raise TypeError(f"a language code is a str (de, deu, zh-Hant), not {type(code).__name__} {code!r}")
     if not _CODE.match(code):
         raise ValueError(f"{code!r} is not a language code: use ISO 639-1 or 639-3, e.g. de or deu "
                          "(subtags as zh-Hant)")

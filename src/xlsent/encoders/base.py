@@ -59,6 +59,9 @@ def sentence_list(sentences: Iterable[str]) -> list[str]:
     if isinstance(sentences, str | bytes):
         raise TypeError(f"encode takes a list of sentences, not one {type(sentences).__name__} (it would embed each "
                         "character): give [text]")
+    if hasattr(sentences, "columns"):  # a table (pandas, polars) iterates over its column names
+        raise TypeError(f"encode takes a list of sentences, not a {type(sentences).__name__} (it would embed its "
+                        "column names): give one column, e.g. df['text']")
     out = list(sentences)
     for i, text in enumerate(out):
         if not isinstance(text, str):
