@@ -772,6 +772,8 @@ CASES = [
     case("mine-src-emb-nan", "mine {w}/in.txt {w}/en.txt -o {w}/p.tsv --src-emb {w}/in.npy --model {model} -q",
          2, "in.npy: row 2 (0-based) holds NaN or inf", setup=embedded_in_txt_poisoned),
     # concurrent runs: one run per output at a time; inputs checked before any work
+    case("embed-output-where-no-file-can-be-made", "embed {w}/in.txt -o /proc/xlsent-case.npy {nothing}", 1,
+         "/proc/.xlsent-case.npy.lock: cannot create the lock file of the output beside it"),
     case("embed-output-busy", "embed {w}/in.txt -o {w}/o.npy {nothing}", 2,
          "o.npy: busy: another xlsent run", setup=held_by_another_run("o.npy")),
     case("mine-output-busy", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv {nothing}", 2,

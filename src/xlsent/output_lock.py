@@ -98,6 +98,9 @@ def _acquire(lock: Path) -> BaseFileLock:
                 raise
             file_lock.acquire(timeout=DEAD_HOLDER_GRACE_S, poll_interval=POLL_S)
     except Timeout:
+        if problem := _cannot_create(lock):  # no lock file to hold: no run holds it, the folder takes no file
+            raise PermissionError(f"{lock}: cannot create the lock file of the output beside it ({problem}); write "
+                                  "the output into a folder you can write to") from None
         output = lock.with_name(lock.name[1:-len(".lock")])
         raise OutputBusyError(
             f"{output}: busy: another xlsent run (process {_holder(lock)}) is writing this output, holding "
@@ -106,6 +109,17 @@ def _acquire(lock: Path) -> BaseFileLock:
         raise PermissionError(f"{lock}: cannot create the lock file of the output beside it ({exc.strerror}); "
                               "write the output into a folder you can write to") from None
     return file_lock
+
+
+def _cannot_create(lock: Path) -> str:
+    """Why the missing file ``lock`` cannot be created (empty when it exists or can be: it is then a run's)."""
+    if lock.exists():
+        return ""
+    try:
+        os.close(os.open(lock, os.O_WRONLY | os.O_CREAT, 0o644))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return ""
 
 
 def _holder(lock: Path) -> str:
