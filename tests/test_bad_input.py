@@ -784,6 +784,10 @@ CASES = [
          "blank.txt: has no text (2 blank row(s))", setup=with_files({"blank.txt": "\n \n"})),
     case("mine-empty-stdin", "mine - {w}/en.txt -o {w}/p.tsv --model {model} -q", 2,
          "<stdin>: is empty, so there is nothing to mine", stdin=b""),
+    case("embed-ray-task-over-the-cpus", "embed {w}/in.txt -o {w}/o.npy --engine ray --num-cpus 1 --cpus-per-task 2 "
+         "{nothing}", 2, "--cpus-per-task 2 is more than the 1 CPUs of the Ray cluster, so no task could start"),
+    case("embed-ray-options-without-ray", "embed {w}/in.txt -o {w}/o.npy --address 127.0.0.1:1 --num-cpus 1 {nothing}",
+         2, "--address, --num-cpus: options of --engine ray, which this run does not use"),
     case("mine-ray-address-unreachable", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --engine ray --address 127.0.0.1:1 "
          "{nothing}", 2, "--address 127.0.0.1:1: no Ray cluster answers there"),
     # invisible text: a line of only whitespace, format (Cf) and control (Cc) characters is empty, for every reader

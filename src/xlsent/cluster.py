@@ -52,6 +52,22 @@ class RayConfig:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be at least 1, not {value}")
+        if self.address is None:  # Ray started here: its CPUs are known now
+            check_task_fits(self.cpus_per_task, self.num_cpus or os.cpu_count() or 1)
+
+
+def check_task_fits(cpus_per_task: int, cpus: int) -> None:
+    """ValueError where a task's reservation is more than the cluster's ``cpus``: no task or actor could ever be
+    scheduled, and the run would wait for ever (Ray says so in a worker log the driver does not show).
+
+    >>> check_task_fits(3, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: --cpus-per-task 3 is more than the 2 CPUs of the Ray cluster, so no task could start: give at most 2
+    """
+    if cpus_per_task > cpus:
+        raise ValueError(f"--cpus-per-task {cpus_per_task} is more than the {cpus} CPUs of the Ray cluster, so no "
+                         f"task could start: give at most {cpus}")
 
 
 def task_cpus() -> int:
@@ -116,7 +132,9 @@ def ray_session(cfg: RayConfig) -> Iterator[int]:
             ray.init(address="local", num_cpus=cfg.num_cpus or os.cpu_count(), include_dashboard=False,
                      log_to_driver=False)
     try:
-        yield max(1, int(ray.cluster_resources().get("CPU", 1)))
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        check_task_fits(cfg.cpus_per_task, cpus)
+        yield cpus
     finally:
         if started_here:
             ray.shutdown()

@@ -64,7 +64,7 @@ def add_engine(p: argparse.ArgumentParser, ray_does: str) -> None:
                    "where another Ray runs on this machine or RAY_ADDRESS is set)")
     p.add_argument("--num-cpus", type=positive_int,
                    help="with --engine ray and no --address: CPUs for local Ray (default: all cores)")
-    p.add_argument("--cpus-per-task", type=positive_int, default=1,
+    p.add_argument("--cpus-per-task", type=positive_int,
                    help="with --engine ray: CPUs each actor and task reserves, and the BLAS, OpenMP and torch threads "
                    "it runs with (default 1)")
 
@@ -74,8 +74,13 @@ def ray_config(args: argparse.Namespace) -> RayConfig | None:
     from xlsent.cluster import RayConfig
 
     if args.engine != "ray":
+        given = [flag for flag, value in (("--address", args.address), ("--num-cpus", args.num_cpus),
+                                          ("--cpus-per-task", args.cpus_per_task)) if value is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: options of --engine ray, which this run does not use; add "
+                             "--engine ray or leave them out")
         return None
-    return RayConfig(address=args.address, num_cpus=args.num_cpus, cpus_per_task=args.cpus_per_task)
+    return RayConfig(address=args.address, num_cpus=args.num_cpus, cpus_per_task=args.cpus_per_task or 1)
 
 
 def add_data(p: argparse.ArgumentParser) -> None:
