@@ -9,6 +9,7 @@ Ray is imported only when a function here runs: the rest of xlsent works without
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -109,10 +110,30 @@ def check_reachable(address: str, timeout: float = CONNECT_TIMEOUT) -> None:
     if not host or not port.isdecimal():
         raise ValueError(f"--address {address}: expected HOST:PORT (or ray://HOST:PORT, auto) of a Ray cluster")
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as conn:
+            speaks_grpc = _answers_http2(conn)
     except OSError as exc:
         raise ValueError(f"--address {address}: no Ray cluster answers there within {timeout:g}s ({exc}); start "
                          "one (`ray start --head`) or leave out --address to run Ray on this machine") from None
+    if not speaks_grpc:
+        raise ValueError(f"--address {address}: something answers there, but not a Ray cluster (Ray's GCS and client "
+                         "server speak gRPC; a dashboard or another web server does not): give the head's address, "
+                         "as `ray start --head` prints it (HOST:6379 by default)")
+
+
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def _answers_http2(conn: socket.socket) -> bool:
+    """Whether the server at ``conn`` answers an HTTP/2 client preface with a SETTINGS frame, as every gRPC server
+    (Ray's GCS and client server) does at once: a web server answers HTTP/1 or nothing."""
+    conn.sendall(HTTP2_PREFACE + EMPTY_SETTINGS)
+    head = b""
+    with contextlib.suppress(OSError):
+        while len(head) < 9 and (chunk := conn.recv(9 - len(head))):
+            head += chunk
+    return len(head) == 9 and head[3] == 0x04  # a frame header: length (3 bytes), type 4 = SETTINGS
 
 
 @contextmanager
