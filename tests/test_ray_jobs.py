@@ -84,3 +84,22 @@ def test_index_on_ray_builds_the_local_index(local_ray: None, tmp_path: Path, ti
         assert (tmp_path / "ray" / name).read_bytes() == (tmp_path / "local" / name).read_bytes()
     assert not (tmp_path / "ray.work").exists(), "the resumable embedding is removed once the index is written"
     assert len(SentenceIndex.open(tmp_path / "ray").texts) == 51
+
+
+def test_warnings_of_the_encoder_actors_are_logged_as_a_local_run_logs_them(
+        local_ray: None, tmp_path: Path, tiny_model_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """An input longer than the model's window is split and averaged, with a warning saying so; on Ray the warning
+    was logged in the actor's process, which the driver's log never shows."""
+    import logging
+
+    import xlsent.api
+    from xlsent.cluster import RayConfig
+
+    long = tmp_path / "long.txt"
+    long.write_text("".join(f"{'the dog barks ' * 40}{i}\n" for i in range(3)), encoding="utf-8")
+    options = {"model": str(tiny_model_dir), "backend": "torch", "options": CHUNK}
+    for engine, ray_cfg in (("local", None), ("ray", RayConfig())):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="xlsent"):
+            xlsent.api.embed(long, tmp_path / f"{engine}.npy", engine=engine, ray=ray_cfg, **options)
+        assert "3 input(s) longer than 64 tokens were split into windows and averaged" in caplog.text, engine

@@ -161,6 +161,33 @@ def ray_session(cfg: RayConfig) -> Iterator[int]:
             ray.shutdown()
 
 
+Warnings = list[tuple[str, str]]
+"""Warnings logged in a Ray worker during one call: ``(logger name, message)``, to log again on the driver (whose
+log shows none of a worker's)."""
+
+
+@contextmanager
+def captured_warnings() -> Iterator[Warnings]:
+    """The warnings xlsent's loggers log in this process while the block runs (the block's own)."""
+    caught: Warnings = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            caught.append((record.name, record.getMessage()))
+
+    handler = Catch(logging.WARNING)
+    root = logging.getLogger("xlsent")
+    root.addHandler(handler)
+    try:
+        yield caught
+    finally:
+        root.removeHandler(handler)
+
+
+def log_again(warnings: Warnings) -> None:
+    """Log the warnings a Ray worker caught (:func:`captured_warnings`) on this process, under their loggers."""
+    for name, message in warnings:
+        logging.getLogger(name).warning("%s", message)
 
 
 class EncoderActor:
@@ -178,10 +205,13 @@ class EncoderActor:
     def dim(self) -> int:
         return int(self.encoder.dim)
 
-    def embed(self, chunk: int, texts: list[str], lang: str | None) -> tuple[int, np.ndarray, dict[str, int]]:
-        with limit_threads(task_cpus()):
+    def embed(self, chunk: int, texts: list[str], lang: str | None
+              ) -> tuple[int, np.ndarray, dict[str, int], Warnings]:
+        """The chunk's vectors, the threads they were made with, and the warnings the encoder logged (an input split
+        into windows: the driver logs them, as a local run does)."""
+        with limit_threads(task_cpus()), captured_warnings() as warnings:
             vecs = self.encoder.encode(texts, lang, batch_tokens=self.batch_tokens)
-            return chunk, np.asarray(vecs, dtype=np.float32), thread_counts()
+            return chunk, np.asarray(vecs, dtype=np.float32), thread_counts(), warnings
 
 
 def encoder_actors(model: str, cfg: RayConfig, count: int) -> list[Any]:
@@ -227,6 +257,7 @@ def ray_chunk_vectors(actors: list[Any], chunks: Iterator[tuple[int, list[str]]]
             break
         ready = ray.wait(list(pending), num_returns=1)[0][0]
         idle.append(pending.pop(ready))
-        index, vecs, threads = ray.get(ready)
+        index, vecs, threads, warnings = ray.get(ready)
         log.debug("chunk %d embedded with threads %s", index, threads)
+        log_again(warnings)
         yield index, vecs

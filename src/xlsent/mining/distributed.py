@@ -40,7 +40,16 @@ import faiss
 import numpy as np
 
 from xlsent.atomic import atomic_path
-from xlsent.cluster import TASK_RETRIES, RayConfig, as_finished, encoder_actors, in_flight, ray_session, task_cpus
+from xlsent.cluster import (
+    TASK_RETRIES,
+    RayConfig,
+    as_finished,
+    encoder_actors,
+    in_flight,
+    log_again,
+    ray_session,
+    task_cpus,
+)
 from xlsent.mining.config import SearchConfig
 from xlsent.mining.engine import ExactShards, SearchHooks, Side
 from xlsent.mining.faiss_index import (
@@ -165,8 +174,9 @@ def ray_embed(texts: list[str], out: Path, actors: list[Any], *, sha: str, encod
         return actor.embed.remote(chunk, texts[lo:hi], lang)
 
     dim = 0
-    for chunk, vecs, threads in ActorPool(actors).map_unordered(submit, todo):
+    for chunk, vecs, threads, warnings in ActorPool(actors).map_unordered(submit, todo):
         log.debug("%s chunk %d embedded with threads %s", out.name, chunk, threads)
+        log_again(warnings)
         with atomic_path(_part_path(parts, chunk)) as tmp, open(tmp, "wb") as fh:
             np.save(fh, vecs)
         dim = vecs.shape[1]
