@@ -60,3 +60,22 @@ def test_ray_needs_a_list_of_pairs(tmp_path: Path) -> None:
     (src, tgt), = _pairs(tmp_path, 1)
     with pytest.raises(ValueError, match="--pairs"):
         xlsent.api.align(src, tgt, str(tmp_path / "out.beads"), engine="ray", progress=False)
+
+
+def test_the_aligner_actors_warnings_are_logged_on_the_driver(local_ray: None, tmp_path: Path, tiny_model_dir: Path,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    """A line longer than the model's window is split into windows with a warning; on Ray it was logged in the
+    aligner actor's process only."""
+    import logging
+
+    import xlsent.api
+    from xlsent.cluster import RayConfig
+
+    long = "".join(f"{'the dog barks ' * 40}{i}\n" for i in range(3))
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(long, encoding="utf-8")
+    (tmp_path / "list.tsv").write_text("a.txt\tb.txt\tab.beads\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="xlsent"):
+        xlsent.api.align(pairs=tmp_path / "list.tsv", model=str(tiny_model_dir), backend="torch", engine="ray",
+                         ray=RayConfig(), progress=False)
+    assert "longer than 64 tokens were split into windows and averaged" in caplog.text

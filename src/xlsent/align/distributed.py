@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from xlsent.align.job import DocPair, PairOutput, PairOutputs, PairRoute, align_pair
-from xlsent.cluster import RayConfig, ray_session, task_cpus
+from xlsent.cluster import RayConfig, Warnings, captured_warnings, log_again, ray_session, task_cpus
 from xlsent.threads import limit_threads
 
 log = logging.getLogger(__name__)
@@ -29,9 +29,10 @@ class _Aligner:
 
         self.encoder = load_encoder(model, backend)
 
-    def align(self, index: int, pair: DocPair, route: PairRoute) -> tuple[int, PairOutput]:
-        with limit_threads(task_cpus()):
-            return index, align_pair(pair, self.encoder.encode, route)
+    def align(self, index: int, pair: DocPair, route: PairRoute) -> tuple[int, PairOutput, Warnings]:
+        """The pair's output, and the warnings logged while it was made (the driver logs them, as a local run)."""
+        with limit_threads(task_cpus()), captured_warnings() as warnings:
+            return index, align_pair(pair, self.encoder.encode, route), warnings
 
 
 def ray_outputs(model: str, route: PairRoute, cfg: RayConfig | None = None) -> PairOutputs:
@@ -58,7 +59,8 @@ def ray_outputs(model: str, route: PairRoute, cfg: RayConfig | None = None) -> P
                 def submit(handle: Any, index: int) -> Any:
                     return handle.align.remote(index, pairs[index], route)
 
-                for index, output in pool.map_unordered(submit, list(range(len(pairs)))):
+                for index, output, warnings in pool.map_unordered(submit, list(range(len(pairs)))):
+                    log_again(warnings)
                     yield pairs[index], output
             finally:
                 for handle in actors:
