@@ -457,7 +457,7 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
         readable_pairs,
         unwritten,
     )
-    from xlsent.evaluation.align_gold import check_gold_route, check_golds, check_written, gold_scores
+    from xlsent.evaluation.align_gold import check_gold_route, check_golds, gold_scores
     from xlsent.languages import check_lang
     from xlsent.output_lock import exclusive_outputs
 
@@ -478,10 +478,9 @@ def align(src: str | Path | None = None, tgt: str | Path | None = None, output: 
     check_gold_route(listed, fmt, split)
     if split:
         check_split(listed, src_lang, tgt_lang, pairs)
-    check_golds(listed)
     todo = unwritten(listed) if resume else listed
     skipped = len(listed) - len(todo)
-    check_written([p for p in listed if p not in todo])  # scored with the run's: of these documents
+    check_golds(listed, written=[p for p in listed if p not in todo])  # skipped outputs are scored with the run's
     if skipped:
         log.info("--resume: %d of %d pair(s) already written, skipped", skipped, len(listed))
     scored = any(p.gold for p in listed)

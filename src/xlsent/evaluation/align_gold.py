@@ -41,16 +41,27 @@ def _sizes(pair: DocPair) -> tuple[tuple[str, int], tuple[str, int]]:
     return (pair.src.name, len(read_document(pair.src))), (pair.tgt.name, len(read_document(pair.tgt)))
 
 
-def check_golds(pairs: Sequence[DocPair]) -> None:
-    """Read every gold of ``pairs`` (:func:`~xlsent.data.beads.read_beads`): an :class:`~xlsent.data.text_input.
-    InputError` names the file, the line and the row of the list for a missing file, a malformed bead or one citing
-    a line past the end of its document."""
+def check_golds(pairs: Sequence[DocPair], written: Sequence[DocPair] = ()) -> None:
+    """Read every gold of ``pairs`` (:func:`~xlsent.data.beads.read_beads`), and the output of each of them in
+    ``written`` (pairs a resumed run skips as written, scored with the run's), each pair's documents read once: an
+    :class:`~xlsent.data.text_input.InputError` names the file, the line and the row of the list for a missing file,
+    a malformed bead or one citing a line past the end of its document (a written output of other documents: an
+    input changed since it was written)."""
     for pair in pairs:
-        if pair.gold is not None:
+        if pair.gold is None:
+            continue
+        gold = check_file(pair.gold)
+        try:
+            sizes = _sizes(pair)
+            read_beads(gold, within=sizes)
+        except ValueError as exc:
+            raise type(exc)(pair.where(str(exc))) from exc
+        if pair in written:
             try:
-                read_beads(check_file(pair.gold), within=_sizes(pair))
+                read_beads(pair.out, within=sizes)
             except ValueError as exc:
-                raise type(exc)(pair.where(str(exc))) from exc
+                raise type(exc)(pair.where(f"{exc}; --resume skips this output as written: remove it to align the "
+                                           "pair again")) from exc
 
 
 def check_file(path: Path) -> Path:
@@ -60,19 +71,6 @@ def check_file(path: Path) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such gold alignment (a file of [i, j]:[k] beads, one a line)")
     return path
-
-
-def check_written(pairs: Sequence[DocPair]) -> None:
-    """Read the output of every pair of ``pairs`` that names a gold, pairs a resumed run skips as written: an
-    :class:`~xlsent.data.text_input.InputError` names the output and the line of a bead that is malformed or cites a
-    line past the end of its document (an output of other documents: an input changed since it was written)."""
-    for pair in pairs:
-        if pair.gold is not None:
-            try:
-                read_beads(pair.out, within=_sizes(pair))
-            except ValueError as exc:
-                raise type(exc)(pair.where(f"{exc}; --resume skips this output as written: remove it to align the "
-                                           "pair again")) from exc
 
 
 Linked = list[tuple[tuple[int, ...], tuple[int, ...]]]
