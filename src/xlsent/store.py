@@ -203,9 +203,6 @@ def load_embeddings(
     if array.shape != (meta["rows"], meta["dim"]) or str(array.dtype) != meta["dtype"]:
         raise EmbeddingFileError(f"{path}: array {array.shape} {array.dtype} disagrees with its metadata "
                                  f"({meta['rows']}x{meta['dim']} {meta['dtype']})")
-    if (bad := first_non_finite(array)) is not None:
-        raise EmbeddingFileError(f"{path}: row {bad} (0-based) holds NaN or inf, which no encoder writes (a damaged "
-                                 "file?); re-create it with `xlsent embed`")
     src_sha = meta.get("source", {}).get("sha256")
     if expect_sha256 is not None and src_sha != expect_sha256:
         raise EmbeddingFileError(f"{path}: embeddings were made from another file (checksum {str(src_sha)[:12]}, "
@@ -214,4 +211,7 @@ def load_embeddings(
         raise EmbeddingFileError(f"{path}: made by encoder {meta['encoder']}, expected {expect_encoder}")
     if expect_rows is not None and meta["rows"] != expect_rows:
         raise EmbeddingFileError(f"{path}: {meta['rows']} rows, expected {expect_rows}")
+    if (bad := first_non_finite(array)) is not None:  # last: the one check that reads the whole file
+        raise EmbeddingFileError(f"{path}: row {bad} (0-based) holds NaN or inf, which no encoder writes (a damaged "
+                                 "file?); re-create it with `xlsent embed`")
     return array, meta
