@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from xlsent.atomic import is_special
 from xlsent.data._files import UTF8_BOM, utf16_reason
 from xlsent.output_lock import STDOUT, lock_path
 
@@ -92,7 +93,7 @@ class InputSpec:
 
     def is_stream(self) -> bool:
         """Standard input, or a path that is neither a regular file nor a directory (a pipe, a device)."""
-        return self.is_stdin() or (self.path.exists() and not self.path.is_file() and not self.path.is_dir())
+        return self.is_stdin() or is_special(self.path)
 
     def resolved_format(self) -> str:
         """The format: ``format`` unless ``auto``, else from the extension (``txt`` when there is none).
