@@ -233,6 +233,12 @@ def full_tatoeba_result(w: Path, model: Path) -> None:
     assert main(["eval", "tatoeba", "--model", "toy:onehot", "--data", f"{w}/data", "-o", f"{w}/results", "-q"]) == 0
 
 
+def other_tiny_result(w: Path, model: Path) -> None:
+    """``{w}/results`` holds the Tatoeba result of other weights named like the test model (tiny)."""
+    TaskResult(task="tatoeba", encoder="tiny@0000000000000000", dataset="d", main_score=50.0, main_metric="mean",
+               scores={"kat": {"mean": 50.0}}).save(w / "results")
+
+
 def full_tatoeba_recorded(w: Path, model: Path) -> None:
     """``{w}/model``: a copy of the model with a Tatoeba score of all three languages recorded in its card."""
     model_copy(w, model)
@@ -873,6 +879,8 @@ CASES = [
     # evaluation results: a subset run never replaces a fuller result
     case("eval-subset-over-full-result", "eval tatoeba --langs kat --model toy:onehot --data {w}/data -o {w}/results "
          "-q", 2, "replacing it would lose deu, fra. Not saved", setup=full_tatoeba_result),
+    case("eval-result-of-another-model-of-one-name", "eval tatoeba --model {model} --data {w}/data -o {w}/results "
+         "-q", 2, "another model of the same name as this run's tiny@", setup=other_tiny_result),
     case("eval-record-subset-over-full-score", "eval tatoeba --langs kat --model {w}/model --data {w}/data "
          "-o {w}/sub --record -q", 2, "records tatoeba over 3 subset(s); this run scores 1, and replacing it would "
          "lose deu, fra. Not recorded", left=("sub", "sub/tatoeba__tiny.json"), setup=full_tatoeba_recorded),
@@ -1195,6 +1203,21 @@ def test_encoder_id_comes_from_the_verified_files(tmp_path: Path, tiny_model_dir
     manifest = json.loads((copy / "xlsent.json").read_text(encoding="utf-8"))
     write_manifest(copy, {k: v for k, v in manifest.items() if k not in ("files", "format_version")})
     assert TransformerEncoder(copy).id != genuine  # the edit, once recorded, is another encoder
+
+
+def test_result_of_other_weights_never_replaced(tmp_path: Path) -> None:
+    def result(encoder: str) -> TaskResult:
+        return TaskResult(task="bucc", encoder=encoder, dataset="d", main_score=50.0, main_metric="f1",
+                          scores={"zh-en": {"f1": 50.0}})
+
+    path = result("student@aaaa").save(tmp_path)
+    result("student@aaaa+openvino-bf16").save(tmp_path)  # the same weights on another backend: replaced
+    assert json.loads(path.read_text(encoding="utf-8"))["encoder"] == "student@aaaa+openvino-bf16"
+    with pytest.raises(ResultExistsError, match="bucc result of student@aaaa\\+openvino-bf16, another model"):
+        result("student@bbbb").save(tmp_path)
+    assert json.loads(path.read_text(encoding="utf-8"))["encoder"] == "student@aaaa+openvino-bf16"
+    result("student@bbbb").save(tmp_path, overwrite=True)
+    assert json.loads(path.read_text(encoding="utf-8"))["encoder"] == "student@bbbb"
 
 
 def test_subset_result_never_replaces_a_fuller_one(tmp_path: Path) -> None:

@@ -36,7 +36,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
 
     p.description = ("Evaluate --model on each TASK and write one result JSON per task into -o/--output. A result "
                      "covering fewer subsets (languages, pairs) than the file it would replace is not saved unless "
-                     "--overwrite: a run on a few languages never clobbers the full one. Tasks: "
+                     "--overwrite: a run on a few languages never clobbers the full one. Nor is the result of another "
+                     "model of the same name (other weights) replaced: that is refused before the tasks run. Tasks: "
                      + "; ".join(f"{k}: {v}" for k, v in TASKS.items()))
     p.add_argument("tasks", nargs="*", metavar="TASK", help=" | ".join(TASKS))
     add_model(p)
@@ -46,7 +47,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     add_output(p, "folder for the result JSON (default results)", default="results")
     p.add_argument("--overwrite", action="store_true",
                    help="replace a result file (and with --record, the model's recorded score) even if it covers "
-                   "subsets this run lacks")
+                   "subsets this run lacks or is another model's of the same name")
     add_data(p)
     p.add_argument("--margin-k", type=positive_int,
                    help="tatoeba: ratio-margin retrieval with this k, e.g. 4 (default: cosine retrieval)")
@@ -71,6 +72,12 @@ def _eval(args: argparse.Namespace) -> int:
     for task in tasks:  # every task's data found before the model loads
         check_task_data(task, langs=args.langs, root=args.data, **options[task])
     encoder = load(args.model, args.backend)
+    if not args.overwrite:  # another model's result in the way is refused before the tasks run
+        from xlsent.encoders.cache import encoder_id
+        from xlsent.evaluation.results import check_saveable
+
+        for task in tasks:
+            check_saveable(args.output, task, encoder_id(encoder))
     for task in tasks:
         result = run_task(task, encoder, langs=args.langs, root=args.data, progress=not args.quiet, **options[task])
         path = result.save(args.output, overwrite=args.overwrite)

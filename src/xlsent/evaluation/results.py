@@ -57,18 +57,21 @@ class TaskResult:
 
     def file_name(self) -> str:
         """``<task>[-<variant>]__<encoder>.json`` with unsafe characters replaced."""
-        stem = self.task + (f"-{self.variant}" if self.variant else "")
-        enc = self.encoder.split("@")[0]
-        return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{stem}__{enc}") + ".json"
+        return result_file_name(self.task, self.encoder, self.variant)
 
     def save(self, out_dir: str | Path, *, overwrite: bool = False) -> Path:
         """Write the result atomically into ``out_dir`` and return the path.
 
-        An existing file is replaced when it covers no subset that this result lacks (a re-run, or a fuller
-        run), or with ``overwrite``; otherwise :class:`ResultExistsError` says which subsets would be lost.
+        An existing file is replaced when it holds a result of the same weights (any backend) that covers no
+        subset this result lacks (a re-run, or a fuller run), or with ``overwrite``; otherwise
+        :class:`ResultExistsError` says what would be lost: another model's result, or subsets.
         """
         path = Path(out_dir) / self.file_name()
-        existing = set() if overwrite else _subsets(path)
+        if overwrite:
+            write_json(path, asdict(self))
+            return path
+        existing, saved_encoder = _saved(path)
+        check_same_weights(path, self.task, saved_encoder, self.encoder)
         lost = sorted(existing - set(self.scores))
         if lost:
             shown = ", ".join(lost[:8]) + (f" and {len(lost) - 8} more" if len(lost) > 8 else "")
@@ -80,14 +83,45 @@ class TaskResult:
         return path
 
 
-def _subsets(path: Path) -> set[str]:
-    """The subsets scored in the result file at ``path`` (none when there is no readable result)."""
+def result_file_name(task: str, encoder_id: str, variant: str = "") -> str:
+    """The name of the result file of ``task`` (and ``variant``) for the encoder ``encoder_id``: its name only,
+    so a re-run with new weights or on another backend lands in the same file.
+
+    >>> result_file_name("tatoeba", "me5-small@8fdd1051c86ad183+openvino-bf16")
+    'tatoeba__me5-small.json'
+    """
+    stem = task + (f"-{variant}" if variant else "")
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{stem}__{encoder_id.split('@')[0]}") + ".json"
+
+
+def check_same_weights(path: Path, task: str, saved_encoder: str | None, encoder_id: str) -> None:
+    """:class:`ResultExistsError` when the result saved at ``path`` is of other weights than ``encoder_id``'s (two
+    models of one name: saving would replace the other's result); a backend of the same weights may replace it."""
+    if saved_encoder is not None and saved_encoder.partition("+")[0] != encoder_id.partition("+")[0]:
+        raise ResultExistsError(
+            f"{path} holds the {task} result of {saved_encoder}, another model of the same name as this run's "
+            f"{encoder_id}: replacing it would lose that model's result. Not saved: write elsewhere with "
+            "-o/--output DIR, rename one of the models, or replace it with --overwrite")
+
+
+def check_saveable(out_dir: str | Path, task: str, encoder_id: str) -> None:
+    """Refuse, before a run, a result of ``task`` that could not be saved in ``out_dir`` without ``overwrite``
+    because the file there holds another model's result (see :func:`check_same_weights`)."""
+    path = Path(out_dir) / result_file_name(task, encoder_id)
+    check_same_weights(path, task, _saved(path)[1], encoder_id)
+
+
+def _saved(path: Path) -> tuple[set[str], str | None]:
+    """The subsets scored in the result file at ``path`` and its encoder id (none when there is no readable
+    result)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return set()
-    scores = raw.get("scores") if isinstance(raw, dict) else None
-    return set(scores) if isinstance(scores, dict) else set()
+        return set(), None
+    if not isinstance(raw, dict):
+        return set(), None
+    scores, encoder = raw.get("scores"), raw.get("encoder")
+    return set(scores) if isinstance(scores, dict) else set(), encoder if isinstance(encoder, str) else None
 
 
 REQUIRED = ("task", "encoder", "dataset", "main_score", "main_metric", "scores")

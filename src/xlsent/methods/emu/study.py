@@ -187,7 +187,7 @@ class Lab:
         if row in TATOEBA_ROWS[s.tatoeba]:
             tat = tatoeba.evaluate(encoder_embed(enc), encoder_id=encoder_id(enc), langs=list(PAPER14), root=s.data)
             tat.variant = RESULT_VARIANT
-            tat.save(self.out_dir)
+            tat.save(self.out_dir, overwrite=True)
             out[TATOEBA] = tat.averages["paper-14"]
         return out
 
