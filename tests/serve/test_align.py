@@ -88,3 +88,17 @@ def test_similarity_is_the_cosine_matrix(align_server, corpus) -> None:
     body = r.json()
     assert body["object"] == "similarity" and body["usage"]["total_tokens"] == 2 * 12
     np.testing.assert_allclose(body["matrix"], encoder.encode(src[:5]) @ encoder.encode(tgt[:7]).T, atol=1e-6)
+
+
+def test_a_short_request_clips_k_without_a_warning(align_server, corpus, tmp_path: Path, caplog) -> None:
+    """Fewer sentences than k: the pairs of `xlsent mine` (k clipped to each side), and no warning in the service's
+    log, which would otherwise hold one for every short request."""
+    src, tgt, encoder = corpus
+    src, tgt = src[:3], tgt[:2]
+    with caplog.at_level("WARNING", logger="xlsent"):
+        r = httpx.post(align_server.url + "/v1/align", json={"src": src, "tgt": tgt, "k": 4})
+    assert r.status_code == 200, r.text
+    assert not [rec for rec in caplog.records if "exceeds the corpus size" in rec.getMessage()]
+    got = [(src[p["src"]], tgt[p["tgt"]]) for p in r.json()["pairs"]]
+    assert got == [(s, t) for s, t, _ in mined(tmp_path, src, tgt, encoder, MineConfig(k=4))] and got
+    assert [rec for rec in caplog.records if "exceeds the corpus size" in rec.getMessage()]  # the file job warns

@@ -707,10 +707,11 @@ class MinedPair:
 
 def mine_texts(src: list[str], tgt: list[str], x: np.ndarray, y: np.ndarray, cfg: MineConfig) -> list[MinedPair]:
     """The pairs a file job writes for the lines ``src`` and ``tgt`` with vectors ``x`` and ``y``, best first, in
-    memory (the service's ``/v1/align``)."""
+    memory (the service's ``/v1/align``). A side of fewer than ``cfg.k`` sentences clips ``k`` to its size, as a
+    file job does, without its warning: a service's log would hold one for every short request."""
     src_u, tgt_u = unify(src, cfg.unify), unify(tgt, cfg.unify)
     xs, ys = src_u.distinct(x), tgt_u.distinct(y)
-    chosen = select_pairs(mine_arrays(xs, ys, cfg), src_u.texts, tgt_u.texts, cfg)
+    chosen = select_pairs(mine_arrays(xs, ys, cfg, warn_k=False), src_u.texts, tgt_u.texts, cfg)
     return [MinedPair(int(src_u.first[s]), int(tgt_u.first[t]), float(score), float(xs[s] @ ys[t]))
             for s, t, score in zip(chosen.src, chosen.tgt, chosen.score, strict=True)]
 

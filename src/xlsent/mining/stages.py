@@ -178,12 +178,12 @@ def local_shards(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, bounds: list[t
 
 def sharded_knn(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, work: Path | None, *,
                 shards: Callable[[list[tuple[int, int]], list[int]], Iterable[tuple[int, KnnResult]]] | None = None,
-                progress: bool = False) -> KnnResult:
+                progress: bool = False, warn_k: bool = True) -> KnnResult:
     """Exact bidirectional k-NN by source shards of ``cfg.shard_rows`` rows, each saved in ``work`` as it finishes
     (shards found there are not recomputed), then merged one shard at a time. ``shards(bounds, todo)`` computes the
     missing ones, in any order (default: :func:`local_shards`, in this process); without ``work`` they are kept in
-    memory."""
-    check_inputs(x, y, cfg.k)  # a warning where k is clipped to the corpus (the shards' searches give none)
+    memory; ``warn_k``: warn where ``k`` is clipped to a side (the shards' searches give no warning)."""
+    check_inputs(x, y, cfg.k, warn=warn_k)
     bounds = shard_bounds(len(x), cfg.shard_rows)
     paths = [knn_shard_path(work, shard) for shard in range(len(bounds))] if work else []
     todo = [shard for shard in range(len(bounds))
@@ -234,11 +234,12 @@ def _folder(work: Path | None) -> Iterator[Path]:
 def neighbourhoods(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, work: Path | None = None, *,
                    exact: Callable[[list[tuple[int, int]], list[int]], Iterable[tuple[int, KnnResult]]] | None = None,
                    fill: IndexFill = fill_index, search: ShardSearch | None = None,
-                   progress: bool = False) -> KnnResult:
+                   progress: bool = False, warn_k: bool = True) -> KnnResult:
     """The k-NN stage: the lists of ``x`` among ``y`` and of ``y`` among ``x`` (rows L2-normalised; memmaps are
     read in blocks), with ``cfg.index`` (``auto`` resolved here) and resumable by shard from ``work``. An engine
     passes where its shards run: ``exact`` (see :func:`sharded_knn`), ``fill`` and ``search`` (see
-    :func:`approximate_knn`); by default all in this process."""
+    :func:`approximate_knn`); by default all in this process. ``warn_k``: warn where the exact search clips ``k``
+    to a side."""
     cfg = resolve_index(cfg, len(x), len(y), progress)
     if cfg.index == IVF_BF16:
         with _folder(work) as folder:
@@ -252,14 +253,15 @@ def neighbourhoods(x: np.ndarray, y: np.ndarray, cfg: SearchConfig, work: Path |
                                     progress=progress)
         if found is not None:
             return found
-    return sharded_knn(x, y, cfg, work, shards=exact, progress=progress)
+    return sharded_knn(x, y, cfg, work, shards=exact, progress=progress, warn_k=warn_k)
 
 
 def mine_arrays(x: np.ndarray, y: np.ndarray, cfg: MineConfig, work: Path | None = None,
-                progress: bool = False) -> Candidates:
+                progress: bool = False, warn_k: bool = True) -> Candidates:
     """Candidate pairs between two embedding matrices (rows L2-normalised; memmaps are read in blocks, not copied
-    into memory): :func:`neighbourhoods` in this process, then the margin candidates."""
-    return candidates_from_knn(neighbourhoods(x, y, cfg, work, progress=progress), cfg)
+    into memory): :func:`neighbourhoods` in this process, then the margin candidates (``warn_k``: see
+    :func:`neighbourhoods`)."""
+    return candidates_from_knn(neighbourhoods(x, y, cfg, work, progress=progress, warn_k=warn_k), cfg)
 
 
 def approx_shard_path(work: Path, index: str, direction: str, shard: int) -> Path:

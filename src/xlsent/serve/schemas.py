@@ -107,7 +107,7 @@ class SimilarityResponse(BaseModel):
 class AlignRequest(PairedRequest):
     """The options of ``xlsent mine``, with its defaults (Artetxe & Schwenk 2019: ratio margin, k=4, max)."""
 
-    k: int = Field(4, ge=1, le=64, description="neighbours in the margin")
+    k: int = Field(4, ge=1, le=64, description="neighbours in the margin (a side of fewer sentences: all of them)")
     margin: Literal["ratio", "distance", "absolute"] = Field(Margin.RATIO.value)
     mode: Literal["forward", "backward", "max", "intersect"] = Field(Mode.MAX.value)
     threshold: float | None = Field(None, description="keep pairs scoring at least this (default: every candidate)")
