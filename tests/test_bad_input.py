@@ -422,15 +422,18 @@ def thresholds_in_model_and_cache(w: Path, model: Path) -> None:
     save_threshold(other_copy, {"threshold": 2.0, "encoder": bf16, "date": "2025-02-02", **how})
 
 
-def small_newstest(w: Path, model: Path) -> None:
-    """``{w}/data``: the newstest files of a de-en BUCC-style dev set of 12 gold pairs (for ``toy:planted``)."""
-    files = {(2011, "de"): [f"de gold {i}" for i in range(12)], (2011, "en"): [f"en gold {i}" for i in range(12)],
-             **{(year, lang): [f"{lang} distractor {year} {i}" for i in range(8)]
-                for year, lang in ((2013, "de"), (2009, "en"), (2010, "en"))}}
-    for (year, lang), lines in files.items():
-        path = w / "data" / "parallel" / "wmt_newstest" / str(year) / f"newstest{year}.{lang}"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+def small_newstest(gold: int) -> Callable[[Path, Path], None]:
+    """``{w}/data``: the newstest files of a de-en BUCC-style dev set of ``gold`` gold pairs (for ``toy:planted``)."""
+    def setup(w: Path, model: Path) -> None:
+        files = {(2011, "de"): [f"de gold {i}" for i in range(gold)],
+                 (2011, "en"): [f"en gold {i}" for i in range(gold)],
+                 **{(year, lang): [f"{lang} distractor {year} {i}" for i in range(8)]
+                    for year, lang in ((2013, "de"), (2009, "en"), (2010, "en"))}}
+        for (year, lang), lines in files.items():
+            path = w / "data" / "parallel" / "wmt_newstest" / str(year) / f"newstest{year}.{lang}"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return setup
 
 
 @dataclass(frozen=True)
@@ -650,8 +653,8 @@ CASES = [
          "no key"),
     case("model-mining-record-malformed", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold auto "
          "--model {w}/model -q", 2,
-         "xlsent.json: field 'mining' is not a calibration record (a str, not an object); remove the field, or "
-         "calibrate again", setup=with_manifest_field("mining", "calibrated")),
+         "xlsent.json: field 'mining' is not a calibration record (a str, not an object); remove the field, "
+         "then `xlsent calibrate", setup=with_manifest_field("mining", "calibrated")),
     case("model-mining-threshold-not-a-number", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold auto "
          "--model {w}/model -q", 2,
          "field 'mining' is not a calibration record ('threshold' is 'high', not a finite number)",
@@ -1012,7 +1015,10 @@ CASES = [
          setup=thresholds_in_model_and_cache),
     case("calibrate-too-few-gold-pairs", "calibrate --model toy:planted --data {w}/data --langs de -q", 0,
          "calibrated on too few gold pairs (de-en: 12; at least 500 a set make a stable threshold)",
-         setup=small_newstest),
+         setup=small_newstest(12)),
+    case("calibrate-no-gold-pairs", "calibrate --model {w}/model --data {w}/data --langs de -q", 2,
+         "de-en: the BUCC-style dev set under", setup=lambda w, model: (small_newstest(0)(w, model),
+                                                                           model_copy(w, model))),
     case("embed-openvino-graph-bytes-flipped", "embed {w}/in.txt -o {w}/o.npy --backend openvino --model {model} -q",
          0, "model.bin: checksum differs from export.json (corrupt or edited); rebuilding this cached export",
          left=EMBEDDED, setup=cached_graph("openvino", flip_middle_bytes)),

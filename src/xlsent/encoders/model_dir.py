@@ -165,7 +165,7 @@ def check_mining_record(path: Path, record: Any) -> None:
     Traceback (most recent call last):
     ...
     xlsent.encoders.model_dir.ModelDirError: m/xlsent.json: field 'mining' is not a calibration record ('threshold' \
-is 'high', not a finite number); remove the field, or calibrate again with `xlsent calibrate --model m`
+is 'high', not a finite number); remove the field, then `xlsent calibrate --model m` records a new one
     """
     if record is None:
         return
@@ -178,8 +178,8 @@ is 'high', not a finite number); remove the field, or calibrate again with `xlse
         finite = isinstance(threshold, int | float) and not isinstance(threshold, bool) and math.isfinite(threshold)
         problem = "" if finite else f"'threshold' is {threshold!r}, not a finite number"
     if problem:
-        raise ModelDirError(f"{path}: field 'mining' is not a calibration record ({problem}); remove the field, or "
-                            f"calibrate again with `xlsent calibrate --model {path.parent}`")
+        raise ModelDirError(f"{path}: field 'mining' is not a calibration record ({problem}); remove the field, then "
+                            f"`xlsent calibrate --model {path.parent}` records a new one")
 
 
 def require_listed(manifest: dict[str, Any], directory: Path, names: tuple[str, ...]) -> None:

@@ -68,11 +68,16 @@ def calibrate(encoder: Encoder, *, langs: Sequence[str] = CALIBRATION_SETS, root
     bar over the sets and the encoding of each side (on standard error).
     """
     base = data_root(root)
+    sets = [newstest_bucc_dev(lang, base) for lang in langs]
+    for bucc in sets:  # before anything is encoded: a set without gold pairs has no threshold (F1 0 at any)
+        if not bucc.gold:
+            raise ValueError(f"{bucc.pair}: the BUCC-style dev set under {base} has no gold pairs ({bucc.description})"
+                             ", so no threshold: give the newstest files with their lines (--data), or leave the set "
+                             "out (--langs)")
     per_set: dict[str, dict[str, Any]] = {}
-    with tqdm(list(langs), desc="calibrate", unit="set", disable=not progress) as bar:
-        for lang in bar:
-            bar.set_postfix_str(f"{lang}-en")
-            bucc = newstest_bucc_dev(lang, base)
+    with tqdm(sets, desc="calibrate", unit="set", disable=not progress) as bar:
+        for bucc in bar:
+            bar.set_postfix_str(bucc.pair)
             scores = score_set(lambda sentences, code: cached_encode(encoder, sentences, code, progress=progress),
                                bucc, k=k)
             per_set[bucc.pair] = {**scores, "gold_pairs": len(bucc.gold), "description": bucc.description}
