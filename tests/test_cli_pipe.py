@@ -26,3 +26,17 @@ def test_train_filter_help_lists_the_scorers_settings(capsys: pytest.CaptureFixt
     code = main(["train", "filter", "--help"])  # was a traceback: filter is no registered method
     out = capsys.readouterr().out
     assert code == 0 and "config keys of filter" in out and "\ntrees = 300\n" in out
+
+
+@pytest.mark.parametrize("argv", [["split", "{w}/in.txt", "--lang", "en", "-o", "-"],
+                                  ["align", "{w}/in.txt", "{w}/in.txt", "-o", "-", "--model", "toy:unloadable"],
+                                  ["mine", "{w}/in.txt", "{w}/in.txt", "-o", "-", "--model", "toy:unloadable"]])
+def test_output_to_a_closed_standard_output_is_refused_first(argv: list[str], tmp_path) -> None:
+    """`-o -` with standard output closed (`>&-`): an error naming it before any work (the model is never loaded),
+    not a traceback at the end."""
+    (tmp_path / "in.txt").write_text("One sentence. Another one.\nA third.\n", encoding="utf-8")
+    args = [a.replace("{w}", str(tmp_path)) for a in argv]
+    proc = subprocess.run(["bash", "-c", 'exec "$@" >&-', "bash", sys.executable, "-m", "xlsent.cli", *args],
+                          stderr=subprocess.PIPE, timeout=120)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "- names standard output, which is closed" in err and "Traceback" not in err

@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -65,6 +66,16 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) ->
         fh.flush()
         if tmp.is_file():  # a device or a pipe written in place has nothing to sync
             os.fsync(fh.fileno())
+
+
+def write_lines(output: str | os.PathLike[str], lines: Iterable[str]) -> None:
+    """Write ``lines`` (each with its line end) atomically into ``output``; ``-``: to standard output."""
+    if str(output) == "-":
+        sys.stdout.writelines(lines)
+        sys.stdout.flush()
+    else:
+        with atomic_open(output) as fh:
+            fh.writelines(lines)
 
 
 def write_json(path: str | os.PathLike[str], obj: Any) -> None:

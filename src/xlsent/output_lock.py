@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -49,7 +50,11 @@ def exclusive_output(output: str | os.PathLike[str]) -> Iterator[None]:
 
 @contextlib.contextmanager
 def exclusive_outputs(outputs: Iterable[str | os.PathLike[str]]) -> Iterator[None]:
-    """Hold the locks of all ``outputs`` (``-`` skipped) for the block, as :func:`exclusive_output` does."""
+    """Hold the locks of all ``outputs`` (``-`` skipped) for the block, as :func:`exclusive_output` does. ``-`` with
+    standard output closed (``>&-``) is an error before any work: what the run would write there would be lost."""
+    outputs = list(outputs)
+    if sys.stdout is None and any(str(output) == STDOUT for output in outputs):
+        raise OSError("- names standard output, which is closed: write to a file instead")
     locks = sorted({lock_path(output) for output in outputs if str(output) != STDOUT})
     with contextlib.ExitStack() as stack:
         for lock in locks:

@@ -8,11 +8,10 @@ sentence; every other line gives at least one. Written atomically; nothing is wr
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlsent.atomic import atomic_open, check_folders_above
+from xlsent.atomic import check_folders_above, write_lines
 from xlsent.data.sentence_split import iter_sentences, sentence_lines
 from xlsent.data.text_input import InputSpec, check_not_an_input, iter_rows, readable
 
@@ -58,10 +57,5 @@ def split_file(source: InputSpec, output: str | Path, lang: str) -> SplitSummary
         rows = list(iter_rows(spec))
         sentences = list(iter_sentences(rows, lang))
     lines = sentence_lines(sentences, tsv=tsv, first_line=source.first_line)
-    if str(output) == "-":
-        sys.stdout.writelines(lines)
-        sys.stdout.flush()
-    else:
-        with atomic_open(output) as fh:
-            fh.writelines(lines)
+    write_lines(output, lines)
     return SplitSummary(str(output), len(rows), len(sentences))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -27,7 +26,7 @@ from xlsent.align.adaptive import SpanCount
 from xlsent.align.aligner import Doc, align_documents, text_source
 from xlsent.align.config import AlignConfig
 from xlsent.align.overlaps import Embed
-from xlsent.atomic import atomic_open, check_folders_above
+from xlsent.atomic import atomic_open, check_folders_above, write_lines
 from xlsent.data.beads import Bead, format_bead
 from xlsent.data.empty_text import is_empty
 from xlsent.data.sentence_split import Sentence, sentence_lines, split_units
@@ -290,13 +289,7 @@ def _side(lines: Sequence[str], ids: Sequence[int]) -> str:
 
 def write_beads(out: str, lines: Sequence[str]) -> None:
     """Write ``lines`` to ``out`` atomically (``-``: standard output)."""
-    text = "".join(line + "\n" for line in lines)
-    if out == STDOUT:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    with atomic_open(out) as fh:
-        fh.write(text)
+    write_lines(out, [line + "\n" for line in lines])
 
 
 SENTENCE_MAPS = (".src-sentences.tsv", ".tgt-sentences.tsv")

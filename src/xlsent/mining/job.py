@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xlsent.atomic import atomic_open, check_folders_above, write_json
+from xlsent.atomic import atomic_open, check_folders_above, write_json, write_lines
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import (
@@ -79,7 +79,6 @@ from xlsent.mining.stages import (
     resolve_index,
     say,
     select_pairs,
-    write_lines,
     write_pairs,
 )
 from xlsent.mining.unify import Unified, unify

@@ -22,7 +22,7 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
-from xlsent.atomic import atomic_open, atomic_path
+from xlsent.atomic import atomic_path, write_lines
 from xlsent.data.tsv_field import clean_cell  # the one TSV field rule (re-exported: mining and filter use it)
 from xlsent.mining.auto_index import choose_index, describe_choice
 from xlsent.mining.config import IVF_BF16, Candidates, MineConfig, SearchConfig
@@ -352,16 +352,6 @@ def select_pairs(cands: Candidates, src_text: list[str], tgt_text: list[str], cf
                 seen_tgt.add(b)
         c = Candidates(c.src[mask], c.tgt[mask], c.score[mask])
     return c
-
-
-def write_lines(output: Path, lines: Iterable[str]) -> None:
-    """Write ``lines`` atomically into ``output`` (``-``: to standard output)."""
-    if str(output) == STDOUT:
-        sys.stdout.writelines(lines)
-        sys.stdout.flush()
-    else:
-        with atomic_open(output) as fh:
-            fh.writelines(lines)
 
 
 def write_pairs(output: Path, cands: Candidates, src: Unified, tgt: Unified, cfg: MineConfig, *,
