@@ -299,6 +299,27 @@ def test_a_folder_named_twice_is_listed_once_and_an_index_is_no_model(tiny_model
     assert [(m.name, m.kind, m.path) for m in listed] == [("tiny", "xlsent transformer", models / "tiny")]
 
 
+def test_corrupt_folders_and_odd_entries_are_listed_with_their_problem(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from xlsent.encoders.local_models import local_models
+
+    models = tmp_path / "models"
+    shutil.copytree(tiny_model_dir, models / "cut")
+    with open(models / "cut" / "model.safetensors", "r+b") as fh:
+        fh.truncate(100)
+    (models / "bad").mkdir()
+    (models / "bad" / "xlsent.json").write_text("{bad", encoding="utf-8")
+    (models / "empty").mkdir()
+    (models / "empty" / "xlsent.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "a-file").write_text("hi", encoding="utf-8")
+    listed = local_models(os.pathsep.join([str(models), str(tmp_path / "a-file"), "~no-such-user-here/models"]))
+    got = {m.name: (m.kind, m.problem) for m in listed}
+    assert got["cut"][0] == got["bad"][0] == got["empty"][0] == "unreadable"
+    assert "size 100 != " in got["cut"][1] and "unreadable manifest" in got["bad"][1]
+    assert "no 'type' field" in got["empty"][1]
+    assert got["a-file"] == ("missing", "a file, not a folder")
+    assert got["models"][0] == "missing" and "cannot expand it" in got["models"][1]
+
+
 # bad folders: an error naming the file, and what to do
 
 
