@@ -838,6 +838,13 @@ CASES = [
          "s.json: not a filter scorer", setup=with_files({"s.json": "\x80\x04K."})),
     case("filter-scorer-other-format", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scorer {w}/s.json {nothing}", 2,
          "s.json: not an xlsent filter scorer", setup=with_files({"s.json": '{"format": "pickle"}'})),
+    case("filter-keep-with-no-score", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --keep 0.5 --no-score {nothing}", 2,
+         "score is off (--no-score), so no score cut applies: drop keep or turn score on"),
+    case("filter-threshold-with-no-score", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --threshold 1 --no-score "
+         "{nothing}", 2, "score is off (--no-score), so no score cut applies: drop threshold"),
+    case("filter-min-p-clean-with-scorer-none", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scorer none "
+         "--min-p-clean 0.5 {nothing}", 2,
+         "min_p_clean (0.5) is the learned scorer's cut, which scorer = 'none' turns off: give one"),
     case("filter-min-p-clean-above-one", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --min-p-clean 1.5 {nothing}", 2,
          "min_p_clean must be 'auto' or a probability between 0 and 1, not 1.5"),
     case("train-filter-unknown-key", "train filter --out {w}/s --set nope=1 {nothing}", 2,

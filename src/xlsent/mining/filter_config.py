@@ -86,7 +86,17 @@ class FilterConfig:
                     f"min_p_clean must be 'auto' or a probability between 0 and 1, not {self.min_p_clean!r}"),
                    (bool(self.scorer.strip()), "scorer must be 'auto', 'none' or the path of a scorer"),
                    (self.keep is None or self.threshold == "auto",
-                    f"keep ({self.keep}) and threshold ({self.threshold!r}) both set the score cut: give one")]
+                    f"keep ({self.keep}) and threshold ({self.threshold!r}) both set the score cut: give one"),
+                   (self.min_p_clean == "auto" or (self.scorer != "none" and self.threshold == "auto"),
+                    f"min_p_clean ({self.min_p_clean}) is the learned scorer's cut, which "
+                    + ("scorer = 'none' turns off" if self.scorer == "none" else
+                       f"threshold ({self.threshold!r}) sets aside") + ": give one"),
+                   (self.score or (self.keep is None and self.threshold == "auto" and self.min_p_clean == "auto"),
+                    "score is off (--no-score), so no score cut applies: drop "
+                    + ", ".join(name for name, on in (("keep", self.keep is not None),
+                                                      ("threshold", self.threshold != "auto"),
+                                                      ("min_p_clean", self.min_p_clean != "auto")) if on)
+                    + " or turn score on")]
         return [message for ok, message in checks if not ok]
 
     def __post_init__(self) -> None:
