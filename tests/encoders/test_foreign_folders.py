@@ -35,7 +35,7 @@ pytestmark = pytest.mark.skipif(importlib.util.find_spec("sentence_transformers"
 transformers = pytest.importorskip("transformers")
 
 SENTENCES = ["the dog barks", "der hund bellt", "a cat runs", "q: b", "the the the dog dog cat barks runs der hund",
-             "Ünïcode, punctuation!"]
+             "Ünïcode, punctuation!", "  padded, as lines often are  "]
 LOSSLESS = ("torch", "onnx", "openvino")
 SIZES = {"hidden_size": 32, "num_hidden_layers": 3, "num_attention_heads": 4, "intermediate_size": 64}
 

@@ -149,10 +149,10 @@ def test_prefix_tokens_are_told_apart_from_the_sentence(tiny_encoder: Transforme
 
 def test_long_inputs_raise_and_name_the_row(tmp_path: Path) -> None:
     enc = TransformerEncoder(make_tiny_model_dir(tmp_path / "m", max_positions=8))
-    sents = ["the dog", "the dog barks " * 10]  # ▁q : + 30 words + the trailing space's ▁ = 33 tokens
-    with pytest.raises(ValueError, match="sentence 1 has 33 tokens; at most 6"):
+    sents = ["the dog", "the dog barks " * 10]  # ▁q : + 30 words = 32 tokens (the trailing space is stripped)
+    with pytest.raises(ValueError, match="sentence 1 has 32 tokens; at most 6"):
         enc.token_states(sents, 1)
-    with pytest.raises(ValueError, match="sentence 1 has 33 tokens; at most 6"):
+    with pytest.raises(ValueError, match="sentence 1 has 32 tokens; at most 6"):
         TrainableTransformer(enc).batch(sents)
 
 

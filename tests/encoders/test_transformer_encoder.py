@@ -30,6 +30,14 @@ def test_vector_does_not_depend_on_batch(tiny_encoder: TransformerEncoder) -> No
         assert np.abs(alone[0] - together[i]).max() <= 1e-5
 
 
+def test_surrounding_whitespace_is_no_token(tiny_encoder: TransformerEncoder) -> None:
+    """The tokenizer would read trailing spaces as word marks: "x" and "x  " would differ (sentence-transformers, and
+    `mine --unify`, take them as one sentence)."""
+    vecs = tiny_encoder.encode(["the dog barks", "  the dog barks \t ", "the dog barks  "])
+    np.testing.assert_array_equal(vecs[1], vecs[0])
+    np.testing.assert_array_equal(vecs[2], vecs[0])
+
+
 def test_empty_rows_are_zero(tiny_encoder: TransformerEncoder) -> None:
     vecs = tiny_encoder.encode(["the dog", "", "   ", "the cat"])
     assert not vecs[1].any() and not vecs[2].any()

@@ -12,7 +12,9 @@ def add_commands(sub: Commands) -> None:
     p = sub.add_parser("export", help="export a model for other libraries")
     p.add_argument("model", help="encoder: a registered name (me5-small, muse) or a model directory")
     p.add_argument("--sentence-transformers", required=True, metavar="OUT",
-                   help="write a folder that SentenceTransformer(OUT) loads with the same vectors")
+                   help="write a folder that SentenceTransformer(OUT) loads with the same vectors, but for inputs "
+                   "longer than the model's window (512 tokens for me5-small): xlsent splits them into windows and "
+                   "averages, sentence-transformers cuts them to the window")
     p.set_defaults(func=_export, writes=("sentence_transformers",))
 
 

@@ -95,7 +95,7 @@ class TrainableTransformer(nn.Module):
         A sentence longer than the position window raises ValueError naming it by its position, or by its entry in
         ``numbers`` (filter long inputs beforehand).
         """
-        encs = self.tokenizer.encode_batch([self.prefix + s for s in sentences], add_special_tokens=False)
+        encs = self.tokenizer.encode_batch([(self.prefix + s).strip() for s in sentences], add_special_tokens=False)
         limit = self.max_tokens - 2
         for i, e in enumerate(encs):
             if len(e.ids) > limit:

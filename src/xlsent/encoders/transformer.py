@@ -116,8 +116,10 @@ class TransformerEncoder:
         self.id = f"{self.name}@{self.checksum}{id_suffix(backend)}"
 
     def _texts(self, sentences: Sequence[str]) -> list[str]:
-        """What the tokenizer reads: ``prefix + sentence``, lowercased where the model wants it."""
-        texts = [self.prefix + s for s in sentences]
+        """What the tokenizer reads: ``prefix + sentence`` without surrounding whitespace (which the tokenizer would
+        read as word marks: ``"x"`` and ``"x  "`` embed alike, as in sentence-transformers), lowercased where the model
+        wants it."""
+        texts = [(self.prefix + s).strip() for s in sentences]
         return [t.lower() for t in texts] if self.lowercase else texts
 
     def content_ids(self, sentences: Sequence[str]) -> list[list[int]]:
