@@ -1036,6 +1036,9 @@ CASES = [
          setup=cached_graph("onnx", cut_in_half)),
     case("export-lora-model", "export {w}/lora --sentence-transformers {w}/st", 0, "wrote sentence-transformers folder",
          left=ST_FOLDER, setup=lora_over(exportable_copy)),
+    case("export-tokenizer-config-not-json", "export {w}/model --sentence-transformers {w}/st", 2,
+         "tokenizer_config.json: not a readable JSON file", setup=lambda w, model: model_copy(w, model).joinpath(
+             "tokenizer_config.json").write_text("{bad", encoding="utf-8")),
     case("export-fails-leaving-nothing", "export {w}/lora --sentence-transformers {w}/st", 2,
          "tokenizer_config.json missing; cannot export", setup=lora_over(lambda w, model: model)),
     case("embed-lora-backbone-gone", "embed {w}/in.txt -o {w}/o.npy --model {w}/lora -q", 2,

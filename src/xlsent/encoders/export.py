@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -35,6 +36,7 @@ def export_sentence_transformers(encoder: TransformerEncoder, out: str | Path) -
     missing = [name for name in _COPIED if not (encoder.files_dir / name).is_file()]
     if missing:
         raise ModelDirError(f"{encoder.files_dir}: {', '.join(missing)} missing; cannot export")
+    _check_json_object(encoder.files_dir / "tokenizer_config.json")
     tmp = out.with_name(f".{out.name}.partial")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
@@ -46,6 +48,17 @@ def export_sentence_transformers(encoder: TransformerEncoder, out: str | Path) -
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def _check_json_object(path: Path) -> None:
+    """:class:`ModelDirError` naming ``path`` unless it holds a JSON object (a file the manifest does not list, so no
+    checksum vouches for it, and one that other libraries read)."""
+    try:
+        ok = isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelDirError(f"{path}: not a readable JSON file ({exc}); restore it, then export again") from exc
+    if not ok:
+        raise ModelDirError(f"{path}: holds no JSON object; restore it, then export again")
 
 
 def _write_folder(encoder: TransformerEncoder, folder: Path) -> None:
