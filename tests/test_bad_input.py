@@ -1025,6 +1025,8 @@ CASES = [
     case("calibrate-too-few-gold-pairs", "calibrate --model toy:planted --data {w}/data --langs de -q", 0,
          "calibrated on too few gold pairs (de-en: 12; at least 500 a set make a stable threshold)",
          setup=small_newstest(12)),
+    case("calibrate-langs-any-case", "calibrate --model toy:planted --data {w}/data --langs DE-de -q", 0,
+         "calibrated on too few gold pairs (de-en: 12;", setup=small_newstest(12)),
     case("calibrate-no-gold-pairs", "calibrate --model {w}/model --data {w}/data --langs de -q", 2,
          "de-en: the BUCC-style dev set under", setup=lambda w, model: (small_newstest(0)(w, model),
                                                                            model_copy(w, model))),

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 CODE_PATTERN = r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$"
@@ -279,3 +280,24 @@ def base_lang(code: str) -> str:
     """
     primary = re.split(r"[-_]", code)[0].lower()
     return ISO3_TO_ISO1.get(primary, primary)
+
+
+def named_among(code: str, known: Sequence[str]) -> str:
+    """The code among ``known`` (a task's subsets, dev sets) that ``code`` names: itself in any case, or the one
+    spelling its language another way, the code's region or script aside where only its language names one (``DE``,
+    ``de-DE`` -> deu; ``code`` when there is none, or several).
+
+    >>> [named_among(code, ["deu", "cmn", "de-en"]) for code in ("DEU", "de-DE", "zh", "DE-EN", "fr")]
+    ['deu', 'deu', 'cmn', 'de-en', 'fr']
+    """
+    if code in known:
+        return code
+    folded = [subset for subset in known if subset.lower() == code.lower()]
+    if len(folded) == 1:
+        return folded[0]
+    spelled = normalise_lang(code)
+    for candidate in (spelled, re.split(r"[-_]", spelled)[0]):
+        matches = [subset for subset in known if subset in same_language(candidate)]
+        if len(matches) == 1:
+            return matches[0]
+    return code

@@ -11,7 +11,6 @@ a model being trained, or a study's projection of cached states.
 from __future__ import annotations
 
 import math
-import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -25,7 +24,7 @@ from tqdm.auto import tqdm
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode
 from xlsent.evaluation.results import TaskResult, file_checksums
-from xlsent.languages import normalise_lang, same_language
+from xlsent.languages import named_among
 from xlsent.paths import data_root
 
 EmbedFn = Callable[[Sequence[str], str | None], np.ndarray]
@@ -83,27 +82,6 @@ class SubsetScore:
 
 class NoDataError(ValueError):
     """A task's data folder offers nothing to score: no subset, a subset without sentences, or no score."""
-
-
-def _subset_named(code: str, known: Sequence[str]) -> str:
-    """The subset among ``known`` that ``code`` names: itself in any case, or the one subset spelling its language
-    another way, the code's region or script aside where only its language names one (``DE``, ``de-DE`` -> deu;
-    ``code`` when there is none, or several).
-
-    >>> [_subset_named(code, ["deu", "cmn", "de-en"]) for code in ("DEU", "de-DE", "zh", "DE-EN", "fr")]
-    ['deu', 'deu', 'cmn', 'de-en', 'fr']
-    """
-    if code in known:
-        return code
-    folded = [subset for subset in known if subset.lower() == code.lower()]
-    if len(folded) == 1:
-        return folded[0]
-    spelled = normalise_lang(code)
-    for candidate in (spelled, re.split(r"[-_]", spelled)[0]):
-        matches = [subset for subset in known if subset in same_language(candidate)]
-        if len(matches) == 1:
-            return matches[0]
-    return code
 
 
 def _refusing_empty(embed: EmbedFn, metadata: TaskMetadata, base: Path) -> EmbedFn:
@@ -214,7 +192,7 @@ class Task(ABC):
         code names the subset the task spells another way (``de`` or ``deu``: see
         :func:`xlsent.languages.same_language`)."""
         known = self.known_subsets()
-        chosen = list(dict.fromkeys(_subset_named(code, known) for code in langs)) if langs else self.default_subsets()
+        chosen = list(dict.fromkeys(named_among(code, known) for code in langs)) if langs else self.default_subsets()
         unknown = sorted(set(chosen) - set(known))
         if unknown:
             raise ValueError(f"unknown {self.subset_kind}(s) {unknown}; known: {' '.join(known)}")

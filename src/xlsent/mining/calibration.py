@@ -33,11 +33,12 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from xlsent.atomic import write_json
-from xlsent.data.bucc import newstest_bucc_dev
+from xlsent.data.bucc import DEV_YEARS, newstest_bucc_dev
 from xlsent.encoders.base import Encoder, FromModelDir
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import MANIFEST
 from xlsent.inference import fp32_id
+from xlsent.languages import named_among
 from xlsent.mining.shipped import read_table, write_table
 from xlsent.mining.threshold_search import score_set
 from xlsent.paths import data_root, xlsent_home
@@ -68,7 +69,7 @@ def calibrate(encoder: Encoder, *, langs: Sequence[str] = CALIBRATION_SETS, root
     bar over the sets and the encoding of each side (on standard error).
     """
     base = data_root(root)
-    sets = [newstest_bucc_dev(lang, base) for lang in langs]
+    sets = [newstest_bucc_dev(named_among(lang, list(DEV_YEARS)), base) for lang in dict.fromkeys(langs)]
     for bucc in sets:  # before anything is encoded: a set without gold pairs has no threshold (F1 0 at any)
         if not bucc.gold:
             raise ValueError(f"{bucc.pair}: the BUCC-style dev set under {base} has no gold pairs ({bucc.description})"
