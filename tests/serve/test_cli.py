@@ -121,3 +121,46 @@ def test_an_address_that_cannot_be_bound_is_one_sentence(case: str, tiny_model_d
                 "xlsent: error: --host 203.0.113.7: this machine has no such address; use 127.0.0.1")
     assert expected in err, err
     assert "Traceback" not in err and "Errno" not in err and "Uvicorn running" not in err
+
+
+@pytest.mark.parametrize("case", ["port in use", "address not on this machine"])
+def test_an_address_from_the_config_file_is_named_as_its_key(case: str, tiny_model_dir: Path,
+                                                             tmp_path: Path) -> None:
+    """The messages named --port and --host, options the user had not given; and the warning of a host reachable
+    from other machines came before the host was refused."""
+    config = tmp_path / "serve.toml"
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        host = "127.0.0.1" if case == "port in use" else "203.0.113.7"  # TEST-NET-3: no machine's own address
+        config.write_text(f'host = "{host}"\nport = {port}\n', encoding="utf-8")
+        proc = xlsent("serve", "--model", f"tiny={tiny_model_dir}", "--backend", "torch", "--config", str(config))
+        output = output_of(proc)
+    assert proc.returncode == 2, output
+    expected = (f"xlsent: error: {config}: port = {port}: the port is in use on 127.0.0.1 (another server, or an "
+                f"xlsent serve still running?): stop that server, or choose another port in {config} (0 picks a "
+                "free one)" if case == "port in use" else
+                f"xlsent: error: {config}: host = '203.0.113.7': this machine has no such address; use 127.0.0.1")
+    assert expected in output, output
+    assert "--port" not in output and "--host" not in output and "serving on" not in output, output
+
+
+def test_an_empty_host_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """It bound every interface and said it served on ``http://:PORT``."""
+    assert main(["serve", "--model", "no-such-model", "--host", "", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "xlsent: error: invalid serve settings: host must be an address or a host name" in err, err
+
+
+def test_an_unset_api_key_variable_in_the_config_file_is_refused_at_start(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As --api-key-env: the server started with no API key at all, silently."""
+    monkeypatch.delenv("XLSENT_TEST_UNSET_KEY", raising=False)
+    config = tmp_path / "serve.toml"
+    config.write_text('api_key_env = "XLSENT_TEST_UNSET_KEY"\n', encoding="utf-8")
+    assert main(["serve", "--model", "no-such-model", "--config", str(config), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert (f"xlsent: error: {config}: api_key_env = 'XLSENT_TEST_UNSET_KEY': that environment variable is not set "
+            f"(or empty), so /v1/* would need no key; export XLSENT_TEST_UNSET_KEY=YOUR-KEY first, or leave out "
+            f"api_key_env in {config}") in err, err

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from xlsent.serve import ServeSettings
-from xlsent.serve.engine import ModelWorker
+from xlsent.serve.engine import Job, ModelWorker
 from xlsent.serve.errors import ApiError
 from xlsent.serve.metrics import Metrics
 
@@ -108,6 +108,24 @@ def test_a_full_queue_answers_429_with_retry_after(worker_of, hash_encoder) -> N
     for f in [running, *queued]:
         f.result(5)  # the queued ones are served
     worker.submit(["later"], None, 1).result(5)  # and the queue takes work again
+
+
+def test_the_parts_of_a_request_are_queued_together_or_not_at_all(worker_of, hash_encoder) -> None:
+    """A pair request's two lists were queued one after the other: the second could find the first in the queue
+    and be refused 429 (retrying never helped), leaving the first to be encoded for nobody."""
+    encoder = hash_encoder(delay=0.3)
+    worker = worker_of(encoder, max_queue_requests=1)
+    running = worker.submit(["busy"], None, 1)
+    wait_until(lambda: worker.queued == (0, 0))  # the worker is busy: the queue, empty, takes any request
+    x, y = asyncio.run(worker.encode_jobs([Job(["src"], "de", 1), Job(["tgt 1", "tgt 2"], "en", 2)]))
+    assert (x.shape, y.shape) == ((1, 8), (2, 8))
+    running.result(5)
+    worker.submit(["busy"], None, 1)
+    wait_until(lambda: worker.queued == (0, 0))
+    worker.submit(["queued"], None, 1)
+    with pytest.raises(ApiError, match="1 requests queued"):
+        worker.submit_jobs([Job(["src"], "de", 1), Job(["tgt"], "en", 1)])
+    assert worker.queued == (1, 1)  # nothing of the refused request
 
 
 def test_queue_bounded_by_tokens_and_by_the_wait_at_the_measured_rate(worker_of, hash_encoder) -> None:

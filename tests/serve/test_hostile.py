@@ -97,6 +97,37 @@ def test_token_limits(serve, tiny_encoder) -> None:
         assert r.status_code == 413 and r.json()["error"]["code"] == "request_too_long"
 
 
+PAIR = {"src": ["a b c d e", "abcd"], "tgt": ["a b c d e", "abcd"]}  # 20 tokens a side for the tiny model
+
+
+@pytest.mark.parametrize("path", ["/v1/similarity", "/v1/align"])
+@pytest.mark.parametrize("queue_tokens", [30, 60])
+def test_pair_limits_count_src_and_tgt_together(serve, tiny_encoder, path: str, queue_tokens: int) -> None:
+    """max_request_tokens bounds src and tgt together, as /v1/embeddings bounds its inputs: a pair over it got a
+    429 that no retry could ever clear (its sides queued apart: the second found the first in a queue of 30
+    tokens), or was answered with more tokens than a request may hold."""
+    settings = ServeSettings(max_request_tokens=30, max_queue_tokens=queue_tokens)
+    with serve({"tiny": tiny_encoder}, settings) as live:
+        r = httpx.post(live.url + "/v1/embeddings", json={"input": PAIR["src"] + PAIR["tgt"], "model": "tiny"})
+        assert r.status_code == 413 and r.json()["error"]["code"] == "request_too_long", r.text
+        r = httpx.post(live.url + path, json=PAIR)
+        assert r.status_code == 413, r.text
+        assert r.json()["error"] == {"message": "src and tgt have 40 tokens in all (20 + 20); at most 30 per request",
+                                     "type": "invalid_request_error", "param": "tgt", "code": "request_too_long"}
+        r = httpx.post(live.url + path, json={"src": PAIR["src"], "tgt": PAIR["tgt"][1:]})
+        assert r.status_code == 200, r.text
+        assert 20 < r.json()["usage"]["total_tokens"] <= 30  # within the limit: one that fits is queued
+
+
+def test_pair_character_limit_counts_src_and_tgt_together(serve, tiny_encoder) -> None:
+    with serve({"tiny": tiny_encoder}, ServeSettings(max_request_chars=10)) as live:
+        r = httpx.post(live.url + "/v1/similarity", json={"src": ["abcdef"], "tgt": ["ghijkl"]})
+        assert r.status_code == 413 and r.json()["error"]["message"] == (
+            "src and tgt have 12 characters in all (6 + 6); at most 10 per request"), r.text
+        assert r.json()["error"]["param"] == "tgt" and r.json()["error"]["code"] == "request_too_long"
+        assert httpx.post(live.url + "/v1/similarity", json={"src": ["abcdef"], "tgt": ["ghij"]}).status_code == 200
+
+
 def test_api_key(serve, tiny_encoder, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XLSENT_TEST_KEY", "s3cret-key")
     with serve({"tiny": tiny_encoder}, ServeSettings(api_key_env="XLSENT_TEST_KEY")) as live:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
 from xlsent.serve import ServeSettings
+from xlsent.serve.settings import MAX_DURATION_S, Given
 
 
 def test_toml_overrides_defaults(tmp_path: Path) -> None:
@@ -36,3 +38,68 @@ def test_bad_settings_name_the_file_and_the_setting(tmp_path: Path, text: str, m
     with pytest.raises(ValueError, match="serve") as error:
         ServeSettings.from_toml(path)
     assert message in str(error.value) and str(error.value).startswith(f"{path}: ")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("max_wait_ms = 1e13\nrequest_timeout_s = 3\n", "max_wait_ms (1e+13) must be less than request_timeout_s (3 s)"),
+    ("max_wait_ms = 60000\n", "max_wait_ms (60000) must be less than request_timeout_s (60 s)"),
+    ("shutdown_grace_s = 1e10\n", "shutdown_grace_s must be at most 86400 (a day; got 10000000000.0)"),
+    ("request_timeout_s = 1e10\n", "request_timeout_s must be at most 86400"),
+    ("body_timeout_s = 86401\n", "body_timeout_s must be at most 86400"),
+    ("header_timeout_s = 1e300\n", "header_timeout_s must be at most 86400"),
+])
+def test_durations_beyond_a_day_or_the_request_timeout_are_refused(tmp_path: Path, text: str, message: str) -> None:
+    """A duration no thread can wait (over threading.TIMEOUT_MAX) killed the model's inference thread or the
+    shutdown with an OverflowError; every one is bounded well below that, by a day."""
+    assert MAX_DURATION_S < threading.TIMEOUT_MAX
+    path = tmp_path / "serve.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match="invalid serve settings") as error:
+        ServeSettings.from_toml(path)
+    assert message in str(error.value) and str(error.value).startswith(f"{path}: ")
+    ServeSettings(max_wait_ms=2999, request_timeout_s=3, shutdown_grace_s=MAX_DURATION_S)  # the most allowed
+
+
+@pytest.mark.parametrize("host", ["", " "])
+def test_an_empty_host_is_refused(host: str) -> None:
+    with pytest.raises(ValueError, match=r"host must be an address or a host name: 127\.0\.0\.1 \(this machine only"):
+        ServeSettings(host=host)
+
+
+def test_load_names_each_setting_as_the_user_gave_it(tmp_path: Path) -> None:
+    path = tmp_path / "serve.toml"
+    path.write_text('host = "::1"\nport = 9001\nmax_inputs = 16\n', encoding="utf-8")
+    settings, given = ServeSettings.load(path, {"host": None, "port": 9002, "api_key_env": None})
+    assert (settings.host, settings.port, settings.max_inputs) == ("::1", 9002, 16)
+    assert given == {"host": Given("host", path), "port": Given("--port"), "api_key_env": Given("--api-key-env"),
+                     "max_inputs": Given("max_inputs", path)}
+    assert given["host"].value("::1") == f"{path}: host = '::1'" and given["host"].where == f"host in {path}"
+
+
+def test_a_flag_out_of_range_is_not_blamed_on_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "serve.toml"
+    path.write_text("max_inputs = 16\n", encoding="utf-8")
+    with pytest.raises(ValueError) as error:
+        ServeSettings.load(path, {"port": 70000})
+    assert str(error.value) == "invalid serve settings: port must be in 0..65535, 0 picking a free one (got 70000)"
+
+
+@pytest.mark.parametrize("value", [None, ""])
+def test_an_unset_api_key_variable_is_refused_from_the_file_as_from_the_flag(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str | None) -> None:
+    """Named in the file, an unset (or empty) variable served /v1/* with no key at all, silently."""
+    if value is None:
+        monkeypatch.delenv("XLSENT_TEST_UNSET_KEY", raising=False)
+    else:
+        monkeypatch.setenv("XLSENT_TEST_UNSET_KEY", value)
+    path = tmp_path / "serve.toml"
+    path.write_text('api_key_env = "XLSENT_TEST_UNSET_KEY"\n', encoding="utf-8")
+    with pytest.raises(ValueError) as error:
+        ServeSettings.load(path, {"api_key_env": None})
+    assert str(error.value) == (
+        f"{path}: api_key_env = 'XLSENT_TEST_UNSET_KEY': that environment variable is not set (or empty), so /v1/* "
+        f"would need no key; export XLSENT_TEST_UNSET_KEY=YOUR-KEY first, or leave out api_key_env in {path}")
+    with pytest.raises(ValueError, match="^--api-key-env XLSENT_TEST_UNSET_KEY: that environment variable is not"):
+        ServeSettings.load(None, {"api_key_env": "XLSENT_TEST_UNSET_KEY"})
+    monkeypatch.setenv("XLSENT_TEST_UNSET_KEY", "secret")
+    assert ServeSettings.load(path, {"api_key_env": None})[0].api_key_env == "XLSENT_TEST_UNSET_KEY"

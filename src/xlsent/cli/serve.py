@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from xlsent.cli.commands import Commands
@@ -63,13 +62,8 @@ def _serve(args: argparse.Namespace) -> int:
     from xlsent.serve import ServeSettings, run
 
     models = served_models(args.model)
-    if args.api_key_env is not None and not os.environ.get(args.api_key_env):
-        raise ValueError(f"--api-key-env {args.api_key_env}: that environment variable is not set (or empty), so "
-                         f"/v1/* would need no key; export {args.api_key_env}=YOUR-KEY first, or leave out "
-                         "--api-key-env")
-    overrides = {key: value for key, value in (("host", args.host), ("port", args.port),
-                                               ("api_key_env", args.api_key_env)) if value is not None}
-    settings = ServeSettings.from_toml(args.config, **overrides) if args.config else ServeSettings(**overrides)
+    settings, given = ServeSettings.load(args.config, {"host": args.host, "port": args.port,
+                                                       "api_key_env": args.api_key_env})
     run({name: partial(load, model, args.backend) for name, model in models.items()}, settings,
-        access_log=args.access_log, log_level="info")
+        access_log=args.access_log, log_level="info", given=given)
     return 0

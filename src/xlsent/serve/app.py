@@ -31,13 +31,14 @@ from xlsent.encoders.base import l2_normalize
 from xlsent.mining.config import MineConfig
 from xlsent.serve.align import align, cosine_matrix, document_sentences
 from xlsent.serve.docs_page import docs_page
-from xlsent.serve.engine import Engine, ModelSource, ModelWorker
+from xlsent.serve.engine import Engine, Job, ModelSource, ModelWorker
 from xlsent.serve.errors import ApiError, install_error_handlers
 from xlsent.serve.guards import ApiKeyGuard, BodyGuard
 from xlsent.serve.inputs import (
     TokenCounts,
     check_document,
     check_texts,
+    check_together,
     check_tokens,
     count_tokens,
     joined,
@@ -164,14 +165,22 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
     app.state.settings = settings
     install_error_handlers(app)
 
-    async def tokens_of(worker: ModelWorker, texts: list[str], param: str) -> TokenCounts:
-        """Check ``texts`` and count their tokens, all before any work is queued."""
+    async def tokens_of(worker: ModelWorker, lists: Mapping[str, list[str]]) -> list[TokenCounts]:
+        """Check the lists of texts of one request (param -> texts), each and together, and count their tokens, all
+        before any work is queued."""
         encoder = worker.encoder()
-        check_texts(texts, param, settings)
-        start = time.perf_counter()
-        counts = await asyncio.to_thread(count_tokens, encoder, texts)
-        metrics.tokenize_seconds.labels(worker.name).observe(time.perf_counter() - start)
-        check_tokens(counts, param, settings)
+        for param, texts in lists.items():
+            check_texts(texts, param, settings)
+        check_together({param: sum(map(len, texts)) for param, texts in lists.items()}, "characters",
+                       settings.max_request_chars)
+        counts = []
+        for param, texts in lists.items():
+            start = time.perf_counter()
+            counts.append(await asyncio.to_thread(count_tokens, encoder, texts))
+            metrics.tokenize_seconds.labels(worker.name).observe(time.perf_counter() - start)
+            check_tokens(counts[-1], param, settings)
+        check_together({param: c.total for param, c in zip(lists, counts, strict=True)}, "tokens",
+                       settings.max_request_tokens)
         return counts
 
     async def encode_in_parts(worker: ModelWorker, texts: list[str], lang: str | None,
@@ -191,10 +200,9 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
         if cells > settings.max_matrix_cells:
             raise ApiError(413, f"{len(req.src)} x {len(req.tgt)} sentences make {cells} pairs; at most "
                            f"{settings.max_matrix_cells} per request", code="too_many_pairs")
-        src_counts = await tokens_of(worker, req.src, "src")
-        tgt_counts = await tokens_of(worker, req.tgt, "tgt")
-        x, y = await asyncio.gather(worker.encode(req.src, req.src_lang, src_counts.total, src_counts.content),
-                                    worker.encode(req.tgt, req.tgt_lang, tgt_counts.total, tgt_counts.content))
+        src_counts, tgt_counts = await tokens_of(worker, {"src": req.src, "tgt": req.tgt})
+        x, y = await worker.encode_jobs([Job(req.src, req.src_lang, src_counts.total, src_counts.content),
+                                         Job(req.tgt, req.tgt_lang, tgt_counts.total, tgt_counts.content)])
         return worker, x, y, src_counts, tgt_counts
 
     @app.get("/", include_in_schema=False)
@@ -245,7 +253,7 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
     async def embeddings(req: EmbeddingsRequest) -> Response:
         worker = engine.worker(req.model)
         texts = [req.input] if isinstance(req.input, str) else req.input
-        counts = await tokens_of(worker, texts, "input")
+        (counts,) = await tokens_of(worker, {"input": texts})
         dim = worker.encoder().dim
         if req.dimensions is not None and req.dimensions > dim:
             raise ApiError(400, f"dimensions {req.dimensions} is more than the model's {dim}",

@@ -17,7 +17,7 @@ import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -121,26 +121,33 @@ class ModelWorker:
                content: list[list[int]] | None = None) -> Future[np.ndarray]:
         """Queue ``texts`` (``tokens`` in all, token ids ``content`` where known); their vectors come in the future.
         429 when the queue is full, 503 when the server is shutting down."""
+        job = Job(texts, lang, tokens, content)
+        self.submit_jobs([job])
+        return job.future
+
+    def submit_jobs(self, jobs: Sequence[Job]) -> None:
+        """Queue ``jobs``, the parts of one request (e.g. its two languages), all of them or none: 429 when the queue
+        is full, 503 when the server is shutting down."""
+        tokens = sum(job.tokens for job in jobs)
         with self._cond:
             if self._closing:
                 raise shutting_down()
-            full = self._full(tokens)
+            full = self._full(len(jobs), tokens)
             if full:
                 raise ApiError(429, f"model {self.name!r} is busy ({full}); retry after the time in Retry-After",
                                code="queue_full", headers={"Retry-After": str(self.retry_after())})
-            job = Job(texts, lang, tokens, content)
-            self._queue.append(job)
+            self._queue.extend(jobs)
             self._queued_tokens += tokens
             self._gauges()
-            self._cond.notify()
-        return job.future
+            self._cond.notify(len(jobs))
 
-    def _full(self, tokens: int) -> str | None:
-        """Why a job of ``tokens`` cannot be queued now (None when it can); an empty queue takes any job."""
+    def _full(self, jobs: int, tokens: int) -> str | None:
+        """Why ``jobs`` jobs of ``tokens`` in all cannot be queued now (None when they can); an empty queue takes
+        any request."""
         s = self.settings
         if not self._queue:
             return None
-        if len(self._queue) >= s.max_queue_requests:
+        if len(self._queue) + jobs > s.max_queue_requests:
             return f"{len(self._queue)} requests queued"
         if self._queued_tokens + tokens > s.max_queue_tokens:
             return f"{self._queued_tokens} tokens queued"
@@ -152,9 +159,16 @@ class ModelWorker:
                      content: list[list[int]] | None = None) -> np.ndarray:
         """The vectors of ``texts``, waiting at most ``request_timeout_s`` (then 503; a job not yet started is
         dropped from the queue)."""
-        future = self.submit(texts, lang, tokens, content)
+        (vectors,) = await self.encode_jobs([Job(texts, lang, tokens, content)])
+        return vectors
+
+    async def encode_jobs(self, jobs: Sequence[Job]) -> list[np.ndarray]:
+        """The vectors of each of ``jobs``, the parts of one request queued together (:meth:`submit_jobs`), waiting
+        at most ``request_timeout_s`` for all (then 503; the jobs not yet started are dropped from the queue)."""
+        self.submit_jobs(jobs)
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), self.settings.request_timeout_s)
+            return list(await asyncio.wait_for(asyncio.gather(*(asyncio.wrap_future(job.future) for job in jobs)),
+                                               self.settings.request_timeout_s))
         except TimeoutError:
             raise ApiError(503, f"no answer from model {self.name!r} within {self.settings.request_timeout_s:g} s; "
                            "the server is overloaded, retry later", code="timeout",

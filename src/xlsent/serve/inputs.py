@@ -9,7 +9,7 @@ ids; encoders without a tokenizer (e.g. mUSE) count whitespace-separated words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from xlsent.data.empty_text import is_empty
@@ -124,6 +124,22 @@ def check_texts(texts: Sequence[str], param: str, settings: ServeSettings, *, em
     if total > settings.max_request_chars:
         raise ApiError(413, f"{param} has {total} characters in all; at most {settings.max_request_chars} per request",
                        code="request_too_long", param=param)
+
+
+def check_together(amounts: Mapping[str, int], unit: str, most: int) -> None:
+    """Raise :class:`ApiError` (413) when the lists of one request (param -> their ``unit``) hold more than ``most``
+    together (``param``: the last list, the one whose amount passes the limit).
+
+    >>> check_together({"src": 20, "tgt": 20}, "tokens", 30)
+    Traceback (most recent call last):
+    ...
+    xlsent.serve.errors.ApiError: src and tgt have 40 tokens in all (20 + 20); at most 30 per request
+    """
+    total = sum(amounts.values())
+    if total > most:
+        raise ApiError(413, f"{' and '.join(amounts)} have {total} {unit} in all "
+                       f"({' + '.join(map(str, amounts.values()))}); at most {most} per request",
+                       code="request_too_long", param=list(amounts)[-1])
 
 
 def check_document(lines: Sequence[str], param: str, settings: ServeSettings) -> None:

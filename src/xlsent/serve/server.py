@@ -17,7 +17,7 @@ from xlsent.serve.app import create_app
 from xlsent.serve.binding import bind
 from xlsent.serve.engine import Engine, ModelSource
 from xlsent.serve.header_timeout import header_timeout_protocol
-from xlsent.serve.settings import ServeSettings
+from xlsent.serve.settings import Given, ServeSettings
 
 log = logging.getLogger(__name__)
 
@@ -82,20 +82,21 @@ def load_models(models: Mapping[str, ModelSource]) -> dict[str, Encoder]:
 
 
 def run(models: Mapping[str, ModelSource], settings: ServeSettings | None = None, *, log_level: str = "info",
-        access_log: bool = False) -> None:
+        access_log: bool = False, given: Mapping[str, Given] | None = None) -> None:
     """Serve ``models`` (name -> encoder, or a function loading it) until interrupted (Ctrl-C, SIGTERM); with
     ``access_log``, log a line per request. Every model is loaded before the port is bound, so one that cannot load
     stops the start with its own error and no connection is ever accepted; one that fails its warm-up stops the
     server; an address that cannot be bound (a port in use, an unknown host) is one sentence with the fix
-    (:func:`xlsent.serve.binding.bind`): ValueError says why."""
+    (:func:`xlsent.serve.binding.bind`), naming ``host`` and ``port`` as ``given`` says the user gave them (a flag,
+    a settings file's key; by default as set in code): ValueError says why."""
     settings = settings or ServeSettings()
     models = load_models(models)
-    if settings.host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(settings.api_key_env):
-        log.warning("serving on %s, reachable from other machines, without an API key (set %s)", settings.host,
-                    settings.api_key_env)
     server = Server(create_app(models, settings), settings, log_level=log_level, access_log=access_log,
                     stop_on_load_failure=True)
-    with bind(settings.host, settings.port) as sock:
+    with bind(settings.host, settings.port, given) as sock:
+        if settings.host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(settings.api_key_env):
+            log.warning("serving on %s, reachable from other machines, without an API key (set %s)", settings.host,
+                        settings.api_key_env)
         server.run(sockets=[sock])
     if server.failure:
         raise ValueError(server.failure)

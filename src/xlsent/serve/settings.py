@@ -13,6 +13,8 @@ ValueError: invalid serve settings: max_wait_ms must be >= 0 (got -1)
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,42 @@ from xlsent.settings_file import read_settings
 API_KEY_ENV = "XLSENT_API_KEY"
 OPENAI_MAX_INPUTS = 2048
 """The OpenAI embeddings API's most inputs in one request (its schema's ``maxItems``)."""
+MAX_DURATION_S = 86_400
+"""The longest any time setting may be: a day (far below ``threading.TIMEOUT_MAX``, the longest wait a thread
+takes)."""
+DURATIONS_S = ("request_timeout_s", "body_timeout_s", "header_timeout_s", "shutdown_grace_s")
+
+
+@dataclass(frozen=True)
+class Given:
+    """How the user gave a setting, for the messages about it: a command-line flag (``Given("--port")``), a key of
+    a settings file (``Given("port", Path("serve.toml"))``) or a field set in code (``Given("port")``).
+
+    >>> Given("--port").value(8000), Given("port", Path("serve.toml")).value(8000)
+    ('--port 8000', 'serve.toml: port = 8000')
+    >>> Given("--port").where, Given("port", Path("serve.toml")).where
+    ('--port', 'port in serve.toml')
+    """
+
+    key: str
+    file: Path | None = None
+
+    def value(self, value: object) -> str:
+        """The setting holding ``value``, as the user wrote it."""
+        return f"{self.file}: {self.key} = {value!r}" if self.file else f"{self.key} {value}"
+
+    @property
+    def where(self) -> str:
+        """Where the user changes the setting."""
+        return f"{self.key} in {self.file}" if self.file else self.key
+
+
+def check_api_key_env(name: str, given: Given) -> None:
+    """ValueError when the environment variable ``name``, given (:class:`Given`) as the one holding the API key, is
+    unset or empty: the server would then need no key, which is not what whoever named it meant."""
+    if not os.environ.get(name):
+        raise ValueError(f"{given.value(name)}: that environment variable is not set (or empty), so /v1/* would "
+                         f"need no key; export {name}=YOUR-KEY first, or leave out {given.where}")
 
 
 @dataclass(frozen=True)
@@ -45,7 +83,9 @@ class ServeSettings:
     Time: a request waits at most ``request_timeout_s`` for its vectors (then 503); a client has
     ``header_timeout_s`` to send the headers of a request (counted from the connection opening or the previous
     response; then the connection is closed) and ``body_timeout_s`` to send its body (then 408); on shutdown,
-    queued work gets ``shutdown_grace_s`` to finish before what is left is answered 503.
+    queued work gets ``shutdown_grace_s`` to finish before what is left is answered 503. Each of these is at most a
+    day (``MAX_DURATION_S``); ``max_wait_ms`` is less than ``request_timeout_s`` (a request arriving alone waits
+    that long for others).
     """
 
     host: str = "127.0.0.1"
@@ -80,6 +120,15 @@ class ServeSettings:
                     if not getattr(self, name) > 0]
         problems += [f"{name} must be >= 0 (got {getattr(self, name)})" for name in ("max_wait_ms", "shutdown_grace_s")
                      if not getattr(self, name) >= 0]
+        problems += [f"{name} must be at most {MAX_DURATION_S} (a day; got {getattr(self, name)})"
+                     for name in DURATIONS_S if getattr(self, name) > MAX_DURATION_S]
+        if self.request_timeout_s > 0 and self.max_wait_ms >= 1000 * self.request_timeout_s:
+            problems.append(f"max_wait_ms ({self.max_wait_ms:g}) must be less than request_timeout_s "
+                            f"({self.request_timeout_s:g} s), or a request arriving alone would time out waiting "
+                            "for others")
+        if not self.host.strip():
+            problems.append(f"host must be an address or a host name: 127.0.0.1 (this machine only), 0.0.0.0 "
+                            f"(every interface) or one of this machine's addresses (got {self.host!r})")
         if not 0 <= self.port <= 65535:
             problems.append(f"port must be in 0..65535, 0 picking a free one (got {self.port})")
         if self.max_queue_tokens < self.max_request_tokens:
@@ -95,8 +144,29 @@ class ServeSettings:
     def from_toml(cls, path: str | Path, **overrides: Any) -> ServeSettings:
         """Settings from the TOML file ``path``, then ``overrides``: a key that is no setting, a value of the wrong
         type (:func:`xlsent.settings_file.read_settings`) or out of range is an error naming the file."""
-        values = read_settings(cls, path, what="serve setting")
+        return cls._from_file(path, read_settings(cls, path, what="serve setting"), overrides)
+
+    @classmethod
+    def _from_file(cls, path: str | Path, values: Mapping[str, Any], overrides: Mapping[str, Any]) -> ServeSettings:
+        """Settings of ``values`` read from the file ``path``, then ``overrides``; ValueError naming the file."""
         try:
             return cls(**{**values, **overrides})
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
+
+    @classmethod
+    def load(cls, config: Path | None, flags: Mapping[str, Any]) -> tuple[ServeSettings, dict[str, Given]]:
+        """The settings of ``xlsent serve``: the built-in ones, then the TOML file ``config``'s, then the command
+        line's ``flags`` (setting -> value, None where the flag is not given; ``api_key_env`` is ``--api-key-env``),
+        and how messages name those settings and the file's (:class:`Given`): the flag, unless the file gives the
+        setting and the command line does not. An API key variable given that is unset is an error
+        (:func:`check_api_key_env`); so is a flag out of range, named without the file."""
+        overrides = {name: value for name, value in flags.items() if value is not None}
+        values = read_settings(cls, config, what="serve setting") if config else {}
+        given = {name: Given(name, config) if name in values and name not in overrides else
+                 Given("--" + name.replace("_", "-")) for name in [*flags, *values]}
+        chosen = {**values, **overrides}
+        if "api_key_env" in chosen:
+            check_api_key_env(chosen["api_key_env"], given["api_key_env"])
+        from_flags = cls(**overrides)
+        return (cls._from_file(config, values, overrides) if config else from_flags), given
