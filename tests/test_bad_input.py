@@ -845,6 +845,10 @@ CASES = [
     case("filter-min-p-clean-with-scorer-none", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scorer none "
          "--min-p-clean 0.5 {nothing}", 2,
          "min_p_clean (0.5) is the learned scorer's cut, which scorer = 'none' turns off: give one"),
+    case("filter-tsv-source-column-blank", "filter {w}/p.tsv -o {w}/k.tsv --threshold 0.5 {nothing}", 2,
+         "p.tsv column 0: has no text (2 blank row(s))", setup=with_files({"p.tsv": "\tx\n \ty\n"})),
+    case("filter-one-file-both-sides-too-small", "filter {w}/de.txt {w}/de.txt -o {w}/k.tsv --threshold 1.05 "
+         "{nothing}", 2, "de.txt (source side) has"),
     case("filter-min-p-clean-above-one", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --min-p-clean 1.5 {nothing}", 2,
          "min_p_clean must be 'auto' or a probability between 0 and 1, not 1.5"),
     case("train-filter-unknown-key", "train filter --out {w}/s --set nope=1 {nothing}", 2,

@@ -35,7 +35,15 @@ class AutoThreshold:
     flag: str = "--threshold auto"
 
     def describe(self) -> str:
-        """One line: the threshold, the sets and date it was calibrated on, where it comes from."""
+        """One line: the threshold, the sets and date it was calibrated on, where it comes from (a given cut: what
+        it cuts).
+
+        >>> given_cut(1.05, "ratio").describe()
+        '--threshold 1.05: a given cut of ratio margins'
+        """
+        if self.found == "given":
+            margin = str(self.record.get("margin", "ratio"))
+            return f"{self.flag}: a given cut of {SCALES.get(margin, margin)}"
         sets = ", ".join(self.record.get("sets", [])) or "unrecorded sets"
         return (f"--threshold auto: {self.threshold:.6g}, calibrated on {sets} "
                 f"({self.record.get('date', 'undated')}; from {self.found})")

@@ -186,7 +186,12 @@ def check_has_text(spec: InputSpec, task: str = "mine") -> None:
             return
         rows += 1
     what = "is empty" if rows == 0 else f"has no text ({rows} blank row(s))"
-    raise InputError(f"{spec.name}: {what}, so there is nothing to {task}; give one sentence a line")
+    raise InputError(f"{_with_column(spec)}: {what}, so there is nothing to {task}; give one sentence a line")
+
+
+def _with_column(spec: InputSpec) -> str:
+    """The input as messages name it, with its column where one is read."""
+    return spec.name if spec.column is None else f"{spec.name} column {spec.column}"
 
 
 def _has_progress(work: Path) -> bool:
@@ -625,10 +630,13 @@ def best_rivals(knn: KnnResult, live: Sequence[np.ndarray], pairs: tuple[np.ndar
 
 
 def side_names(src: InputSpec, tgt: InputSpec) -> tuple[str, str]:
-    """How messages name the two sides: their inputs, with the column where both are one file (``--tsv``)."""
+    """How messages name the two sides: their inputs, with the column where both are one file (``--tsv``), or the
+    side where one file is both."""
     if src.name != tgt.name:
         return src.name, tgt.name
-    return f"{src.name} column {src.column}", f"{tgt.name} column {tgt.column}"
+    if src.column is None or src.column == tgt.column:
+        return f"{src.name} (source side)", f"{tgt.name} (target side)"
+    return _with_column(src), _with_column(tgt)
 
 
 def job_margins(job: _Job, cfg: SearchConfig, engine: Engine, progress: bool) -> PairScores:
