@@ -507,13 +507,14 @@ def calibrate(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto", langs
     """Calibrate the mining threshold of ``model`` on the BUCC-style *dev* sets of ``langs`` and save it where
     ``mine(..., threshold="auto")`` finds it (the model directory's ``xlsent.json`` and ``$XLSENT_HOME``; with
     ``ship``, the thresholds shipped with xlsent): the record, with where it was saved under ``saved``."""
-    from xlsent.mining.calibration import CALIBRATION_SETS, calibration_path, save_threshold, ship_threshold
+    from xlsent.mining.calibration import CALIBRATION_SETS, calibration_path, dev_sets, save_threshold, ship_threshold
     from xlsent.mining.calibration import calibrate as _calibrate
     from xlsent.output_lock import exclusive_outputs
 
+    sets = dev_sets(langs or CALIBRATION_SETS, data)  # the data checked before the model loads
     encoder = load(model, backend)
     with exclusive_outputs([calibration_path(encoder), *([model] if Path(model).is_dir() else [])]):
-        record = _calibrate(encoder, langs=langs or CALIBRATION_SETS, root=data, progress=progress)
+        record = _calibrate(encoder, sets=sets, progress=progress)
         saved = [str(save_threshold(encoder, record)), *([str(Path(model) / "xlsent.json")] if Path(model).is_dir()
                                                          else [])]
         if ship:
@@ -528,7 +529,9 @@ def calibrate_filter(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto"
     where it was saved under ``saved`` (see :mod:`xlsent.mining.filter_calibration`)."""
     from xlsent.mining.filter_calibration import calibrate_filter as _calibrate_filter
     from xlsent.mining.filter_calibration import save_filter_threshold
+    from xlsent.paths import data_root
 
+    data_root(data)  # a data folder that is not there, named before the model loads
     record = _calibrate_filter(load(model, backend), root=data, progress=progress)
     saved = [save_filter_threshold(record), *([save_filter_threshold(record, ship=True)] if ship else [])]
     return {**record, "saved": [str(path) for path in saved]}

@@ -30,5 +30,9 @@ def data_root(root: str | os.PathLike[str] | None = None) -> Path:
     for cand in candidates:
         if cand.is_dir():
             return cand
+    if root is not None:
+        raise FileNotFoundError(f"{root}: no such benchmark data folder (--data); name the folder holding "
+                                "the benchmark data")
     tried = ", ".join(str(c) for c in candidates)
-    raise FileNotFoundError(f"benchmark data folder not found (tried {tried}); set XLSENT_DATA=/path/to/data")
+    raise FileNotFoundError(f"benchmark data folder not found (tried {tried}); give --data /path/to/data or set "
+                            "XLSENT_DATA=/path/to/data")

@@ -59,6 +59,8 @@ def _words(kind: Any) -> str:
 
 def _kind_of(value: Any) -> str:
     """What ``value`` is, in the words of :func:`_words`."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value!r} (no setting is nan or inf)"
     if isinstance(value, float) and not value.is_integer():
         return "a number with a fraction"
     for kind in (bool, int, float, str):

@@ -33,7 +33,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from xlsent.atomic import write_json
-from xlsent.data.bucc import DEV_YEARS, newstest_bucc_dev
+from xlsent.data.bucc import DEV_YEARS, BuccSet, newstest_bucc_dev
 from xlsent.encoders.base import Encoder, FromModelDir
 from xlsent.encoders.cache import cached_encode, encoder_id
 from xlsent.encoders.model_dir import MANIFEST
@@ -59,22 +59,30 @@ with each pair (the newstest dev sets hold about 3,000 each). Fewer is logged an
 log = logging.getLogger(__name__)
 
 
+def dev_sets(langs: Sequence[str] = CALIBRATION_SETS, root: str | Path | None = None) -> list[BuccSet]:
+    """The BUCC-style newstest dev sets of ``langs`` (:func:`xlsent.data.bucc.newstest_bucc_dev`; codes in any case
+    or with a region), each checked to hold gold pairs: ValueError naming a set without any (it has no threshold)."""
+    base = data_root(root)
+    sets = [newstest_bucc_dev(named_among(lang, list(DEV_YEARS)), base) for lang in dict.fromkeys(langs)]
+    for bucc in sets:
+        if not bucc.gold:
+            raise ValueError(f"{bucc.pair}: the BUCC-style dev set under {base} has no gold pairs ({bucc.description})"
+                             ", so no threshold: give the newstest files with their lines (--data), or leave the set "
+                             "out (--langs)")
+    return sets
+
+
 def calibrate(encoder: Encoder, *, langs: Sequence[str] = CALIBRATION_SETS, root: str | Path | None = None,
-              k: int = 4, progress: bool = False) -> dict[str, Any]:
+              k: int = 4, progress: bool = False, sets: Sequence[BuccSet] | None = None) -> dict[str, Any]:
     """A mining threshold for ``encoder``: the mean F1-optimal ratio-margin threshold over the BUCC-style newstest
-    dev sets of ``langs`` (:func:`xlsent.data.bucc.newstest_bucc_dev`), with how and on what it was obtained.
+    dev sets of ``langs`` (:func:`dev_sets`; ``sets``: those sets, made before), with how and on what it was
+    obtained.
 
     Encodings go through the on-disk cache (:func:`xlsent.encoders.cache.cached_encode`, shared with
     ``xlsent eval bucc``), so a second calibration of the same encoder re-encodes nothing. ``progress`` shows one
     bar over the sets and the encoding of each side (on standard error).
     """
-    base = data_root(root)
-    sets = [newstest_bucc_dev(named_among(lang, list(DEV_YEARS)), base) for lang in dict.fromkeys(langs)]
-    for bucc in sets:  # before anything is encoded: a set without gold pairs has no threshold (F1 0 at any)
-        if not bucc.gold:
-            raise ValueError(f"{bucc.pair}: the BUCC-style dev set under {base} has no gold pairs ({bucc.description})"
-                             ", so no threshold: give the newstest files with their lines (--data), or leave the set "
-                             "out (--langs)")
+    sets = list(sets) if sets is not None else dev_sets(langs, root)
     per_set: dict[str, dict[str, Any]] = {}
     with tqdm(sets, desc="calibrate", unit="set", disable=not progress) as bar:
         for bucc in bar:
