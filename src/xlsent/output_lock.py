@@ -70,6 +70,9 @@ def _held(lock: Path) -> Iterator[None]:
     except (NotADirectoryError, FileExistsError):  # a file where a folder should be: no run can write there
         yield
         return
+    except OSError as exc:  # e.g. under /proc, or a folder this user cannot write
+        raise OSError(f"{lock.parent}: cannot create the output's folder ({exc.strerror}); choose another output "
+                      "path") from None
     try:
         file_lock = _acquire(lock)
         try:

@@ -7,9 +7,15 @@ from pathlib import Path
 
 
 def xlsent_home() -> Path:
-    """Cache directory for converted models and encodings: ``$XLSENT_HOME`` or ``~/.cache/xlsent``."""
+    """Cache directory for converted models and encodings: ``$XLSENT_HOME`` or ``~/.cache/xlsent``; a file there is
+    a ``NotADirectoryError`` naming it (every use would fail on a path under it)."""
     env = os.environ.get("XLSENT_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "xlsent"
+    home = Path(env).expanduser() if env else Path.home() / ".cache" / "xlsent"
+    if home.exists() and not home.is_dir():
+        named = f"XLSENT_HOME={env}" if env else str(home)
+        raise NotADirectoryError(f"{named}: is a file, but xlsent keeps its cache in a folder there; point "
+                                 "XLSENT_HOME at a folder")
+    return home
 
 
 def data_root(root: str | os.PathLike[str] | None = None) -> Path:

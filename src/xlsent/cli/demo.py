@@ -19,9 +19,14 @@ def add_commands(sub: Commands) -> None:
 
 def _demo(args: argparse.Namespace) -> int:
     from xlsent.api import load
+    from xlsent.atomic import check_folder_output
     from xlsent.demo import run_demo
 
+    if not args.output.strip():
+        raise ValueError("-o '': name the folder the embeddings go to (default out/demo)")
+    check_folder_output(args.output, "-o")
+    encoder = load(args.model, args.backend)  # before the folder is made: a model that cannot load leaves none
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
-    run_demo(load(args.model, args.backend), out)
+    run_demo(encoder, out)
     return 0
