@@ -41,8 +41,9 @@ def add_commands(sub: Commands) -> None:
         "instead. A summary (pairs dropped per reason, the cut) ends the run. Resumable like mine; nothing is "
         "written on error.",
     )
-    p.add_argument("pairs", nargs="+", metavar="PAIRS.tsv | SRC TGT",
-                   help="the pairs: one TSV file of exactly two columns, or two files of as many rows")
+    p.add_argument("pairs", metavar="PAIRS.tsv|SRC",
+                   help="the pairs: one TSV file of exactly two columns, or the first of two files of as many rows")
+    p.add_argument("tgt_file", nargs="?", metavar="TGT", help="the second file, with SRC (default: none, PAIRS.tsv)")
     add_output(p, "kept pairs, TSV (.tsv or .txt), src TAB tgt; - writes them to standard output")
     p.add_argument("--scores", metavar="ALL.tsv",
                    help="also write every input pair, in input order after a header line, with keep, score, p_clean, "
@@ -102,10 +103,8 @@ def _filter(args: argparse.Namespace) -> int:
     from xlsent.data.text_input import header_like
     from xlsent.mining.config import SearchConfig
 
-    if len(args.pairs) > 2:
-        raise ValueError(f"give the pairs as one PAIRS.tsv or as SRC TGT, not {len(args.pairs)} files")
-    tsv = args.pairs[0] if len(args.pairs) == 1 else None
-    src_file, tgt_file = (None, None) if tsv is not None else args.pairs
+    tsv = args.pairs if args.tgt_file is None else None
+    src_file, tgt_file = (None, None) if tsv is not None else (args.pairs, args.tgt_file)
     src, tgt = pair_inputs(args, tsv, src_file, tgt_file, flag="PAIRS.tsv", tsv_header=False)
     line = header_like(src) if tsv is not None and args.header is None else None
     if line is not None:
