@@ -559,7 +559,9 @@ def train_filter(out: str | Path, *, model: str | Path = DEFAULT_MODEL, backend:
     ``bitext`` (``LANG=FILE``, pairs with English, as for ``train``; ``bitext_only``: those alone), its cut chosen on
     the tune split of the dev pairs; ``config_files`` (a ``[scorer]`` table or top-level keys) and ``key=value``
     ``sets`` change :class:`~xlsent.mining.scorer_training.ScorerTraining`. With ``ship``, it also becomes the
-    scorer shipped for the model's name. Returns the scorer's file.
+    scorer shipped for the model's name. ``out`` follows ``train``'s rules for ``--out``
+    (:func:`~xlsent.training.method.prepare_output`: new or empty, never a model or a folder of other files).
+    Returns the scorer's file.
 
     >>> from xlsent.api import train_filter
     >>> train_filter("my-scorer", bitext=["kab=kab-en.tsv"])  # doctest: +SKIP
@@ -567,10 +569,12 @@ def train_filter(out: str | Path, *, model: str | Path = DEFAULT_MODEL, backend:
     from xlsent.data.user_bitext import load_user_bitext, parse_bitext_option
     from xlsent.mining.filter_scorer import SCORER_FILE, SHIPPED
     from xlsent.mining.scorer_training import scorer_config, train_scorer
+    from xlsent.training.method import prepare_output
 
     target = Path(out) / SCORER_FILE
     if target.exists():
         raise ValueError(f"{target} exists: train into a new --out, or remove it")
+    prepare_output(out, resume=False)
     cfg = scorer_config(config_files, sets)
     user = load_user_bitext([parse_bitext_option(raw) for raw in bitext], hold_out=False, seed=cfg.seed)
     if bitext_only and not user.bitext:
@@ -593,8 +597,8 @@ def train(method: str, out: str | Path, *, config_files: Sequence[str | Path] = 
     ``bitext`` (``LANG=FILE`` or ``LANG=FILE_X,FILE_EN`` each, :mod:`xlsent.data.user_bitext`) joins the config's
     ``[[bitext]]`` tables, and ``bitext_only`` drops the shipped bitext.
     """
-    from xlsent.training.method import get_method, with_user_bitext
+    from xlsent.training.method import get_method
 
     m = get_method(method)
-    config = with_user_bitext(m.config(config_files, sets, mode), bitext, bitext_only)
+    config = m.command_config(config_files, sets, mode, bitext, bitext_only)
     return m.train(config, Path(out), resume=resume, data=data, progress=progress)

@@ -394,3 +394,42 @@ def test_the_service_counts_a_laser_models_own_pieces_not_words(tmp_path: Path) 
     texts = ["hund katze", "katze" * 2000]
     counts = count_tokens(encoder, texts).per_input
     assert counts == [len(ids) for ids in encoder.token_ids(texts)] and counts[1] > 1_000
+
+
+def test_resume_without_a_checkpoint_trains_the_vocabulary_of_the_config_given_now(
+        tmp_path: Path, killed_run: Callable[..., AbstractContextManager[None]]) -> None:
+    with killed_run(3):
+        train_on(tiny_config("checkpoint_every=1000", "log_every=1"), toy_corpus(), tmp_path / "m", progress=False)
+    assert (tmp_path / "m" / "spm.model").is_file() and not list(tmp_path.glob("m/checkpoints/ckpt-*"))
+    out = train_on(tiny_config("vocab_size=40", "steps=2"), toy_corpus(), tmp_path / "m", resume=True,
+                   progress=False)
+    fresh = train_on(tiny_config("vocab_size=40", "steps=2"), toy_corpus(), tmp_path / "fresh", progress=False)
+    assert (out / "spm.model").read_bytes() == (fresh / "spm.model").read_bytes()
+    assert LaserEncoder(out).sp.get_piece_size() == LaserEncoder(fresh).sp.get_piece_size()  # architecture as spm
+
+
+def test_a_checkpoint_keeps_its_vocabulary_and_an_unreadable_one_is_named(
+        tmp_path: Path, killed_run: Callable[..., AbstractContextManager[None]]) -> None:
+    with killed_run(12):
+        train_on(tiny_config(), toy_corpus(), tmp_path / "m", progress=False)
+    vocab = tmp_path / "m" / "spm.model"
+    with pytest.raises(ValueError, match="config keys differ: vocab_size 60 -> 40"):
+        train_on(tiny_config("vocab_size=40"), toy_corpus(), tmp_path / "m", resume=True, progress=False)
+    kept = vocab.read_bytes()
+    vocab.write_bytes(b"")
+    with pytest.raises(ValueError, match=rf"^{vocab}: not a readable SentencePiece vocabulary \(.+\); delete it and "
+                                         "--resume trains it again"):
+        train_on(tiny_config(), toy_corpus(), tmp_path / "m", resume=True, progress=False)
+    vocab.unlink()
+    train_on(tiny_config(), toy_corpus(), tmp_path / "m", resume=True, progress=False)
+    assert vocab.read_bytes() == kept  # the same configuration trains the same vocabulary, which the checkpoint checks
+
+
+def test_a_teacher_that_does_not_load_leaves_no_output(tmp_path: Path) -> None:
+    path = tmp_path / "qx.tsv"
+    path.write_text("".join(f"hund {k}\tdog {k}\n" for k in range(60)), encoding="utf-8")
+    user = load_user_bitext([BitextFile("qx", str(path))], hold_out=False, seed=0)
+    with pytest.raises(ValueError, match="unknown model"):
+        train_on(tiny_config("objective=distill", f"teacher={tmp_path / 'nonexistent'}"), toy_corpus(),
+                 tmp_path / "m", progress=False, user=user)
+    assert not (tmp_path / "m").exists()

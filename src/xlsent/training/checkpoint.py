@@ -137,14 +137,30 @@ def save_tensors_json(json_path: Path, tensors: dict[str, torch.Tensor], info: d
     return json_path
 
 
-def read_tensors_json(json_path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    """Read what :func:`save_tensors_json` wrote, checking format and checksum."""
+def corrupt(json_path: Path, why: str) -> CheckpointError:
+    """The error of a corrupt checkpoint ``json_path``, naming it, ``why`` and the fix."""
+    return CheckpointError(f"{json_path}: corrupt checkpoint ({why}); delete it to resume from the one before")
+
+
+def read_checkpoint_json(json_path: Path) -> dict[str, Any]:
+    """The JSON half of a checkpoint (or of the best weights), checked to be one: unreadable JSON, or JSON without
+    its tensors' file and checksum, is a :func:`corrupt` checkpoint."""
     try:
-        info: dict[str, Any] = json.loads(json_path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"{json_path}: unreadable checkpoint ({exc})") from exc
+        info = json.loads(json_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise corrupt(json_path, str(exc)) from exc
+    if not isinstance(info, dict):
+        raise corrupt(json_path, f"a JSON {type(info).__name__}, not an object")
     if info.get("format") != CHECKPOINT_FORMAT:
         raise CheckpointError(f"{json_path}: not an xlsent checkpoint")
+    if not isinstance(info.get("tensors"), str) or not isinstance(info.get("sha256"), str):
+        raise corrupt(json_path, "no tensors file or checksum")
+    return info
+
+
+def read_tensors_json(json_path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """Read what :func:`save_tensors_json` wrote, checking format and checksum."""
+    info = read_checkpoint_json(json_path)
     tensor_path = json_path.parent / info["tensors"]
     if not tensor_path.is_file() or sha256_file(tensor_path) != info["sha256"]:
         raise CheckpointError(f"{tensor_path}: missing or its checksum differs from {json_path.name} (corrupt); "
@@ -173,6 +189,9 @@ def latest_checkpoint(directory: Path) -> Path | None:
 def load_checkpoint(json_path: Path, state: TrainState) -> dict[str, Any]:
     """Restore ``state`` and the global RNGs from a checkpoint; returns its JSON (``step``, caller's fields)."""
     tensors, info = read_tensors_json(json_path)
-    _restore(state, tensors, info["optimizers"])
-    set_rng_state(tensors, info["rng"])
+    try:
+        _restore(state, tensors, info["optimizers"])
+        set_rng_state(tensors, info["rng"])
+    except (KeyError, TypeError) as exc:
+        raise corrupt(json_path, f"{type(exc).__name__}: {exc}") from exc
     return info

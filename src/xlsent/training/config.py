@@ -40,6 +40,8 @@ import tomli_w
 SCHEDULES = ("constant", "linear", "cosine")
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("fp32", "bf16")
+SEED_LIMIT = 2**32
+"""Seeds run from 0 to one below this (NumPy's global generator takes no other)."""
 
 
 class ConfigError(ValueError):
@@ -88,6 +90,8 @@ class TrainConfig:
     def problems(self) -> list[str]:
         """What is wrong with the values (empty when consistent)."""
         out = []
+        if not 0 <= self.seed < SEED_LIMIT:
+            out.append(f"seed must be a whole number >= 0 and < 2**32 (--seed, or the key seed), not {self.seed}")
         if self.steps < self.MIN_STEPS:
             out.append(f"steps must be >= {self.MIN_STEPS}, not {self.steps}")
         if self.warmup_steps < 0 or self.eval_every < 0:
@@ -157,7 +161,7 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
     if origin in (list, tuple):  # a tuple field is read as a list is (tuple[str, ...]: items of one type)
         item = typing.get_args(kind)[0]
         if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
+            value = [_item(key, v.strip(), item) for v in value.split(",") if v.strip()]
         if not isinstance(value, list | tuple):
             raise ConfigError(f"{key} expects a list, got {value!r}")
         items = [_coerce(key, v, item) for v in value]
@@ -175,6 +179,12 @@ def _coerce(key: str, value: Any, kind: Any) -> Any:
         raise ConfigError(f"{key} must be a finite number, not {value!r}: nan and inf would train a model of NaN "
                           "weights")
     return value
+
+
+def _item(key: str, text: str, kind: Any) -> Any:
+    """One item of a comma-separated list: a number or boolean as TOML reads it where the items are numbers or
+    booleans (``4`` of ``gen_hidden=4,8``), else the text."""
+    return parse_assignment(text, kind, key) if kind in (int, float, bool) else text
 
 
 def parse_assignment(raw: str, kind: Any, key: str = "value") -> Any:
@@ -206,9 +216,10 @@ def _layer(table: dict[str, Any], mode: str | None, modes: Sequence[str]) -> dic
 
 
 def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: Sequence[str] = (),
-                 mode: str | None = None, overrides: Mapping[str, Any] | None = None) -> C:
-    """A checked ``cls`` from TOML ``layers`` (texts or parsed tables, later ones win), ``key=value`` sets, then
-    ``overrides`` (typed values, which win over both: what a study fixes for one of its rows).
+                 mode: str | None = None, overrides: Mapping[str, Any] | None = None, checked: bool = True) -> C:
+    """A ``cls`` from TOML ``layers`` (texts or parsed tables, later ones win), ``key=value`` sets, then
+    ``overrides`` (typed values, which win over both: what a study fixes for one of its rows); its values typed, and
+    checked unless ``checked`` is False (the caller adds values and checks them).
 
     ``mode`` picks the per-mode tables; without it the last ``mode`` key of the layers (or of ``sets``) is used.
     Tables named after any mode are never read as keys.
@@ -247,7 +258,10 @@ def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: 
         k for t in tables for v in t.values() if isinstance(v, dict) for k in v} | set(values)
     unknown = sorted(every_key - set(types_))
     if unknown:
-        raise ConfigError(f"unknown {cls.__name__} key(s) {unknown}; known: {', '.join(sorted(types_))}")
+        files = [t for t in tables if isinstance(t, FileLayer) and _table_keys(t, modes) & set(unknown)]
+        shown = sorted(_table_keys(files[0], modes) & set(unknown)) if files else unknown
+        named = f"{files[0].source}: " if files else ""
+        raise ConfigError(f"{named}unknown {cls.__name__} key(s) {shown}; known: {', '.join(sorted(types_))}")
     typed = {}
     for k, v in values.items():
         try:
@@ -256,8 +270,14 @@ def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: 
             where = origin.get(k) if k not in assignments and k not in (overrides or {}) else None
             raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
     config = cls(**typed)
-    config.check()
+    if checked:
+        config.check()
     return config
+
+
+def _table_keys(table: Mapping[str, Any], modes: Sequence[str]) -> set[str]:
+    """The config keys a TOML table sets, at its top level and in its mode tables."""
+    return {k for k in table if k not in modes} | {k for v in table.values() if isinstance(v, dict) for k in v}
 
 
 class FileLayer(dict[str, Any]):
@@ -275,6 +295,8 @@ def read_layers(defaults: str, files: Sequence[str | Path] = (), modes: Sequence
     known = set(modes) | {k for k, v in layers[0].items() if isinstance(v, dict)}
     for f in files:
         path = Path(f)
+        if path.is_dir():
+            raise ConfigError(f"config file {path} is a folder, not a file: give --config a TOML file")
         if not path.is_file():
             raise FileNotFoundError(f"config file {path} not found")
         try:

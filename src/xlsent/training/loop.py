@@ -42,8 +42,10 @@ from xlsent.atomic import atomic_open
 from xlsent.encoders.backends import cpu_flags, native_bf16
 from xlsent.training.checkpoint import (
     TrainState,
+    corrupt,
     latest_checkpoint,
     load_checkpoint,
+    read_checkpoint_json,
     read_tensors_json,
     restore_modules,
     rng_state,
@@ -207,7 +209,10 @@ class Trainer:
     # --- the loop ------------------------------------------------------------------------------------------
 
     def _check_resume(self, ckpt: Path) -> None:
-        saved = json.loads(ckpt.read_text(encoding="utf-8")).get("meta", {})
+        """Refuse a checkpoint made with another configuration or data (a corrupt one: :func:`corrupt`)."""
+        saved = read_checkpoint_json(ckpt).get("meta")
+        if not isinstance(saved, dict) or not isinstance(saved.get("config", {}), dict):
+            raise corrupt(ckpt, "no meta object of its configuration")
         if saved == self.meta:
             return
         old, new = saved.get("config", {}), self.meta["config"]

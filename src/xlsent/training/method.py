@@ -86,12 +86,23 @@ class Method:
                **overrides: Any) -> TrainConfig:
         """The effective configuration: packaged defaults, then ``files``, then ``key=value`` ``sets`` (the
         command line's), then typed ``overrides`` (``steps=200``: what a study fixes)."""
+        return self._build(files, sets, mode, overrides, checked=True)
+
+    def command_config(self, files: Sequence[str | Path], sets: Sequence[str], mode: str | None,
+                       bitext: Sequence[str], bitext_only: bool) -> TrainConfig:
+        """The configuration of ``xlsent train``: :meth:`config` of ``files``, ``sets`` and ``mode`` with the
+        ``--bitext`` entries and ``--bitext-only`` added (:func:`with_user_bitext`), checked once they are."""
+        return with_user_bitext(self._build(files, sets, mode, {}, checked=False), bitext, bitext_only)
+
+    def _build(self, files: Sequence[str | Path], sets: Sequence[str], mode: str | None,
+               overrides: dict[str, Any], *, checked: bool) -> TrainConfig:
+        """The configuration of :meth:`config`, its values checked unless ``checked`` is False."""
         if mode is not None and self.modes and mode not in self.modes:
             raise ValueError(f"{self.name}: unknown mode {mode!r}; modes: {', '.join(self.modes)}")
         layers = read_layers(self.defaults_text(), files, self.modes)
         for path, layer in zip(files, layers[1:], strict=True):
             layer.update(self.keys_before(Path(path), layer))
-        return build_config(self.config_class, layers, sets=sets, mode=mode, overrides=overrides)
+        return build_config(self.config_class, layers, sets=sets, mode=mode, overrides=overrides, checked=checked)
 
     def keys_before(self, path: Path, layer: dict[str, Any]) -> dict[str, Any]:
         """Where ``path`` is a trained model's own ``config.toml`` (beside an ``xlsent.json`` of this method), the
@@ -139,25 +150,24 @@ def get_method(name: str) -> Method:
 def with_user_bitext(config: C, bitext: Sequence[str], bitext_only: bool) -> C:
     """``config`` with the ``--bitext`` entries added to its ``bitext`` (and ``bitext_only`` set), checked; an error
     for a method that does not learn from user bitext."""
-    if not bitext and not bitext_only:
-        return config
-    if not isinstance(config, UserBitextConfig):
-        raise ConfigError(f"--bitext: {type(config).__name__} takes no user bitext; the methods that do are those "
-                          "whose config has a bitext key (distill, laser)")
-    config.bitext = [*config.bitext, *(parse_bitext_option(b) for b in bitext)]
-    config.bitext_only = config.bitext_only or bitext_only
+    if bitext or bitext_only:
+        if not isinstance(config, UserBitextConfig):
+            raise ConfigError(f"--bitext: {type(config).__name__} takes no user bitext; the methods that do are "
+                              "those whose config has a bitext key (distill, laser)")
+        config.bitext = [*config.bitext, *(parse_bitext_option(b) for b in bitext)]
+        config.bitext_only = config.bitext_only or bitext_only
     config.check()
     return config
 
 
-def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = None) -> bool:
+def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = None, *, warn: bool = True) -> bool:
     """Check ``config`` and the output folder before training; True when it already holds a finished model (and
     ``resume``) trained with the same configuration.
 
     A finished model resumed with another configuration (``steps`` included: a finished run is not extended) is an
     error naming the keys that differ, and one of another registered method an error naming its type, as is a folder
     holding files that are neither a model nor a training run. ``resume`` where there is nothing to resume (no
-    folder, or one without a training run) trains from scratch, and says so in a warning.
+    folder, or one without a training run) trains from scratch, and says so in a warning (unless ``warn`` is False).
     """
     if config is not None:
         config.check()
@@ -188,7 +198,7 @@ def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = N
             shown = ", ".join(foreign[:5]) + (", ..." if len(foreign) > 5 else "")
             raise FileExistsError(f"{path} holds files that are neither an xlsent model nor a training run "
                                   f"({shown}); choose an empty or new --out")
-    if resume and not (path.is_dir() and is_training_run(path)):
+    if warn and resume and not (path.is_dir() and is_training_run(path)):
         log.warning("--resume: %s %s, so there is nothing to resume; training from scratch", path,
                     "holds no training run" if path.is_dir() else "does not exist")
     return False
@@ -241,10 +251,11 @@ class TrainingStart:
 
 def begin_training(out_dir: str | Path, resume: bool, config: TrainConfig) -> TrainingStart | None:
     """The opening every method's ``train_on`` shares: check the config and the output folder
-    (:func:`prepare_output`), seed torch with ``config.seed`` and start the clock. None when ``out_dir`` already
-    holds the finished model (``resume``): the caller returns it as it is."""
+    (:func:`prepare_output`; its warning that there is nothing to resume is :func:`checked_train`'s, which runs
+    first), seed torch with ``config.seed`` and start the clock. None when ``out_dir`` already holds the finished
+    model (``resume``): the caller returns it as it is."""
     out = Path(out_dir)
-    if prepare_output(out, resume, config):
+    if prepare_output(out, resume, config, warn=False):
         return None
     torch.manual_seed(config.seed)
     return TrainingStart(out, time.perf_counter())

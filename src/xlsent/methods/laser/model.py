@@ -66,12 +66,13 @@ from xlsent.methods.laser.config import DEFAULTS, DTYPES, NAME, LaserConfig, los
 from xlsent.methods.laser.data import PairCorpus, build_corpus, corpus_counts
 from xlsent.methods.laser.vocab import covering_chars, teacher_embeddings, train_vocab
 from xlsent.mining.threshold_search import gold_positions, mine_and_score
-from xlsent.training.checkpoint import TrainState
+from xlsent.training.checkpoint import TrainState, latest_checkpoint
 from xlsent.training.config import to_toml
 from xlsent.training.loop import Trainer, held_out_validation, resolve_device
 from xlsent.training.losses import MultipleNegativesRankingLoss, TeacherRankingLoss, TeacherStudentLoss
 from xlsent.training.method import Method, begin_training, checked_train, write_trained_manifest
 from xlsent.training.record import DataRecord, ObjectiveRecord, TeacherRecord, TrainingRecord, ValidationRecord
+from xlsent.training.run_folder import CHECKPOINT_DIR
 from xlsent.training.toy import TOY_DE, TOY_EN
 
 log = logging.getLogger(__name__)
@@ -269,20 +270,33 @@ def teacher_targets(teacher: Encoder, corpus: Sequence[PairCorpus], pairs: Seque
     return out
 
 
+def load_teacher(config: LaserConfig) -> Encoder | None:
+    """The ``teacher`` where the config distills or starts its embeddings from it (else None), checked to fit
+    ``embed_init = "teacher"``."""
+    if not config.distills and config.embed_init != "teacher":
+        return None
+    teacher = load_encoder(config.teacher)
+    if config.embed_init == "teacher":
+        if not isinstance(teacher, TransformerEncoder):
+            raise ValueError(f"embed_init = teacher needs a transformer teacher, not {config.teacher}")
+        width = teacher.model.embeddings.word_embeddings.weight.shape[1]
+        if width != config.embed_dim:
+            raise ValueError(f"embed_init = teacher needs embed_dim = {width} (the teacher's input embeddings), "
+                             f"not {config.embed_dim}")
+    return teacher
+
+
 def build_encoder(config: LaserConfig, sp: Any, teacher: Encoder | None) -> BiLstmSentenceEncoder:
     """The student BiLSTM: projected to the teacher's size when it distills and the sizes differ; subword
-    embeddings from the teacher's with ``embed_init = "teacher"``, frozen with ``freeze_embeddings``."""
-    out_dim = teacher.dim if teacher is not None and teacher.dim != 2 * config.hidden else 0
+    embeddings from the teacher's with ``embed_init = "teacher"``, frozen with ``freeze_embeddings``
+    (``teacher``: :func:`load_teacher`'s)."""
+    out_dim = teacher.dim if config.distills and teacher is not None and teacher.dim != 2 * config.hidden else 0
     encoder = BiLstmSentenceEncoder(sp.get_piece_size(), config.embed_dim, config.hidden, config.layers,
                                     config.dropout, out_dim=out_dim)
     if config.embed_init == "teacher":
-        source = teacher or load_encoder(config.teacher)
-        if not isinstance(source, TransformerEncoder):
-            raise ValueError(f"embed_init = teacher needs a transformer teacher, not {config.teacher}")
+        source = teacher or load_teacher(config)
+        assert isinstance(source, TransformerEncoder)
         table = source.model.embeddings.word_embeddings.weight.detach()
-        if table.shape[1] != config.embed_dim:
-            raise ValueError(f"embed_init = teacher needs embed_dim = {table.shape[1]} (the teacher's input "
-                             f"embeddings), not {config.embed_dim}")
         unk = source.tokenizer.token_to_id("<unk>")
         specials = {PAD_ID: source.pad, UNK_ID: source.pad if unk is None else unk, BOS_ID: source.bos,
                     EOS_ID: source.eos}
@@ -313,13 +327,31 @@ def unknown_rates(sp: Any, user: UserBitext) -> dict[str, float]:
     return out
 
 
+def kept_vocabulary(out: Path) -> bool:
+    """Whether ``out`` keeps its vocabulary: only beside a checkpoint, which a resumed run checks against the
+    configuration and the vocabulary's checksum (and a run without ``--resume`` is refused); a folder without one
+    has its vocabulary trained again, by the configuration given now."""
+    checkpoints = out / CHECKPOINT_DIR
+    return (out / SPM_FILE).is_file() and checkpoints.is_dir() and latest_checkpoint(checkpoints) is not None
+
+
+def read_vocabulary(path: Path) -> Any:
+    """The SentencePiece model at ``path``; an unreadable one is an error naming it and the fix."""
+    import sentencepiece as spm
+
+    try:
+        return spm.SentencePieceProcessor(model_file=str(path))
+    except (OSError, RuntimeError) as exc:  # SentencePiece reports a corrupt model as RuntimeError
+        raise ValueError(f"{path}: not a readable SentencePiece vocabulary ({exc}); delete it and --resume trains "
+                         "it again (the checkpoint then checks it is the one the run started with), or train into "
+                         "a new --out") from exc
+
+
 def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | Path, *, resume: bool = False,
              progress: bool = True, data: str | Path | None = None, user: UserBitext | None = None) -> Path:
     """Train LASER on ``corpus`` and the ``user``'s bitext (its languages' characters always in the vocabulary, its
-    held-out pairs validated by xsim) and write the model directory ``out_dir`` (the vocabulary is reused on
-    resume)."""
-    import sentencepiece as spm
-
+    held-out pairs validated by xsim) and write the model directory ``out_dir`` (its vocabulary kept only beside a
+    checkpoint: :func:`kept_vocabulary`)."""
     from xlsent.training.batching import TokenBudgetBatches
 
     run = begin_training(out_dir, resume, config)
@@ -327,21 +359,22 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
         return Path(out_dir)
     out = run.out
     user = user or UserBitext([], [])
-    check_unchanged(out, user.records, resume)
+    loaded = load_teacher(config)  # before anything is written: a teacher that does not load leaves no --out
+    teacher = loaded if config.distills else None
     shipped_langs = [] if config.bitext_only else [x for x in config.languages if x not in user.languages]
     corpus = [*corpus, *user_corpus(user)]
     vocab_path = out / SPM_FILE
-    if not (resume and vocab_path.is_file()):
+    if not kept_vocabulary(out):
         required = covering_chars([s for b in user.bitext for s in b.xx], config.character_coverage,
                                   config.vocab_size // 4)
         train_vocab(corpus_sentences(corpus), vocab_path, vocab_size=config.vocab_size,
                     per_lang=config.vocab_per_lang, model_type=config.vocab_model,
                     character_coverage=config.character_coverage, seed=config.seed, required_chars=required)
-    sp = spm.SentencePieceProcessor(model_file=str(vocab_path))
+    check_unchanged(out, user.records, resume)
+    sp = read_vocabulary(vocab_path)
     vocab = sp.get_piece_size()
     pairs, dropped = tokenize_corpus(sp, corpus, config.targets, config.max_sentence_tokens)
-    teacher = load_encoder(config.teacher) if config.distills else None
-    encoder = build_encoder(config, sp, teacher)
+    encoder = build_encoder(config, sp, loaded)
     modules: dict[str, nn.Module] = {"encoder": encoder}
     if config.translates:
         modules["decoder"] = LaserDecoder(vocab, encoder.dim, len(config.targets),
