@@ -68,3 +68,15 @@ def test_long_lists_resume_from_their_finished_parts(tmp_path: Path, monkeypatch
     assert resumed.calls == [["w4", "w5"], ["w6"]]  # the first two parts were kept
     np.testing.assert_allclose(vecs, LookupEncoder(table).encode(sentences))
     assert not list(cache_dir(resumed, tmp_path).glob("*.parts"))
+
+
+def test_vectors_of_an_older_reading_of_the_text_are_not_read(tmp_path: Path) -> None:
+    """A cache folder of before surrounding whitespace was stripped (named by the encoder id alone) holds other
+    vectors for padded sentences: never read, the sentences are encoded again."""
+    enc = Counting()
+    cached_encode(enc, ["a", "b"], "xx", root=tmp_path)
+    folder = cache_dir(enc, tmp_path)
+    older = tmp_path / "counting"
+    folder.rename(older)  # as an older xlsent named it
+    cached_encode(enc, ["a", "b"], "xx", root=tmp_path)
+    assert len(enc.seen) == 2 and folder.name != older.name

@@ -33,10 +33,16 @@ def encoder_id(encoder: Named) -> str:
     return encoder.id if isinstance(encoder, Identified) else encoder.name
 
 
+TEXT_READING = "t2"
+"""How an encoder reads a sentence, as the cache folders of what it made from sentences record it: ``t2`` since
+surrounding whitespace is no token (:meth:`xlsent.encoders.transformer.TransformerEncoder._texts`). Folders made
+before (no such suffix) hold vectors of the older reading and are no longer read."""
+
+
 def cache_dir(encoder: Encoder, root: Path | None = None) -> Path:
-    """Folder holding ``encoder``'s cached encodings."""
+    """Folder holding ``encoder``'s cached encodings (named by its id and :data:`TEXT_READING`)."""
     safe = re.sub(r"[^A-Za-z0-9._@-]+", "_", encoder_id(encoder))
-    return (root or xlsent_home() / "encodings") / safe
+    return (root or xlsent_home() / "encodings") / f"{safe}.{TEXT_READING}"
 
 
 PART_ROWS = 8192

@@ -38,7 +38,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from xlsent.atomic import atomic_open, write_json
-from xlsent.encoders.cache import encoder_id
+from xlsent.encoders.cache import TEXT_READING, encoder_id
 from xlsent.paths import xlsent_home
 
 log = logging.getLogger(__name__)
@@ -253,8 +253,9 @@ class WmdCache:
 
 
 def wmd_root() -> Path:
-    """Default cache root: ``$XLSENT_HOME/wmd``."""
-    return xlsent_home() / "wmd"
+    """Default cache root: ``$XLSENT_HOME/wmd.<TEXT_READING>`` (:data:`xlsent.encoders.cache.TEXT_READING`: distances
+    of token states made from the sentences as read now)."""
+    return xlsent_home() / f"wmd.{TEXT_READING}"
 
 
 # --- distances of many pairs -------------------------------------------------------------------------------------
