@@ -171,6 +171,7 @@ def test_static_average_is_the_weighted_sum_of_subword_vectors(tiny_encoder: Tra
             np.testing.assert_allclose(got[row], expect / np.linalg.norm(expect), atol=1e-5)
         assert not got[2].any()
     assert plain.id != tfidf.id and plain.id.startswith(tiny_encoder.id)
+    assert plain.token_ids(["  the dog barks \t"]) == ids[:1]  # surrounding whitespace is no token
     with pytest.raises(ValueError, match="one weight per vocabulary id"):
         StaticAverageEncoder(tiny_encoder, idf[:5])
 

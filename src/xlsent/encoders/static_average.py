@@ -80,8 +80,10 @@ class StaticAverageEncoder:
         self.id: str = f"{encoder_id(backbone)}+static-{kind}{suffix}"
 
     def token_ids(self, sentences: Sequence[str]) -> list[list[int]]:
-        """SentencePiece ids of each sentence: no prefix, no special tokens."""
-        return [e.ids for e in self.backbone.tokenizer.encode_batch(list(sentences), add_special_tokens=False)]
+        """SentencePiece ids of each sentence without its surrounding whitespace (as the backbone reads it): no
+        prefix, no special tokens."""
+        texts = [s.strip() for s in sentences]
+        return [e.ids for e in self.backbone.tokenizer.encode_batch(texts, add_special_tokens=False)]
 
     def encode(self, sentences: Sequence[str], lang: str | None = None, *, batch_tokens: int = DEFAULT_BATCH_TOKENS,
                progress: bool = False) -> np.ndarray:
