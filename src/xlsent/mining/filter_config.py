@@ -91,13 +91,15 @@ class FilterConfig:
                     f"min_p_clean ({self.min_p_clean}) is the learned scorer's cut, which "
                     + ("scorer = 'none' turns off" if self.scorer == "none" else
                        f"threshold ({self.threshold!r}) sets aside") + ": give one"),
-                   (self.score or (self.keep is None and self.threshold == "auto" and self.min_p_clean == "auto"),
-                    "score is off (--no-score), so no score cut applies: drop "
-                    + ", ".join(name for name, on in (("keep", self.keep is not None),
-                                                      ("threshold", self.threshold != "auto"),
-                                                      ("min_p_clean", self.min_p_clean != "auto")) if on)
-                    + " or turn score on")]
+                   (self.score or not self.cuts_given(),
+                    f"score is off (--no-score), so no score cut applies: drop {', '.join(self.cuts_given())} or "
+                    "turn score on")]
         return [message for ok, message in checks if not ok]
+
+    def cuts_given(self) -> list[str]:
+        """The settings of the score cut given a value (``keep``, ``threshold``, ``min_p_clean``), by name."""
+        return [name for name, given in (("keep", self.keep is not None), ("threshold", self.threshold != "auto"),
+                                         ("min_p_clean", self.min_p_clean != "auto")) if given]
 
     def __post_init__(self) -> None:
         problems = self.problems()
