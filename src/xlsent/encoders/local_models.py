@@ -46,11 +46,11 @@ def _describe(path: Path) -> LocalModel | None:
     from xlsent.encoders.st_folder import is_foreign_folder, read_folder
 
     if (path / MANIFEST).is_file():
-        if _json_object(path / MANIFEST).get("type") == INDEX_TYPE:
-            return None
         try:
             kind = read_manifest(path, verify="size")["type"]
-        except (ModelDirError, OSError) as exc:
+        except (ModelDirError, OSError) as exc:  # refused, a sentence index included: that one is no model
+            if _json_object(path / MANIFEST).get("type") == INDEX_TYPE:
+                return None
             return LocalModel(path.name, "unreadable", None, path, str(exc))
         dim = _json_object(path / "config.json").get("hidden_size")
         return LocalModel(path.name, f"xlsent {kind}", dim if isinstance(dim, int) else None, path)
