@@ -433,3 +433,14 @@ def test_a_teacher_that_does_not_load_leaves_no_output(tmp_path: Path) -> None:
         train_on(tiny_config("objective=distill", f"teacher={tmp_path / 'nonexistent'}"), toy_corpus(),
                  tmp_path / "m", progress=False, user=user)
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("resume", [True, False])
+def test_a_run_killed_before_its_first_log_line_trains_again_into_the_same_folder(
+        tmp_path: Path, killed_run: Callable[..., AbstractContextManager[None]], resume: bool) -> None:
+    """Killed after its vocabulary, before any log line or checkpoint: the folder is a training run's, not foreign."""
+    with killed_run(1):
+        train_on(tiny_config("checkpoint_every=1000", "log_every=1000"), toy_corpus(), tmp_path / "m", progress=False)
+    assert (tmp_path / "m" / "spm.model").is_file() and not (tmp_path / "m" / "train.jsonl").exists()
+    out = train_on(tiny_config("steps=2"), toy_corpus(), tmp_path / "m", resume=resume, progress=False)
+    assert LaserEncoder(out).encode(["hund"]).shape[0] == 1

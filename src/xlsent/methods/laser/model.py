@@ -365,6 +365,7 @@ def train_on(config: LaserConfig, corpus: Sequence[PairCorpus], out_dir: str | P
     corpus = [*corpus, *user_corpus(user)]
     vocab_path = out / SPM_FILE
     if not kept_vocabulary(out):
+        (out / CHECKPOINT_DIR).mkdir(parents=True, exist_ok=True)  # a run killed in or after the vocabulary resumes
         required = covering_chars([s for b in user.bitext for s in b.xx], config.character_coverage,
                                   config.vocab_size // 4)
         train_vocab(corpus_sentences(corpus), vocab_path, vocab_size=config.vocab_size,
