@@ -232,3 +232,11 @@ def test_train_filter_on_a_users_bitext_and_filter_with_it(tmp_path: Path, monke
     assert p[40] < float(np.median(p[:40]))  # the misaligned pair scores under the clean ones
     assert main(["train", "filter", "--bitext", f"de={pairs}", "--bitext-only", "--out", str(out), "-q"]) == 2
     assert "exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32])
+def test_scorer_training_refuses_a_seed_the_encoder_methods_refuse(seed: int) -> None:
+    from xlsent.mining.scorer_training import scorer_config
+
+    with pytest.raises(ValueError, match=rf"seed must be a whole number >= 0 and < 2\*\*32 .*not {seed}"):
+        scorer_config((), [f"seed={seed}"])

@@ -30,6 +30,7 @@ from xlsent.mining.config import SearchConfig
 from xlsent.mining.filter_config import FilterConfig
 from xlsent.mining.filter_scorer import Scorer, fit_scorer
 from xlsent.mining.job import MeasuredPairs, measure_texts
+from xlsent.training.config import SEED_LIMIT
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,8 @@ class ScorerTraining:
                                                 f"{self.learning_rate}"),
                   (0 < self.feature_fraction <= 1, f"feature_fraction must be above 0 and at most 1, not "
                                                    f"{self.feature_fraction}"),
+                  (0 <= self.seed < SEED_LIMIT, f"seed must be a whole number >= 0 and < 2**32 (--seed, or the key "
+                                                 f"seed), not {self.seed}"),
                   (all(p.count("-") == 1 for p in (*self.pairs, *self.dev_pairs)),
                    "pairs and dev_pairs are language pairs such as de-en")]
         problems = [message for ok, message in checks if not ok]
