@@ -366,7 +366,7 @@ def filter(src: Input, tgt: Input, output: str | Path, *, scores: str | Path | N
     if rules.score and rules.keep is None and rules.threshold != "auto":
         cut = given_cut(float(rules.threshold), cfg.margin)
     check_filter_cut(_spec(src), _spec(tgt), cfg, cut)  # a given cut before any model loads
-    scorer = _filter_scorer(rules, model, backend)
+    scorer = _filter_scorer(rules, model, backend, cfg)
     if auto:
         from xlsent.mining.filter_calibration import auto_filter_threshold, filter_threshold
 
@@ -384,12 +384,13 @@ def filter(src: Input, tgt: Input, output: str | Path, *, scores: str | Path | N
                             src_emb=embs[0], tgt_emb=embs[1], progress=progress)
 
 
-def _filter_scorer(rules: FilterConfig, model: str | Path, backend: str) -> Scorer | None:
+def _filter_scorer(rules: FilterConfig, model: str | Path, backend: str, search: SearchConfig) -> Scorer | None:
     """The learned scorer ``xlsent filter`` runs with (:attr:`FilterConfig.scorer`): none unless the config wants
     one; ``auto``: the one shipped for the model's weights, if any (else the margin cut decides, logged); a path:
-    that scorer, which must have been trained with the model."""
+    that scorer, which must have been trained with the model. Either must have learned margins measured as
+    ``search`` measures them (:func:`~xlsent.mining.filter_scorer.check_search`)."""
     from xlsent.encoders.cache import encoder_id
-    from xlsent.mining.filter_scorer import check_encoder, load_scorer, shipped_scorer
+    from xlsent.mining.filter_scorer import check_encoder, check_search, load_scorer, shipped_scorer
 
     if not rules.wants_scorer():
         return None
@@ -397,10 +398,11 @@ def _filter_scorer(rules: FilterConfig, model: str | Path, backend: str) -> Scor
     key = encoder_id(load(model, backend))
     if given is not None:
         check_encoder(given, key)
-        return given
-    scorer = shipped_scorer(key)
+    scorer = given or shipped_scorer(key)
     if scorer is None:
         log.info("no learned filter scorer ships for %s: the margin cut decides", key)
+    else:
+        check_search(scorer, search)
     return scorer
 
 

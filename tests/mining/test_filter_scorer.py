@@ -166,7 +166,7 @@ def test_filter_keeps_by_the_scorer_row_for_row(toy_pairs: tuple[Path, list[str]
     toy_scorer().save(tmp_path / "scorer")
     kept, scores = tmp_path / "kept.tsv", tmp_path / "all.tsv"
     assert main(["filter", str(path), "-o", str(kept), "--scores", str(scores), "--src-lang", "de", "--tgt-lang",
-                 "en", "--scorer", str(tmp_path / "scorer"), "--no-langid", "--k", "2", "-q"]) == 0
+                 "en", "--scorer", str(tmp_path / "scorer"), "--no-langid", "-q"]) == 0
     captured = capsys.readouterr()
     said = captured.out + captured.err
     assert re.search(r"score cut: [0-9.]+ \(p_clean of .*; p_clean\)", said), said  # not named a margin
@@ -190,6 +190,24 @@ def test_filter_refuses_a_scorer_of_another_encoder(toy_pairs: tuple[Path, list[
                  "-q"]) == 2
     assert "trained with the vectors of other@123" in capsys.readouterr().err
     assert not (tmp_path / "kept.tsv").exists()
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    (["-k", "2"], "measured with -k 4 (this run: -k 2); drop the option, or pass --scorer none"),
+    (["--margin", "distance", "--no-unify"],
+     "measured with --margin ratio --unify (this run: --margin distance --no-unify); drop the options")])
+def test_filter_refuses_margins_measured_otherwise_than_the_scorers(
+        toy_pairs: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str],
+        said: str) -> None:
+    """The scorer learned margins of k=4, ratio, unified: other margins would feed it values off its scale."""
+    path, seen = toy_pairs
+    toy_scorer().save(tmp_path / "scorer")
+    assert main(["filter", str(path), "-o", str(tmp_path / "kept.tsv"), "--scorer", str(tmp_path / "scorer"),
+                 *options, "-q"]) == 2
+    assert f"the learned scorer {tmp_path / 'scorer'}" in capsys.readouterr().err
+    assert not (tmp_path / "kept.tsv").exists() and not seen
+    assert main(["filter", str(path), "-o", str(tmp_path / "kept.tsv"), "--scorer", "none", "--threshold", "0.5",
+                 *options, "-q"]) == 0
 
 
 def test_noise_from_a_users_rows_has_every_kind_it_can_make() -> None:

@@ -30,12 +30,16 @@ import numpy as np
 
 from xlsent.atomic import write_json
 from xlsent.inference import fp32_id
+from xlsent.mining.config import SearchConfig
 from xlsent.mining.pair_features import FEATURES
 from xlsent.version import __version__
 
 log = logging.getLogger(__name__)
 
 FORMAT = "xlsent-filter-scorer/1"
+SCORER_SEARCH = SearchConfig()
+"""The search every scorer's margin features are measured with, in training and in use: ratio margin, k=4, unified
+sentences (the margin's scale and spread depend on all three)."""
 SHIPPED = Path(__file__).with_name("scorers")
 """The scorers shipped with xlsent (package data): ``NAME.json`` for the encoder named NAME."""
 SCORER_FILE = "scorer.json"
@@ -141,3 +145,17 @@ def check_encoder(scorer: Scorer, encoder_key: str | None) -> None:
         raise ValueError(f"{scorer.source}: this scorer was trained with the vectors of {scorer.encoder}, but the run "
                          f"embeds with {encoder_key}; give the --model it was trained with, or train one for this "
                          "model (xlsent train filter --model MODEL)")
+
+
+def check_search(scorer: Scorer, search: SearchConfig) -> None:
+    """ValueError when ``search`` measures margins otherwise than :data:`SCORER_SEARCH`: the scorer's margin features
+    would be off the scale it learned, and its ``p_clean`` silently wrong."""
+    flags = {"margin": lambda v: f"--margin {v}", "k": lambda v: f"-k {v}",
+             "unify": lambda v: "--unify" if v else "--no-unify"}
+    differ = [(flag(getattr(SCORER_SEARCH, key)), flag(getattr(search, key))) for key, flag in flags.items()
+              if getattr(search, key) != getattr(SCORER_SEARCH, key)]
+    if differ:
+        raise ValueError(f"the learned scorer {scorer.source} was trained on margins measured with "
+                         f"{' '.join(trained for trained, _ in differ)} (this run: "
+                         f"{' '.join(given for _, given in differ)}); drop the option{'s' * (len(differ) > 1)}, or "
+                         "pass --scorer none to filter by the margin cut")

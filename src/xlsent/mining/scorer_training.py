@@ -26,9 +26,8 @@ import numpy as np
 from xlsent.data.noisy_bitext import DEV_PAIRS, NoisyBitext, build_noisy_bitext, noisy_from_rows
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import cached_encode, encoder_id
-from xlsent.mining.config import SearchConfig
 from xlsent.mining.filter_config import FilterConfig
-from xlsent.mining.filter_scorer import Scorer, fit_scorer
+from xlsent.mining.filter_scorer import SCORER_SEARCH, Scorer, fit_scorer
 from xlsent.mining.job import MeasuredPairs, measure_texts
 from xlsent.training.config import SEED_LIMIT
 
@@ -131,9 +130,11 @@ def encoder_embed(encoder: Encoder, progress: bool = False) -> Embed:
 
 
 def measure(bitext: NoisyBitext, embed: Embed, rules: FilterConfig | None = None) -> MeasuredPairs:
-    """The pairs of ``bitext`` as ``xlsent filter`` measures them with the default search and ``rules``."""
+    """The pairs of ``bitext`` as ``xlsent filter`` measures them with the scorers' search (:data:`SCORER_SEARCH`) and
+    ``rules``."""
     src_lang, tgt_lang = bitext.pair.split("-")
-    return measure_texts(bitext.src, bitext.tgt, (src_lang, tgt_lang), embed, rules or FilterConfig(), SearchConfig())
+    return measure_texts(bitext.src, bitext.tgt, (src_lang, tgt_lang), embed, rules or FilterConfig(),
+                         SCORER_SEARCH)
 
 
 def training_bitexts(cfg: ScorerTraining, root: str | Path | None = None,
