@@ -395,10 +395,13 @@ def _filter_scorer(rules: FilterConfig, model: str | Path, backend: str, search:
     if not rules.wants_scorer():
         return None
     given = load_scorer(rules.scorer) if rules.scorer != "auto" else None  # checked before the model loads
+    if given is not None:
+        check_search(given, search)
     key = encoder_id(load(model, backend))
     if given is not None:
         check_encoder(given, key)
-    scorer = given or shipped_scorer(key)
+        return given
+    scorer = shipped_scorer(key)
     if scorer is None:
         log.info("no learned filter scorer ships for %s: the margin cut decides", key)
     else:
