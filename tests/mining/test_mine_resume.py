@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
 import signal
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
 
 from xlsent.cli import main
@@ -65,3 +67,44 @@ def test_a_work_folder_the_run_refused_to_empty_is_left_as_it_was(tmp_path: Path
     clean_up(work, refused.value, temporary=False)
     assert (work / "src.npy").read_bytes() == b"finished stage"
     assert (work / "tgt.npy.parts" / "notes.txt").is_file()
+
+
+class LanguageEncoder:
+    """A toy encoder whose vectors depend on the language it is told (as a mapping model's do); it is killed (a
+    KeyboardInterrupt) on the line ``dies_on`` when that is set."""
+
+    name = id = "language-toy"
+    dim = 8
+
+    def __init__(self) -> None:
+        self.dies_on: str | None = None
+
+    def encode(self, sentences: list[str], lang: str | None = None, **kw: object) -> np.ndarray:
+        if self.dies_on in sentences:
+            raise KeyboardInterrupt
+        rows = [np.frombuffer(hashlib.sha256(s.encode()).digest()[:8], np.uint8).astype(np.float32) - 127
+                for s in sentences]
+        out = np.array([row[::-1] if lang == "fr" else row for row in rows], np.float32).reshape(-1, self.dim)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("command", ["mine", "score"])
+def test_a_rerun_with_other_languages_embeds_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    command: str) -> None:
+    """The work folder of a killed run told --src-lang de is not reused by the run told fr."""
+    enc = LanguageEncoder()
+    monkeypatch.setattr("xlsent.api.load", lambda model, backend="auto": enc)
+    (tmp_path / "src.txt").write_text("un\ndeux\ntrois\nquatre\ncinq\n", encoding="utf-8")
+    (tmp_path / "tgt.txt").write_text("one\ntwo\nthree\nfour\ncoffee\n", encoding="utf-8")
+
+    def run(out: str, src_lang: str) -> int:
+        return main([command, str(tmp_path / "src.txt"), str(tmp_path / "tgt.txt"), "-o", str(tmp_path / out),
+                     "--model", "toy", "-k", "2", "--src-lang", src_lang, "--tgt-lang", "en", "-q"])
+
+    assert run("fresh.tsv", "fr") == 0
+    enc.dies_on = "coffee"
+    assert run("out.tsv", "de") == 130  # interrupted
+    assert (tmp_path / "out.tsv.work" / "src.npy").is_file()
+    enc.dies_on = None
+    assert run("out.tsv", "fr") == 0
+    assert (tmp_path / "out.tsv").read_bytes() == (tmp_path / "fresh.tsv").read_bytes()

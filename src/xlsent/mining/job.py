@@ -220,10 +220,12 @@ def readable_sides(src: InputSpec, tgt: InputSpec, task: str = "mine") -> Iterat
         yield src_file, tgt_file
 
 
-def job_key(src: InputSpec, tgt: InputSpec, src_sha: str, tgt_sha: str, encoder: str, cfg: SearchConfig
-            ) -> dict[str, Any]:
-    """What a work folder's finished stages depend on: the inputs, how they are read, the encoder, the search."""
-    return {"src": src_sha, "tgt": tgt_sha, "encoder": encoder, "k": cfg.k, "shard_rows": cfg.shard_rows,
+def job_key(src: InputSpec, tgt: InputSpec, src_sha: str, tgt_sha: str, encoder: str, cfg: SearchConfig,
+            langs: tuple[str | None, str | None]) -> dict[str, Any]:
+    """What a work folder's finished stages depend on: the inputs, how they are read, the encoder and the languages
+    it was given, the search."""
+    return {"src": src_sha, "tgt": tgt_sha, "encoder": encoder, "langs": list(langs), "k": cfg.k,
+            "shard_rows": cfg.shard_rows,
             "index": cfg.index, "effort": cfg.effort, "unify": cfg.unify, "precision": cfg.precision,
             "read_as": [{k: v for k, v in spec.source().items() if k != "path"} for spec in (src, tgt)]}
 
@@ -303,7 +305,7 @@ def _file_job(kind: str, src: InputSpec, tgt: InputSpec, output: Path, cfg: Sear
             _check_row_counts(src, len(sides[0].texts), tgt, len(sides[1].texts))
         if check_texts is not None:
             check_texts(*sides)
-        key = {"job": kind, **job_key(src, tgt, src_sha, tgt_sha, str(made_by), cfg), **engine.job_key()}
+        key = {"job": kind, **job_key(src, tgt, src_sha, tgt_sha, str(made_by), cfg, langs), **engine.job_key()}
         temporary = str(output) == STDOUT and work_dir is None
         work = Path(tempfile.mkdtemp(prefix=f"xlsent-{kind}-")) if temporary else (
             work_dir or output.with_name(output.name + ".work"))
