@@ -268,12 +268,17 @@ def with_folder(name: str, files: dict[str, str] | None = None) -> Callable[[Pat
     return setup
 
 
-def parquet_input(w: Path, model: Path) -> None:
-    """``{w}/in.parquet``: a Parquet file of one ``text`` column."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+def parquet_with(values: list[object]) -> Callable[[Path, Path], None]:
+    """A setup writing ``{w}/in.parquet``: a Parquet file of one ``text`` column holding ``values``."""
+    def setup(w: Path, model: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
 
-    pq.write_table(pa.table({"text": ["the dog barks", "der hund bellt"]}), w / "in.parquet")
+        pq.write_table(pa.table({"text": values}), w / "in.parquet")
+    return setup
+
+
+parquet_input = parquet_with(["the dog barks", "der hund bellt"])
 
 
 def tatoeba_files_emptied(w: Path, model: Path) -> None:
@@ -590,6 +595,12 @@ CASES = [
     case("embed-jsonl-lone-surrogate", "embed {w}/sur.jsonl -o {w}/o.npy --model {model} -q", 2,
          "sur.jsonl:2: field 'text' holds a lone surrogate (U+D800) at position 2: not valid Unicode text",
          setup=with_files({"sur.jsonl": '{"text": "ok"}\n{"text": "a \\ud800"}\n'})),
+    case("embed-jsonl-field-not-text", "embed {w}/tok.jsonl -o {w}/o.npy --field tokens --model {model} -q", 2,
+         "tok.jsonl:2: field 'tokens' holds a list, not text; give a string (null for an empty row)",
+         setup=with_files({"tok.jsonl": '{"tokens": "ok"}\n{"tokens": ["Hallo", "Welt"]}\n'})),
+    case("embed-parquet-column-not-text", "embed {w}/in.parquet -o {w}/o.npy --model {model} -q", 2,
+         "in.parquet: column 'text' holds list<element: string>, not text; choose a string column with --column",
+         setup=parquet_with([["Hallo", "Welt"], ["Guten", "Tag"]])),
     case("embed-not-parquet", "embed {w}/f.parquet -o {w}/o.npy --model {model} -q", 2,
          "f.parquet: not a readable Parquet file", setup=with_files({"f.parquet": "hello\n"})),
     case("embed-strict-empty-line", "embed {w}/in.txt -o {w}/o.npy --strict --model {model} -q", 2,

@@ -104,7 +104,8 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
                    help="TSV: line 1 is a header and is skipped (--header) or is data (--no-header); required for "
                    "TSV input unless --column names a header column (default: none, so TSV input must say)")
-    p.add_argument("--field", help="JSONL: field holding the text (default text)")
+    p.add_argument("--field", help="JSONL: field holding the text, a string or null (an empty row) in every line "
+                   "(default text)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
 

@@ -400,10 +400,20 @@ def _jsonl_rows(spec: InputSpec) -> Iterator[str]:
         if not isinstance(obj, dict) or field not in obj:
             raise InputError(f"{spec.name}:{line_no}: no field {field!r}; choose it with --field")
         value = obj[field]
-        text = "" if value is None else str(value)
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"{spec.name}:{line_no}: field {field!r} holds {_json_kind(value)}, not text; give a "
+                             "string (null for an empty row), or choose the text's field with --field")
+        text = value or ""
         if bad := lone_surrogate(text):
             raise InputError(f"{spec.name}:{line_no}: field {field!r} holds {bad}; fix its \\u escape")
         yield text
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value that is not a string is, in words: ``a list``, ``an object``, ``a number`` or ``true``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return {list: "a list", dict: "an object"}.get(type(value), "a number")
 
 
 def _parquet_rows(spec: InputSpec) -> Iterator[str]:
@@ -418,6 +428,11 @@ def _parquet_rows(spec: InputSpec) -> Iterator[str]:
         raise InputError(f"{unreadable} ({exc}); give a Parquet file, or --format for another format") from exc
     if column not in pf.schema_arrow.names:
         raise InputError(f"{spec.name}: no column {column!r} (columns: {pf.schema_arrow.names})")
+    kind = pf.schema_arrow.field(column).type
+    text = pa.types.is_dictionary(kind) and kind.value_type or kind
+    if not (pa.types.is_string(text) or pa.types.is_large_string(text) or pa.types.is_null(text)):
+        raise InputError(f"{spec.name}: column {column!r} holds {kind}, not text; choose a string column with "
+                         "--column")
     row = 0
     try:
         for batch in pf.iter_batches(columns=[column], batch_size=65536):
