@@ -413,7 +413,7 @@ def _json_kind(value: object) -> str:
     """What a JSON value that is not a string is, in words: ``a list``, ``an object``, ``a number`` or ``true``."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return {list: "a list", dict: "an object"}.get(type(value), "a number")
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else "a number"
 
 
 def _parquet_rows(spec: InputSpec) -> Iterator[str]:
