@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -9,10 +10,10 @@ import pytest
 
 from xlsent.cli import main
 from xlsent.data.text_input import InputSpec
-from xlsent.mining.config import MineConfig
+from xlsent.mining.config import Candidates, MineConfig
 from xlsent.mining.engine import LocalEngine
 from xlsent.mining.job import mine_files
-from xlsent.mining.stages import mine_arrays
+from xlsent.mining.stages import mine_arrays, select_pairs
 from xlsent.testing import LookupEncoder
 
 N_PLANTED, N_SRC_NOISE, N_TGT_NOISE, DIM = 12, 25, 30, 48
@@ -174,7 +175,11 @@ def test_cli_summary_says_how_many_pairs_at_which_threshold(tmp_path: Path, monk
     err = capsys.readouterr().err.strip().splitlines()
     written = len(out.read_text(encoding="utf-8").splitlines())
     assert err[-1].startswith(f"wrote {out}: {written} pairs out of ")
-    assert "no threshold: every candidate kept — this is a candidate list, not a mined bitext" in err[-1]
+    said = re.search(r"pairs out of (\d+) candidates with no threshold: a candidate list, not a mined bitext "
+                     r"\((?:dropped: (.+?); )?\d+ x \d+ lines", err[-1])
+    assert said, err[-1]
+    dropped = [int(reason.rsplit(" ", 1)[1]) for reason in said[2].split(", ")] if said[2] else []
+    assert written + sum(dropped) == int(said[1])
     assert main(["mine", str(src), str(tgt), "-o", str(out), "-q", "--threshold", "1.75"]) == 0
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -293,3 +298,13 @@ def test_index_auto_is_chosen_once_per_run(tmp_path: Path, monkeypatch: pytest.M
     x = np.eye(3, 8, dtype=np.float32)
     mine_arrays(x, x, MineConfig(k=1, index="auto"), progress=True)  # the library entry chooses too, once
     assert choices == [(37, 42), (3, 3)] and capsys.readouterr().err.count("--index auto: exact for 3 x 3") == 1
+
+
+def test_selection_counts_what_each_rule_dropped() -> None:
+    """Candidates with an empty side or a sentence already paired are dropped, and said so (not "every kept")."""
+    cands = Candidates(np.array([0, 1, 2]), np.array([0, 0, 1]), np.array([3.0, 2.0, 1.0], np.float32))
+    selected = select_pairs(cands, ["a", "b", " "], ["x", "y"], MineConfig())
+    assert selected.pairs.src.tolist() == [0] and selected.pairs.tgt.tolist() == [0]
+    assert selected.dropped == {"an empty side": 1, "a sentence already paired": 1}
+    selected = select_pairs(cands, ["a", "b", "c"], ["x", "y"], MineConfig(threshold=1.5, dedup=False))
+    assert selected.pairs.src.tolist() == [0, 1] and selected.dropped == {"under the threshold": 1}

@@ -7,7 +7,7 @@ the k-NN search and its precision); :class:`MineConfig` adds how candidate pairs
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -99,7 +99,8 @@ class Candidates:
 
 @dataclass
 class MineSummary:
-    """What a mining run produced: lines and distinct sentences per side, candidates, pairs written, threshold."""
+    """What a mining run produced: lines and distinct sentences per side, candidates, pairs written, threshold, and
+    how many candidates each selection rule dropped."""
 
     output: Path
     src_rows: int
@@ -110,19 +111,26 @@ class MineSummary:
     written: int
     threshold: float | None
     seconds: float
+    dropped: dict[str, int] = field(default_factory=dict)
 
     def describe(self) -> str:
-        """One line: pairs written, out of how many candidates, at which threshold (or that there was none).
+        """One line: pairs written, out of how many candidates, at which threshold (or that there was none), what
+        dropped the other candidates.
 
-        >>> MineSummary(Path("p.tsv"), 5, 4, 5, 3, 3, 2, 1.05, 0.5).describe()
-        'wrote p.tsv: 2 pairs out of 3 candidates at threshold 1.05 (5 x 4 lines, 5 x 3 distinct) in 0.5s'
+        >>> MineSummary(Path("o"), 5, 4, 5, 4, 3, 2, 1.05, 0.5, {"under the threshold": 1}).describe()
+        'wrote o: 2 pairs out of 3 candidates at threshold 1.05 (dropped: under the threshold 1; 5 x 4 lines) in 0.5s'
+        >>> MineSummary(Path("p.tsv"), 3, 3, 3, 3, 3, 3, None, 0.5).describe()
+        'wrote p.tsv: 3 pairs out of 3 candidates with no threshold: a candidate list, not a mined bitext (3 x 3 \
+lines) in 0.5s'
         """
         kept = (f"at threshold {self.threshold:.6g}" if self.threshold is not None else
-                "with no threshold: every candidate kept — this is a candidate list, not a mined bitext")
+                "with no threshold: a candidate list, not a mined bitext")
+        reasons = ", ".join(f"{why} {n}" for why, n in self.dropped.items())
+        dropped = f"dropped: {reasons}; " if reasons else ""
         distinct = ("" if (self.src_distinct, self.tgt_distinct) == (self.src_rows, self.tgt_rows) else
                     f", {self.src_distinct} x {self.tgt_distinct} distinct")
         return (f"wrote {self.output}: {self.written} pairs out of {self.candidates} candidates {kept} "
-                f"({self.src_rows} x {self.tgt_rows} lines{distinct}) in {self.seconds:.1f}s")
+                f"({dropped}{self.src_rows} x {self.tgt_rows} lines{distinct}) in {self.seconds:.1f}s")
 
 
 @dataclass

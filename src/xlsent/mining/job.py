@@ -363,10 +363,11 @@ def mine_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engin
         knn = _neighbourhoods(x, y, cfg, job.work, engine, progress)
         cands = candidates_from_knn(knn, cfg)
         say(progress, f"[3/3] scoring and selecting {len(cands.score)} candidates")
-        written = write_pairs(output, cands, src_u, tgt_u, cfg,
-                              first_lines=(job.src.spec.first_line, job.tgt.spec.first_line))
+        selected = write_pairs(output, cands, src_u, tgt_u, cfg,
+                               first_lines=(job.src.spec.first_line, job.tgt.spec.first_line))
     return MineSummary(output, len(src_u.inverse), len(tgt_u.inverse), len(src_u.texts), len(tgt_u.texts),
-                       len(cands.score), written, cfg.threshold, time.perf_counter() - job.start)
+                       len(cands.score), len(selected.pairs.score), cfg.threshold, time.perf_counter() - job.start,
+                       selected.dropped)
 
 
 def score_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Engine, cfg: SearchConfig, *,
@@ -720,7 +721,7 @@ def mine_texts(src: list[str], tgt: list[str], x: np.ndarray, y: np.ndarray, cfg
     file job does, without its warning: a service's log would hold one for every short request."""
     src_u, tgt_u = unify(src, cfg.unify), unify(tgt, cfg.unify)
     xs, ys = src_u.distinct(x), tgt_u.distinct(y)
-    chosen = select_pairs(mine_arrays(xs, ys, cfg, warn_k=False), src_u.texts, tgt_u.texts, cfg)
+    chosen = select_pairs(mine_arrays(xs, ys, cfg, warn_k=False), src_u.texts, tgt_u.texts, cfg).pairs
     return [MinedPair(int(src_u.first[s]), int(tgt_u.first[t]), float(score), float(xs[s] @ ys[t]))
             for s, t, score in zip(chosen.src, chosen.tgt, chosen.score, strict=True)]
 

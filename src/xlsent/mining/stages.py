@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import faiss
 import numpy as np
@@ -327,17 +327,33 @@ def _approximate_direction(direction: str, db: np.ndarray, queries: np.ndarray, 
     return np.concatenate([idx for idx, _ in parts]), np.concatenate([sim for _, sim in parts])
 
 
-def select_pairs(cands: Candidates, src_text: list[str], tgt_text: list[str], cfg: MineConfig) -> Candidates:
+class Selected(NamedTuple):
+    """The pairs :func:`select_pairs` kept, and how many candidates each of its rules dropped (rules that dropped
+    none left out), in the order they apply."""
+
+    pairs: Candidates
+    dropped: dict[str, int]
+
+
+def select_pairs(cands: Candidates, src_text: list[str], tgt_text: list[str], cfg: MineConfig) -> Selected:
     """Apply the threshold, drop empty sentences, optional 1-to-1, and text deduplication (best pair kept).
     ``cands`` number the sentences of ``src_text`` and ``tgt_text``."""
-    keep = np.ones(len(cands.score), dtype=bool)
+    dropped: dict[str, int] = {}
+
+    def keep_only(c: Candidates, mask: np.ndarray, reason: str) -> Candidates:
+        if (gone := int((~mask).sum())) > 0:
+            dropped[reason] = gone
+        return Candidates(c.src[mask], c.tgt[mask], c.score[mask])
+
+    c = cands
     if cfg.threshold is not None:
-        keep &= cands.score >= cfg.threshold
-    keep &= np.array([bool(src_text[s].strip()) and bool(tgt_text[t].strip())
-                      for s, t in zip(cands.src, cands.tgt, strict=True)], dtype=bool)
-    c = Candidates(cands.src[keep], cands.tgt[keep], cands.score[keep])
+        c = keep_only(c, c.score >= cfg.threshold, "under the threshold")
+    c = keep_only(c, np.array([bool(src_text[s].strip()) and bool(tgt_text[t].strip())
+                               for s, t in zip(c.src, c.tgt, strict=True)], dtype=bool), "an empty side")
     if cfg.one_to_one:
         s, t, sc = greedy_one_to_one(c.src, c.tgt, c.score)
+        if len(sc) < len(c.score):
+            dropped["not 1:1"] = len(c.score) - len(sc)
         order = np.argsort(-sc, kind="stable")
         c = Candidates(s[order], t[order], sc[order])
     if cfg.dedup:
@@ -350,22 +366,23 @@ def select_pairs(cands: Candidates, src_text: list[str], tgt_text: list[str], cf
                 mask[i] = True
                 seen_src.add(a)
                 seen_tgt.add(b)
-        c = Candidates(c.src[mask], c.tgt[mask], c.score[mask])
-    return c
+        c = keep_only(c, mask, "a sentence already paired")
+    return Selected(c, dropped)
 
 
 def write_pairs(output: Path, cands: Candidates, src: Unified, tgt: Unified, cfg: MineConfig, *,
-                first_lines: tuple[int, int] = (1, 1)) -> int:
-    """Select pairs from ``cands`` (numbering the sentences of ``src`` and ``tgt``) and write
+                first_lines: tuple[int, int] = (1, 1)) -> Selected:
+    """Select pairs from ``cands`` (numbering the sentences of ``src`` and ``tgt``; :func:`select_pairs`) and write
     ``score TAB src TAB tgt [TAB src_lines TAB tgt_lines]`` atomically (``-``: to standard output); the line
     numbers of a sentence are those of all its lines, comma-separated. ``first_lines`` are the line numbers of
     row 0 of each side (2 after a header)."""
-    chosen = select_pairs(cands, src.texts, tgt.texts, cfg)
+    selected = select_pairs(cands, src.texts, tgt.texts, cfg)
+    chosen = selected.pairs
     write_lines(output, (f"{sc:.6f}\t{clean_cell(src.texts[s])}\t{clean_cell(tgt.texts[t])}"
                          + (f"\t{_line_numbers(src, s, first_lines[0])}\t{_line_numbers(tgt, t, first_lines[1])}"
                             if cfg.with_ids else "") + "\n"
                          for s, t, sc in zip(chosen.src, chosen.tgt, chosen.score, strict=True)))
-    return len(chosen.score)
+    return selected
 
 
 def _line_numbers(side: Unified, sentence: int, first_line: int) -> str:
