@@ -11,7 +11,7 @@ import pytest
 from xlsent.encoders import backends
 from xlsent.mining import knn_bf16, precision
 from xlsent.mining.bf16_scan import kth_largest, merge_into, scan_tile
-from xlsent.mining.knn import bidirectional_knn
+from xlsent.mining.knn import bidirectional_knn, read_rows
 from xlsent.mining.knn_bf16 import bf16_bidirectional_knn, bf16_values
 from xlsent.mining.margin import select_candidates
 
@@ -139,3 +139,11 @@ def test_a_cpu_without_native_bf16_does_not_take_the_row_of_one_with_it(
         assert precision.measured_choice() == choice
     finally:
         precision.measured_choice.cache_clear()
+
+
+def test_read_only_embeddings_become_writable_tiles_torch_can_share() -> None:
+    """Given embeddings loaded read-only: torch.from_numpy of a read-only block warns on stderr (even with -q)."""
+    vectors = np.eye(4, dtype=np.float32)
+    vectors.flags.writeable = False
+    block = read_rows(vectors, 1, 3)
+    assert block.flags.writeable and block.tolist() == vectors[1:3].tolist()

@@ -67,10 +67,12 @@ def check_inputs(x: np.ndarray, y: np.ndarray, k: int, *, warn: bool = True) -> 
 
 
 def read_rows(a: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    """Rows ``[lo, hi)`` as an in-memory C-contiguous float32 array (read from disk for a memmap)."""
+    """Rows ``[lo, hi)`` as an in-memory, writable C-contiguous float32 array (read from disk for a memmap; copied
+    from a read-only array, which torch refuses to share)."""
     raw = _file_rows(a, lo, hi)
     if raw is None:
-        block = np.array(a[lo:hi], dtype=np.float32, order="C", copy=isinstance(a, np.memmap) or None)
+        block = np.array(a[lo:hi], dtype=np.float32, order="C",
+                         copy=isinstance(a, np.memmap) or not a.flags.writeable or None)
     else:
         block = raw.astype(np.float32, copy=False)
     if not np.isfinite(block).all():
