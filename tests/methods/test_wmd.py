@@ -73,6 +73,17 @@ def test_sinkhorn_approaches_the_exact_distance_from_above() -> None:
         wmd(x, y, solver="greedy")
 
 
+@pytest.mark.parametrize("reg", [1e-4, 1e-30])
+def test_a_sinkhorn_regularisation_too_small_to_converge_is_an_error_not_a_distance(reg: float) -> None:
+    """Unconverged, its plan misses the token weights: a "distance" of 23 between unit vectors (at most 2), or
+    one below the exact optimum."""
+    rng = np.random.default_rng(0)
+    x, y = unit_rows(rng.normal(size=(12, 32))), unit_rows(rng.normal(size=(15, 32)))
+    with pytest.raises(ValueError, match=r"Sinkhorn did not converge with regularisation .*: raise sinkhorn_reg"):
+        wmd(x, y, solver="sinkhorn", reg=reg)
+    assert wmd(x, y, solver="sinkhorn", reg=1e-3) == pytest.approx(wmd(x, y), abs=1e-3)
+
+
 def test_idf_weights_and_uniform_fallback() -> None:
     idf = Idf.fit([[5, 6], [5], [5, 7, 7]])
     assert idf.n == 3 and idf.df == {5: 3, 6: 1, 7: 1}
