@@ -15,6 +15,7 @@ import torch
 from safetensors.torch import load_file
 
 import xlsent
+from xlsent.api import train
 from xlsent.data.held_out import held_out_sentences
 from xlsent.data.multilingual import EnglishBitext, TemperatureSampler, build_english_bitext, english_languages
 from xlsent.data.sts import StsPairs
@@ -353,6 +354,25 @@ def test_a_bitext_run_adds_adapters_to_a_trained_student_for_the_steps_its_pairs
     sentences = ["hund katze", "blue red tree"]
     np.testing.assert_allclose(xlsent.load(out).encode(sentences), xlsent.load(base).encode(sentences), atol=1e-5)
     assert METHOD.config(files=[out / "config.toml"]) == cfg
+
+
+def test_resume_takes_the_files_the_run_started_with_given_by_another_path(
+        tmp_path: Path, tiny_model_dir: Path, killed_run: Callable[..., AbstractContextManager[None]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started with a relative path, resumed with the absolute one (or ./): the same bytes, so the same run."""
+    monkeypatch.setenv("XLSENT_DATA", str(tmp_path / "no-data"))
+    monkeypatch.chdir(tmp_path)
+    toy_user_file(tmp_path / "qx.tsv")
+    sets = [*TINY, "steps=12", "eval_every=0", f"backbone={tiny_model_dir}", f"teacher={tiny_model_dir}"]
+    with killed_run(7):
+        train("distill", "m", sets=sets, bitext=["qx=qx.tsv"], bitext_only=True, progress=False)
+    for spelling in (str(tmp_path / "qx.tsv"), "./qx.tsv"):
+        out = train("distill", "m", sets=sets, bitext=[f"qx={spelling}"], bitext_only=True,
+                               resume=True, progress=False)
+    fresh = train("distill", "fresh", sets=sets, bitext=["qx=qx.tsv"], bitext_only=True, progress=False)
+    resumed, whole = load_file(out / "adapter.safetensors"), load_file(fresh / "adapter.safetensors")
+    assert resumed.keys() == whole.keys() and all(torch.equal(resumed[k], whole[k]) for k in whole)
+    assert METHOD.config(files=[out / "config.toml"]).bitext == [BitextFile("qx", "qx.tsv")]  # type: ignore[attr-defined]
 
 
 def test_bitext_only_trains_without_the_shipped_data_and_resume_refuses_a_changed_file(

@@ -289,6 +289,35 @@ def shipped_without(shipped: Sequence[str], user: UserBitext) -> list[str]:
     return [x for x in shipped if x not in mine]
 
 
+def as_recorded(run_folder: Path, specs: Sequence[BitextFile]) -> list[BitextFile]:
+    """``specs`` with each entry's files spelled as the run in ``run_folder`` recorded them where the entry gives the
+    same language and the same bytes by another path (absolute, with ``./``, relative from another folder): resuming
+    with them is resuming with the files the run started with. Other entries, and all without a readable record,
+    are returned as given.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "kab.tsv").write_text("azul", encoding="utf-8")
+    >>> sums = {"kab.tsv": sha256_file(folder / "kab.tsv")}
+    >>> record = {"lang": "kab", "path": "kab.tsv", "english": "", "sha256": sums}
+    >>> _ = (folder / RECORD_FILE).write_text(json.dumps([record]), encoding="utf-8")
+    >>> as_recorded(folder, [BitextFile("kab", str(folder / "kab.tsv"))])
+    [BitextFile(lang='kab', path='kab.tsv', english='')]
+    """
+    try:
+        saved = json.loads((run_folder / RECORD_FILE).read_text(encoding="utf-8"))
+        recorded = {(r["lang"].lower(), tuple(r["sha256"].values())): BitextFile(r["lang"], r["path"], r["english"])
+                    for r in saved}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return list(specs)
+    out = []
+    for spec in specs:
+        sums = tuple(sha256_file(p) for p in spec.files if p.is_file())
+        match = recorded.get((spec.lang.lower(), sums))
+        out.append(replace(spec, path=match.path, english=match.english) if match is not None else spec)
+    return out
+
+
 def check_unchanged(run_folder: Path, records: Sequence[dict[str, Any]], resume: bool) -> None:
     """On ``resume``, refuse user files whose checksums differ from those the run started with (naming each);
     record ``records`` in a run folder that has no record yet (a run started without ``resume`` over an earlier one
