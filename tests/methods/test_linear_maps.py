@@ -197,7 +197,8 @@ def test_model_directory_round_trip(inputs: str, tiny_encoder: TransformerEncode
     np.testing.assert_allclose(enc.encode(data.bitext.src, "deu"), expect, atol=1e-5)
     np.testing.assert_allclose(enc.encode(data.bitext.tgt, "en"), y, atol=1e-6)
     assert not enc.encode([""], "de").any()
-    with pytest.raises(ValueError, match="pass the language"):
+    with pytest.raises(ValueError, match=r"pass the language of the sentences \(xlsent embed --lang de(u)?; xlsent "
+                                         r"mine, score or filter --src-lang/--tgt-lang; encode\(\.\.\., lang="):
         enc.encode(["the dog"])
     with caplog.at_level(logging.WARNING):
         np.testing.assert_allclose(enc.encode(data.bitext.src[:2], "fr"), x[:2], atol=1e-6)

@@ -123,8 +123,10 @@ class MappedEncoder(abc.ABC):
     def source_of(self, lang: str | None) -> str | None:
         """The source language whose map ``lang`` takes, or None (target space: vectors as they are)."""
         if lang is None:
+            example = self.sources[0]
             raise ValueError(f"{self.name} maps {'/'.join(self.sources)} into {self.target}: pass the language of "
-                             "the sentences (encode(..., lang='de'), xlsent mine --src-lang/--tgt-lang)")
+                             f"the sentences (xlsent embed --lang {example}; xlsent mine, score or filter --src-lang/"
+                             f"--tgt-lang; encode(..., lang={example!r}))")
         key = base_lang(lang)
         for src in self.sources:
             if base_lang(src) == key:
