@@ -389,3 +389,16 @@ def test_bitext_only_trains_without_the_shipped_data_and_resume_refuses_a_change
         METHOD.train(cfg, tmp_path / "m", resume=True, progress=False)
     out = METHOD.train(cfg, tmp_path / "fresh", progress=False)
     assert json.loads((out / "data.json").read_text())["per_lang"].keys() == {"qx"}
+
+
+@pytest.mark.parametrize("lines", ["a\tb\n", "a\tb\nc\td\n", "", " \t \n"])
+def test_too_few_user_pairs_without_validation_name_the_file_and_leave_no_out_folder(tmp_path: Path,
+                                                                                      lines: str) -> None:
+    path = tmp_path / "kab.tsv"
+    path.write_text(lines, encoding="utf-8")
+    usable = sum(1 for line in lines.splitlines() if line.strip())
+    cfg = with_user_bitext(tiny_config("eval_every=0", "backbone=no/such/model"), [f"kab={path}"], True)
+    with pytest.raises(BitextError, match=rf"^kab={path}: {usable} usable pair\(s\); at least 50 are needed to train "
+                                          r"\(100 with eval_every > 0, which holds out as many"):
+        METHOD.train(cfg, tmp_path / "m", progress=False)  # before the (missing) backbone loads
+    assert not (tmp_path / "m").exists()

@@ -153,3 +153,52 @@ def test_keys_added_later_keep_the_fingerprints_of_older_models() -> None:
     assert bf16.differing_keys(older) == ["precision 'fp32' -> 'bf16'"]
     with pytest.raises(ConfigError, match="precision must be one of"):
         build_config(Toy, [DEFAULTS], sets=["precision=fp8"])
+
+
+def test_a_mode_option_contradicting_a_set_or_file_mode_is_refused_naming_both(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="^--mode b contradicts --set mode=a: give the mode once$"):
+        build_config(Toy, [DEFAULTS], sets=["mode=a"], mode="b")
+    chosen = tmp_path / "chosen.toml"
+    chosen.write_text('mode = "a"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"^--mode b contradicts mode = 'a' of {chosen}: give the mode once$"):
+        build_config(Toy, read_layers(DEFAULTS, [chosen]), mode="b")
+    agreeing = build_config(Toy, read_layers(DEFAULTS, [chosen]), sets=["mode=b"], mode="b")
+    assert (agreeing.mode, agreeing.width) == ("b", 16)  # --set mode wins over the file's; --mode agrees with it
+    with pytest.raises(ConfigError, match="--mode softmax contradicts --set mode=npair"):
+        get_method("emu").config(sets=["mode=npair"], mode="softmax")
+
+
+@pytest.mark.parametrize("mode", ["foo", ""])
+def test_a_mode_of_a_method_without_modes_is_refused(mode: str) -> None:
+    with pytest.raises(ValueError, match=f"^linear-map: unknown mode '{mode}'; linear-map has no modes: drop --mode$"):
+        get_method("linear-map").config(mode=mode)
+    with pytest.raises(ValueError, match=f"^absent: unknown mode '{mode}'; modes: absent, "):
+        get_method("absent").config(mode=mode)
+
+
+@pytest.mark.parametrize("method, key, value, message", [
+    ("dual-pivot", "critic_gp", "-1", "critic_gp must be >= 0, not -1.0"),
+    ("dual-pivot", "critic_clip", "-1", "critic_clip must be >= 0, not -1.0"),
+    ("dual-pivot", "critic_hidden", "-1", "critic_hidden must be >= 0, not -1"),
+    ("dual-pivot", "lambda_cycle", "-1", "lambda_cycle must be >= 0, not -1.0"),
+    ("emu", "critic_hidden", "0", "critic_hidden must be >= 1, not 0"),
+    ("emu", "lora_dropout", "2.0", r"lora_dropout must be in \[0, 1\) \(a dropout probability\), not 2.0"),
+    ("emu", "dropout", "1.5", r"dropout must be in \[0, 1\)"),
+    ("emu", "critic_dropout", "1", r"critic_dropout must be in \[0, 1\)"),
+    ("emu", "gamma", "-1", "gamma must be >= 0, not -1.0"),
+    ("distill", "lora_dropout", "3.0", r"lora_dropout must be in \[0, 1\)"),
+    ("distill", "dropout", "-0.1", r"dropout must be in \[0, 1\)"),
+    ("laser", "dropout", "1", r"dropout must be in \[0, 1\)"),
+    ("laser", "vocab_per_lang", "0", r"sizes \(vocab_size, vocab_per_lang,"),
+    ("laser", "character_coverage", "0", r"character_coverage must be in \(0, 1\]"),
+])
+def test_impossible_values_are_refused_up_front_naming_the_key(method: str, key: str, value: str,
+                                                               message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        get_method(method).config(sets=[f"{key}={value}"])
+
+
+@pytest.mark.parametrize("method", ["linear-map", "absent", "dual-pivot"])
+def test_pair_codes_are_case_insensitive(method: str) -> None:
+    config = get_method(method).config(sets=["pairs=DE-EN,Fr-En"])
+    assert config.pairs == ["de-en", "fr-en"]  # type: ignore[attr-defined]

@@ -127,3 +127,43 @@ def test_a_model_config_file_fills_the_keys_added_after_it_with_their_earlier_va
     assert METHOD.config([mine]).relation_weight == METHOD.config().relation_weight
     (old / "xlsent.json").write_text('{"type": "laser"}', encoding="utf-8")  # another method's model: no filling
     assert METHOD.config([old / "config.toml"]).relation_weight == METHOD.config().relation_weight
+
+
+def test_cuda_without_a_gpu_is_refused_before_the_body_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+
+    def body(config: TrainConfig, out: Path, **kw: object) -> Path:
+        raise AssertionError("the body ran (loaded data) before the device was checked")
+
+    with pytest.raises(ValueError, match="--device cuda: no CUDA device is available here; use --device cpu or auto"):
+        checked_train(TrainConfig, body)(TrainConfig(device="cuda"), tmp_path / "m")
+
+
+@pytest.mark.parametrize("existed", [False, True])
+def test_a_run_failing_before_its_first_checkpoint_leaves_the_out_folder_as_it_was(tmp_path: Path,
+                                                                                    existed: bool) -> None:
+    out = tmp_path / "m"
+    if existed:
+        out.mkdir()
+        (out / ".hidden").write_text("mine", encoding="utf-8")
+
+    def body(config: TrainConfig, out: Path, **kw: object) -> Path:
+        out.mkdir(exist_ok=True)
+        (out / "user_bitext.json").write_text("[]", encoding="utf-8")
+        (out / CHECKPOINT_DIR).mkdir()
+        raise ValueError("too few pairs")
+
+    with pytest.raises(ValueError, match="too few pairs"):
+        checked_train(TrainConfig, body)(TrainConfig(), out)
+    assert sorted(p.name for p in out.iterdir()) == [".hidden"] if existed else not out.exists()
+
+
+def test_a_run_failing_after_a_checkpoint_keeps_it_for_resume(tmp_path: Path) -> None:
+    def body(config: TrainConfig, out: Path, **kw: object) -> Path:
+        (out / CHECKPOINT_DIR).mkdir(parents=True)
+        (out / CHECKPOINT_DIR / "ckpt-000000002.json").write_text("{}", encoding="utf-8")
+        raise ValueError("loss is nan")
+
+    with pytest.raises(ValueError, match="loss is nan"):
+        checked_train(TrainConfig, body)(TrainConfig(), tmp_path / "m")
+    assert (tmp_path / "m" / CHECKPOINT_DIR / "ckpt-000000002.json").is_file()

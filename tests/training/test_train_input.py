@@ -1,5 +1,6 @@
 """What ``xlsent train`` makes of odd input: corrupt checkpoints, the order of --bitext and the config check, seeds,
-comma lists of numbers, --config paths and keys, --resume's warning, and --out of ``train filter``."""
+comma lists of numbers, --config paths and keys (and the bitext files it names), --resume's warning, and --out of
+``train filter``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 from xlsent.encoders.model_dir import write_manifest
+from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.laser.config import LaserConfig
 from xlsent.testing import toy_training_record
 from xlsent.training.checkpoint import CheckpointError, TrainState
@@ -125,3 +127,21 @@ def test_train_filter_out_follows_the_train_rules(tmp_path: Path) -> None:
         with pytest.raises(FileExistsError, match=message):
             train_filter(tmp_path / out, model=tmp_path / "model")
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+
+
+def test_bitext_paths_of_a_config_file_are_read_from_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    folder = tmp_path / "cfg"
+    folder.mkdir()
+    (folder / "kab.txt").write_text("Azul\n", encoding="utf-8")
+    (folder / "en.txt").write_text("Hello\n", encoding="utf-8")
+    config_file = folder / "bt.toml"
+    config_file.write_text('[[bitext]]\nlang = "kab"\npath = "kab.txt"\nenglish = "en.txt"\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # another folder than the config file's
+    config = get_method("distill").command_config([config_file], [], None, [], False)
+    assert isinstance(config, DistillConfig)
+    assert [(b.path, b.english) for b in config.bitext] == [(str(folder / "kab.txt"), str(folder / "en.txt"))]
+    config_file.write_text('[[bitext]]\nlang = "kab"\npath = "missing.tsv"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"^{config_file}: \[\[bitext\]\] kab: {folder / 'missing.tsv'}: no such "
+                                          rf"file \(a relative path is read from the config file's folder, {folder}\)"):
+        get_method("distill").command_config([config_file], [], None, [], False)

@@ -58,7 +58,9 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    help=" | ".join(method_names()) + " | filter (the learned scorer of `xlsent filter` for --model: "
                    "noisy bitexts made from the shipped pairs and your --bitext, see docs/filter.md)")
     p.add_argument("--out", "-o", required=True, help="model directory to write")
-    p.add_argument("--config", action="append", metavar="FILE", help="TOML file overriding the defaults (repeatable)")
+    p.add_argument("--config", action="append", metavar="FILE",
+                   help="TOML file overriding the defaults (repeatable); the relative paths of its [[bitext]] tables "
+                   "are read from its folder")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override one config key, e.g. --set steps=2000 --set pairs=de-en,ar-en (repeatable)")
     p.add_argument("--mode", help="the method's mode (picks the [MODE] table of the config), e.g. supervised")

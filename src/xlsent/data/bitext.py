@@ -87,6 +87,15 @@ class Unpaired:
     valid: Bitext | None = None
 
 
+def lower_pairs(pairs: Sequence[str]) -> list[str]:
+    """Language pairs in lower case: codes are case-insensitive, and the data and models know them so.
+
+    >>> lower_pairs(["DE-EN", "fr-En"])
+    ['de-en', 'fr-en']
+    """
+    return [pair.lower() for pair in pairs]
+
+
 def parse_pair(pair: str) -> tuple[str, str]:
     """``"de-en"`` -> ``("de", "en")``."""
     parts = pair.split("-")

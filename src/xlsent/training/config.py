@@ -81,6 +81,12 @@ class TrainConfig:
     eval_every: int = 0
     precision: str = "fp32"
 
+    @classmethod
+    def file_values(cls, table: Mapping[str, Any], source: Path) -> dict[str, Any]:
+        """The values of ``table``, the ``--config`` file ``source``'s, as read from the file's folder (its relative
+        paths); none here: the keys of a subclass that names files override it."""
+        return {}
+
     def check(self) -> None:
         """Raise :class:`ConfigError` for inconsistent values; subclasses extend it with their own rules."""
         problems = self.problems()
@@ -111,6 +117,23 @@ class TrainConfig:
         """
         return [f"{key} must be one of {tuple(options)}, not {getattr(self, key)!r}"
                 for key, options in choices.items() if getattr(self, key) not in options]
+
+    def at_least(self, minimum: float, *keys: str) -> list[str]:
+        """A problem for each named key whose value is below ``minimum``.
+
+        >>> TrainConfig(warmup_steps=-2).at_least(0, "warmup_steps", "eval_every")
+        ['warmup_steps must be >= 0, not -2']
+        """
+        return [f"{key} must be >= {minimum}, not {getattr(self, key)}" for key in keys if getattr(self, key) < minimum]
+
+    def dropouts(self, *keys: str) -> list[str]:
+        """A problem for each named key (a dropout probability) outside [0, 1).
+
+        >>> TrainConfig().dropouts()
+        []
+        """
+        return [f"{key} must be in [0, 1) (a dropout probability), not {getattr(self, key)}" for key in keys
+                if not 0 <= getattr(self, key) < 1]
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -238,6 +261,8 @@ def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: 
     modes = [t for table in tables for t, v in table.items() if isinstance(v, dict)]
     if mode is None:
         mode = assignments.get("mode") or next((t["mode"] for t in reversed(tables) if "mode" in t), None)
+    else:
+        check_mode_given_once(mode, assignments, tables)
     if mode is not None and not isinstance(mode, str):
         raise ConfigError(f"mode expects str (the name of a mode), got {mode!r}")
     values: dict[str, Any] = {}
@@ -273,6 +298,23 @@ def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: 
     if checked:
         config.check()
     return config
+
+
+def check_mode_given_once(mode: str, assignments: Mapping[str, Any], tables: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse ``--mode`` ``mode`` where the key ``mode`` names another: its last ``--set`` (``assignments``), else
+    the last ``--config`` file (a :class:`FileLayer` of ``tables``) that sets it; the settings of one mode would be
+    trained as the other.
+
+    >>> check_mode_given_once("a", {"mode": "b"}, [])
+    Traceback (most recent call last):
+    ...
+    xlsent.training.config.ConfigError: --mode a contradicts --set mode=b: give the mode once
+    """
+    files = [(f"mode = {t['mode']!r} of {t.source}", t["mode"]) for t in tables if isinstance(t, FileLayer)
+             and "mode" in t]
+    given = [(f"--set mode={assignments['mode']}", assignments["mode"])] if "mode" in assignments else files[-1:]
+    if given and given[0][1] != mode:
+        raise ConfigError(f"--mode {mode} contradicts {given[0][0]}: give the mode once")
 
 
 def _table_keys(table: Mapping[str, Any], modes: Sequence[str]) -> set[str]:

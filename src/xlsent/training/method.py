@@ -35,9 +35,10 @@ from xlsent.encoders.base import Encoder
 from xlsent.encoders.model_dir import MANIFEST, read_manifest, write_manifest
 from xlsent.training.bitext_config import UserBitextConfig
 from xlsent.training.config import ConfigError, TrainConfig, build_config, read_layers
+from xlsent.training.loop import resolve_device
 from xlsent.training.model_card import write_card
 from xlsent.training.record import TrainingRecord
-from xlsent.training.run_folder import is_training_run
+from xlsent.training.run_folder import is_training_run, left_as_it_was_on_failure
 
 if TYPE_CHECKING:
     from xlsent.encoders.transformer import TransformerEncoder
@@ -97,22 +98,27 @@ class Method:
     def _build(self, files: Sequence[str | Path], sets: Sequence[str], mode: str | None,
                overrides: dict[str, Any], *, checked: bool) -> TrainConfig:
         """The configuration of :meth:`config`, its values checked unless ``checked`` is False."""
-        if mode is not None and self.modes and mode not in self.modes:
-            raise ValueError(f"{self.name}: unknown mode {mode!r}; modes: {', '.join(self.modes)}")
+        if mode is not None and mode not in self.modes:
+            known = f"modes: {', '.join(self.modes)}" if self.modes else f"{self.name} has no modes: drop --mode"
+            raise ValueError(f"{self.name}: unknown mode {mode!r}; {known}")
         layers = read_layers(self.defaults_text(), files, self.modes)
         for path, layer in zip(files, layers[1:], strict=True):
-            layer.update(self.keys_before(Path(path), layer))
+            own = self.is_model_config(Path(path))
+            layer.update(self.keys_before(Path(path), layer) if own else
+                         self.config_class.file_values(layer, Path(path)))
         return build_config(self.config_class, layers, sets=sets, mode=mode, overrides=overrides, checked=checked)
 
+    def is_model_config(self, path: Path) -> bool:
+        """Whether ``path`` is a trained model's own ``config.toml`` (beside an ``xlsent.json`` of this method): its
+        values are the model's as trained (its bitext paths as that run was given them), not a file's of its own
+        folder (:meth:`TrainConfig.file_values`)."""
+        return (path.name == "config.toml" and (path.parent / MANIFEST).is_file()
+                and read_manifest(path.parent, verify="none").get("type") == self.name)
+
     def keys_before(self, path: Path, layer: dict[str, Any]) -> dict[str, Any]:
-        """Where ``path`` is a trained model's own ``config.toml`` (beside an ``xlsent.json`` of this method), the
-        keys added after it was written, at the values it was trained with (``LATER_KEYS``): ``--config
-        MODEL/config.toml`` then retrains that model, not the packaged defaults' values of the newer keys."""
-        manifest = path.parent / MANIFEST
-        if path.name != "config.toml" or not manifest.is_file():
-            return {}
-        if read_manifest(path.parent, verify="none").get("type") != self.name:
-            return {}
+        """The keys added after the trained model's own ``config.toml`` ``path`` (:meth:`is_model_config`) was
+        written, at the values it was trained with (``LATER_KEYS``): ``--config MODEL/config.toml`` then retrains
+        that model, not the packaged defaults' values of the newer keys."""
         before = {k: v for k, v in self.config_class.LATER_KEYS.items() if k not in layer}
         if before:
             log.info("%s: keys added after the model was trained, at the values it was trained with: %s", path,
@@ -205,9 +211,11 @@ def prepare_output(out: str | Path, resume: bool, config: TrainConfig | None = N
 
 
 def checked_train(config_class: type[C], body: Callable[..., Path]) -> TrainFn:
-    """A method's ``train`` (what ``xlsent train`` calls): check that the config is a ``config_class`` and the output
-    folder (:func:`prepare_output`: a finished model is returned as it is when resuming), then return
-    ``body(config, out, resume=..., data=..., progress=...)``, which builds the data and trains."""
+    """A method's ``train`` (what ``xlsent train`` calls): check that the config is a ``config_class``, the output
+    folder (:func:`prepare_output`: a finished model is returned as it is when resuming) and the device
+    (:func:`~xlsent.training.loop.resolve_device`: ``cuda`` without a GPU is an error), then return
+    ``body(config, out, resume=..., data=..., progress=...)``, which builds the data and trains; where it fails having
+    trained nothing, the output folder is left as it was (:func:`left_as_it_was_on_failure`)."""
 
     def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
               progress: bool = True) -> Path:
@@ -215,7 +223,9 @@ def checked_train(config_class: type[C], body: Callable[..., Path]) -> TrainFn:
             raise TypeError(f"expected a config of type {config_class.__name__}, got {type(config).__name__}")
         if prepare_output(out, resume, config):
             return Path(out)
-        return body(config, Path(out), resume=resume, data=data, progress=progress)
+        resolve_device(config.device)
+        with left_as_it_was_on_failure(Path(out)):
+            return body(config, Path(out), resume=resume, data=data, progress=progress)
 
     train.__doc__ = body.__doc__
     return train

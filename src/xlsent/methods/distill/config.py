@@ -156,4 +156,5 @@ class DistillConfig(UserBitextConfig):
                        f"{self.char_noise}")
         if self.lora_r < 1 or self.lora_alpha < 1:
             out.append("lora_r and lora_alpha must be >= 1")
+        out += self.dropouts("lora_dropout", "dropout")
         return out

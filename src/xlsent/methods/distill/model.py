@@ -47,7 +47,14 @@ from xlsent.data.multilingual import (
     english_languages,
 )
 from xlsent.data.sts import StsPairs, load_stsb_multi_mt
-from xlsent.data.user_bitext import UserBitext, check_unchanged, load_user_bitext, shipped_without
+from xlsent.data.user_bitext import (
+    MIN_HELD_OUT,
+    BitextError,
+    UserBitext,
+    check_unchanged,
+    load_user_bitext,
+    shipped_without,
+)
 from xlsent.encoders.base import Encoder, l2_normalize
 from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.model_dir import ModelDirError
@@ -417,6 +424,7 @@ def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str 
     """``xlsent train distill``: build the bitext (the shipped languages' and the user's), load teacher and backbone,
     train, save."""
     user = load_user_bitext(config.bitext, hold_out=bool(config.eval_every), seed=config.seed)
+    check_user_pairs(config, user)
     started = bool(user.bitext and config.bitext_start)
     if started:
         check_start(config.bitext_start)
@@ -430,6 +438,19 @@ def _train(config: DistillConfig, out: Path, *, resume: bool = False, data: str 
     return train_on(config, bitext, teacher, backbone, out, resume=resume, progress=progress,
                     stsb_dev=english_stsb_dev(data) if config.eval_every and config.stsb_dev_tolerance >= 0 else None,
                     user=user, started=started)
+
+
+def check_user_pairs(config: DistillConfig, user: UserBitext) -> None:
+    """Without validation (``eval_every = 0``, nothing held out), refuse a ``--bitext`` file of fewer than
+    :data:`~xlsent.data.user_bitext.MIN_HELD_OUT` usable pairs, naming it (before any model loads): as many as a run
+    with validation trains on at least (it holds out as many again)."""
+    if config.eval_every:
+        return
+    for spec, bitext in zip(config.bitext, user.bitext, strict=True):
+        if len(bitext.xx) < MIN_HELD_OUT:
+            raise BitextError(f"{spec.label}: {len(bitext.xx)} usable pair(s); at least {MIN_HELD_OUT} are needed to "
+                              f"train ({2 * MIN_HELD_OUT} with eval_every > 0, which holds out as many to choose the "
+                              "checkpoint)")
 
 
 def check_start(ref: str) -> None:

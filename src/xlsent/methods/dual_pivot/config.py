@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from xlsent.data.bitext import lower_pairs
 from xlsent.training.config import TrainConfig
 
 NAME = "dual-pivot"
@@ -39,6 +40,10 @@ class DualPivotConfig(TrainConfig):
     critic_gp: float = 10.0
     critic_clip: float = 0.0
 
+    def __post_init__(self) -> None:
+        """The pair codes in lower case (:func:`~xlsent.data.bitext.lower_pairs`: ``DE-EN`` is ``de-en``)."""
+        self.pairs = lower_pairs(self.pairs)
+
     def problems(self) -> list[str]:
         out = super().problems()
         out += self.one_of(mode=MODES)
@@ -52,6 +57,7 @@ class DualPivotConfig(TrainConfig):
         if self.mode == "unsupervised" and not (self.adversarial or self.cycle):
             out.append("the unsupervised mode needs the adversarial loss, the cycle loss or both")
         out += self.one_of(selection=SELECTIONS)
+        out += self.at_least(0, "lambda_cycle", "critic_hidden", "critic_gp", "critic_clip")
         if self.selection != "none" and (self.valid_pairs < 2 or self.eval_every < 1):
             out.append("selection needs valid_pairs >= 2 and eval_every >= 1 (or selection = \"none\")")
         return out

@@ -81,9 +81,11 @@ class EmuConfig(TrainConfig):
             out.append("batch_size must be >= 2, critic_steps and unlabelled_per_lang >= 1, max_tokens >= 4")
         if self.alpha <= 0 or self.contrastive_margin <= 0 or self.npair_scale <= 0:
             out.append("alpha, contrastive_margin and npair_scale must be > 0")
-        if min(self.center_weight, self.gamma, self.critic_clip, self.dropout, self.lora_dropout,
-               self.critic_dropout) < 0 or self.encoder_lr <= 0 or self.critic_lr <= 0:
-            out.append("weights, clips and dropouts must be >= 0, learning rates > 0")
+        out += self.at_least(0, "center_weight", "gamma", "critic_clip")
+        out += self.at_least(1, "critic_hidden")
+        out += self.dropouts("dropout", "lora_dropout", "critic_dropout")
+        if self.encoder_lr <= 0 or self.critic_lr <= 0:
+            out.append("encoder_lr and critic_lr must be > 0")
         if self.steps == 0 and self.epochs <= 0:
             out.append("set epochs > 0 or steps > 0")
         if self.lora and (self.lora_r < 1 or self.lora_alpha < 1):

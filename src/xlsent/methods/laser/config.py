@@ -85,14 +85,15 @@ class LaserConfig(UserBitextConfig):
             out.append("languages must name at least one training language (or give --bitext LANG=FILE)")
         if self.bitext and "en" not in self.targets:
             out.append("--bitext pairs a language with English: add en to targets")
-        if min(self.vocab_size, self.embed_dim, self.hidden, self.layers, self.decoder_hidden,
+        if min(self.vocab_size, self.vocab_per_lang, self.embed_dim, self.hidden, self.layers, self.decoder_hidden,
                self.decoder_embed_dim, self.lang_embed_dim, self.max_tokens, self.max_sentence_tokens) < 1:
-            out.append("sizes (vocab_size, embed_dim, hidden, layers, decoder sizes, max_tokens, "
+            out.append("sizes (vocab_size, vocab_per_lang, embed_dim, hidden, layers, decoder sizes, max_tokens, "
                        "max_sentence_tokens) must be >= 1")
         if self.max_sentence_tokens > self.max_tokens:
             out.append("max_sentence_tokens must be <= max_tokens (a batch holds at least one pair)")
-        if not 0 <= self.dropout < 1:
-            out.append("dropout must be in [0, 1)")
+        out += self.dropouts("dropout")
+        if not 0 < self.character_coverage <= 1:
+            out.append(f"character_coverage must be in (0, 1], not {self.character_coverage}")
         if self.minutes < 0 or self.max_pairs < 0 or self.valid_pairs < 0:
             out.append("minutes, max_pairs and valid_pairs must be >= 0")
         out += self.one_of(selection=SELECTIONS)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from xlsent.data.bitext import parse_pair
+from xlsent.data.bitext import lower_pairs, parse_pair
 from xlsent.encoders.static_average import INPUTS
 from xlsent.training.config import TrainConfig
 
@@ -35,6 +35,10 @@ class MappingConfig(TrainConfig):
     max_pairs: int | None = None
     parallel_ratio: float = 1.0
     valid_pairs: int = 0
+
+    def __post_init__(self) -> None:
+        """The pair codes in lower case (:func:`~xlsent.data.bitext.lower_pairs`: ``DE-EN`` is ``de-en``)."""
+        self.pairs = lower_pairs(self.pairs)
 
     def problems(self) -> list[str]:
         out = super().problems()
