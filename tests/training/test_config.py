@@ -191,6 +191,8 @@ def test_a_mode_of_a_method_without_modes_is_refused(mode: str) -> None:
     ("laser", "dropout", "1", r"dropout must be in \[0, 1\)"),
     ("laser", "vocab_per_lang", "0", r"sizes \(vocab_size, vocab_per_lang,"),
     ("laser", "character_coverage", "0", r"character_coverage must be in \(0, 1\]"),
+    ("dueam", "lora_alpha", "0", "lora_alpha must be >= 1, not 0"),
+    ("dueam", "lora_dropout", "1", r"lora_dropout must be in \[0, 1\)"),
 ])
 def test_impossible_values_are_refused_up_front_naming_the_key(method: str, key: str, value: str,
                                                                message: str) -> None:

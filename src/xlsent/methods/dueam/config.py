@@ -58,8 +58,7 @@ class DueamConfig(TrainConfig):
             out.append("batch_size must be >= 2, max_pairs >= 2 (or 0 for all pairs)")
         if self.lambda_b < 0:
             out.append("lambda_b must be >= 0")
-        if self.lora_r < 1 or not 0 <= self.lora_dropout < 1 or not 0 <= self.dropout < 1:
-            out.append("lora_r must be >= 1, lora_dropout and dropout in [0, 1)")
+        out += self.at_least(1, "lora_r", "lora_alpha") + self.dropouts("lora_dropout", "dropout")
         if self.eval_every > 0 and self.valid_pairs < 2:
             out.append("validation (eval_every > 0) needs valid_pairs >= 2")
         return out
