@@ -10,7 +10,7 @@ import logging
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -320,6 +320,16 @@ def test_corrupt_folders_and_odd_entries_are_listed_with_their_problem(tiny_mode
     assert got["models"][0] == "missing" and "cannot expand it" in got["models"][1]
 
 
+def test_a_folder_of_json_of_another_shape_is_listed_as_unreadable(tmp_path: Path, exportable: Path) -> None:
+    from xlsent.encoders.local_models import local_models
+
+    folder = exported(tmp_path, exportable)
+    (folder / "config_sentence_transformers.json").write_text('{"prompts": ["query"]}', encoding="utf-8")
+    (listed,) = local_models(str(tmp_path))
+    assert (listed.name, listed.kind) == ("st", "unreadable")
+    assert "config_sentence_transformers.json: prompts = ['query']: expected an object" in listed.problem
+
+
 # bad folders: an error naming the file, and what to do
 
 
@@ -353,12 +363,69 @@ def test_a_module_path_that_is_a_hub_name_is_an_error(tmp_path: Path, exportable
         load_encoder(folder)
 
 
-def nan_weights(path: Path) -> None:
-    """Every floating-point weight in ``path`` NaN."""
-    from safetensors.torch import load_file, save_file
+def test_a_module_folder_linked_from_outside_is_an_error_saying_so(tmp_path: Path, exportable: Path) -> None:
+    folder = exported(tmp_path, exportable)
+    shutil.move(folder / "1_Pooling", tmp_path / "elsewhere")
+    (folder / "1_Pooling").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ModelDirError, match=r"modules.json: module 1 \(Pooling\) has path '1_Pooling': "
+                                            r".*st/1_Pooling is a symlink to .*elsewhere, outside the model folder"):
+        load_encoder(folder)
 
-    save_file({k: torch.full_like(v, float("nan")) if v.is_floating_point() else v
-               for k, v in load_file(str(path)).items()}, str(path))
+
+def test_a_normalize_module_needs_no_folder(tmp_path: Path, exportable: Path, home: Path) -> None:
+    """A Normalize module has no files: sentence-transformers loads a folder without its (empty) folder, and so does
+    xlsent, to the same vectors."""
+    folder = exported(tmp_path, exportable)
+    expected = load_encoder(folder).encode(SENTENCES)
+    (folder / "2_Normalize").rmdir()
+    np.testing.assert_array_equal(load_encoder(folder).encode(SENTENCES), expected)
+
+
+def test_normalize_before_dense_runs_in_that_order(folders: dict[str, Path], tmp_path: Path, home: Path,
+                                                  one_torch_thread: None) -> None:
+    """modules.json's order is followed: a Normalize before a Dense scales the Dense's input to unit length."""
+    from sentence_transformers import SentenceTransformer
+
+    folder = Path(shutil.copytree(folders["labse"], tmp_path / "normalize-first"))
+    modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+    assert [m["type"].rsplit(".", 1)[-1] for m in modules] == ["Transformer", "Pooling", "Dense", "Normalize"]
+    modules[2:] = modules[:1:-1]
+    (folder / "modules.json").write_text(json.dumps(modules), encoding="utf-8")
+    theirs = SentenceTransformer(str(folder), device="cpu").encode(SENTENCES, normalize_embeddings=True)
+    for backend in ("torch", "onnx"):
+        assert min_cosine(load_encoder(folder, backend).encode(SENTENCES), theirs) >= 0.9999
+
+
+def pickled_weights(folder: Path) -> None:
+    """The folder's weights as ``pytorch_model.bin`` holding an object beyond tensors (a Fraction)."""
+    from fractions import Fraction
+
+    from safetensors.torch import load_file
+
+    torch.save({**load_file(str(folder / "model.safetensors")), "x": Fraction(1, 2)}, folder / "pytorch_model.bin")
+    (folder / "model.safetensors").unlink()
+
+
+def sharded_with_a_list(folder: Path) -> None:
+    """The weights as one shard, its index's weight_map a list instead of an object."""
+    (folder / "model.safetensors").rename(folder / "model-1.safetensors")
+    (folder / "model.safetensors.index.json").write_text('{"weight_map": ["model-1.safetensors"]}', encoding="utf-8")
+
+
+def token_past_vocab(folder: Path) -> None:
+    """One more piece in the tokenizer's vocabulary than config.json's vocab_size."""
+    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    tokenizer["model"]["vocab"].append(["▁zebra", -1.0])
+    (folder / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+
+
+def added_token_past_vocab(folder: Path) -> None:
+    """An added token that is no piece of the vocabulary: the tokenizer gives it the next id, 51, past config.json's
+    vocab_size."""
+    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    tokenizer["added_tokens"].append({"id": 51, "content": "<extra>", "single_word": False, "lstrip": False,
+                                      "rstrip": False, "normalized": False, "special": True})
+    (folder / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
 
 
 @pytest.mark.parametrize(("edit", "message"), [
@@ -380,16 +447,40 @@ def nan_weights(path: Path) -> None:
     (lambda f: edit_json(f / "config.json", hidden_size=48),
      r"st/model.safetensors: weights do not match .*st/config.json: embeddings.word_embeddings.weight is \[\d+, 32\], "
      r"the config makes \[\d+, 48\]"),
-    (lambda f: nan_weights(f / "model.safetensors"),
-     r"st: its vector for the check sentence .* the weights are broken \(NaN or infinite values\?\), so the model is "
-     r"not used"),
+    (token_past_vocab, r"st/tokenizer.json: gives token ids up to 51, but .*st/config.json has vocab_size 51"),
+    (added_token_past_vocab, r"st/tokenizer.json: gives token ids up to 51, but .*st/config.json has vocab_size 51"),
+    (lambda f: edit_json(f / "config_sentence_transformers.json", prompts="query: "),
+     r"st/config_sentence_transformers.json: prompts = 'query: ': expected an object of names to strings"),
+    (lambda f: edit_json(f / "config_sentence_transformers.json", prompts=["query"]),
+     r"st/config_sentence_transformers.json: prompts = \['query'\]: expected an object of names to strings"),
+    (lambda f: edit_json(f / "config_sentence_transformers.json", prompts={"1": "q: "}, default_prompt_name=1),
+     r"st/config_sentence_transformers.json: default_prompt_name = 1: expected a string, the name of one of its "
+     r"prompts \(1\)"),
+    (lambda f: ((f / "modules.json").unlink(), (f / "tokenizer_config.json").write_text("[]", encoding="utf-8")),
+     r"st/tokenizer_config.json: holds an array, not a tokenizer config \(a JSON object\)"),
+    (sharded_with_a_list,
+     r"st/model.safetensors.index.json: weight_map = \['model-1.safetensors'\]: expected an object"),
+    (pickled_weights, r"st/pytorch_model.bin: holds pickled objects beyond tensors, and xlsent loads none \(a pickle "
+                      r"can run code\); convert the file to safetensors where you trust its source$"),
 ], ids=["modules-not-json", "unsupported-architecture", "weights-missing", "weights-corrupt", "unsupported-module",
-        "no-pooling-mode", "config-value-mistyped", "config-heads-misfit", "weights-of-another-shape", "nan-weights"])
+        "no-pooling-mode", "config-value-mistyped", "config-heads-misfit", "weights-of-another-shape",
+        "token-past-vocab", "added-token-past-vocab", "prompts-a-string", "prompts-a-list",
+        "default-prompt-name-a-number", "tokenizer-config-a-list", "weight-map-a-list", "pickled-objects"])
 def test_bad_folders_are_errors_naming_the_file(tmp_path: Path, exportable: Path, edit: object,
                                                 message: str) -> None:
     folder = exported(tmp_path, exportable)
     edit(folder)  # type: ignore[operator]
     with pytest.raises(ModelDirError, match=message):
+        load_encoder(folder)
+
+
+def test_nan_weights_the_check_sentence_misses_are_an_error_naming_the_tensor(
+        tmp_path: Path, exportable: Path, nan_row: Callable[[Path, str], None]) -> None:
+    folder = exported(tmp_path, exportable)
+    nan_row(folder / "model.safetensors", "embeddings.word_embeddings.weight")
+    with pytest.raises(ModelDirError, match=r"st/model.safetensors: tensor embeddings.word_embeddings.weight holds "
+                                            r"values that are not finite numbers: the weights are broken \(NaN or "
+                                            r"infinite values\?\), so the model is not used"):
         load_encoder(folder)
 
 

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from safetensors.torch import load_file
 
 import xlsent
 from xlsent.encoders import transformer_model
@@ -295,6 +297,17 @@ def test_lora_dir_errors(tiny_encoder: TransformerEncoder, tmp_path: Path) -> No
     (out / "xlsent.json").write_text(json.dumps({"type": "transformer-lora"}))
     with pytest.raises(ModelDirError, match="needs backbone.ref"):
         LoraEncoder(out)
+
+
+def test_lora_adapters_with_nan_are_an_error_naming_the_tensor(tiny_encoder: TransformerEncoder, tmp_path: Path,
+                                                               nan_row: Callable[[Path, str], None]) -> None:
+    model = TrainableTransformer(tiny_encoder)
+    model.apply_lora(r=2, alpha=4)
+    out = model.save(tmp_path / "lora", name="tiny-lora")
+    name = next(k for k in load_file(str(out / ADAPTER_FILE)) if "lora_B" in k)
+    nan_row(out / ADAPTER_FILE, name)
+    with pytest.raises(ModelDirError, match=f"{ADAPTER_FILE}: tensor {name} holds values that are not finite numbers"):
+        LoraEncoder(out, verify="none")
 
 
 def test_merge_lora_rejects_mismatched_adapters() -> None:

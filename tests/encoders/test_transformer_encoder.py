@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import json
 import logging
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
+from safetensors.torch import load_file, save_file
 
 from xlsent.encoders.batching import Window
-from xlsent.encoders.model_dir import ModelDirError
+from xlsent.encoders.model_dir import ModelDirError, read_manifest, write_manifest
 from xlsent.encoders.registry import load_encoder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.testing import make_tiny_model_dir
@@ -109,3 +113,37 @@ def test_progress_counts_whole_texts_up_to_their_number(tmp_path: Path, monkeypa
     enc = TransformerEncoder(make_tiny_model_dir(tmp_path / "m", max_positions=8))
     enc.encode(["the dog barks " * 10, "a cat", "the dog barks " * 7], batch_tokens=9, progress=True)
     assert len(seen) > 3 and all(n == int(n) and 0 <= n <= 3 for n in seen) and seen[-1] == 3
+
+
+def edited_copy(model_dir: Path, out: Path, edit: Callable[[Path], None]) -> Path:
+    """A copy of ``model_dir`` at ``out`` with ``edit`` applied, its manifest written again (so its checksums pass)."""
+    copy = Path(shutil.copytree(model_dir, out))
+    edit(copy)
+    manifest = read_manifest(copy, verify="none")
+    write_manifest(copy, {k: v for k, v in manifest.items() if k not in ("files", "format_version")})
+    return copy
+
+
+def test_a_model_directory_with_nan_weights_is_an_error_naming_the_tensor(
+        tiny_model_dir: Path, tmp_path: Path, nan_row: Callable[[Path, str], None]) -> None:
+    """A NaN in a row the check sentence at load does not use: the weights are checked, not only its vector."""
+    model = edited_copy(tiny_model_dir, tmp_path / "m", lambda d: nan_row(d / "model.safetensors",
+                                                                          "embeddings.word_embeddings.weight"))
+    with pytest.raises(ModelDirError, match=r"m/model.safetensors: tensor embeddings.word_embeddings.weight holds "
+                                            "values that are not finite numbers"):
+        load_encoder(model)
+
+
+def test_a_model_directory_whose_tokenizer_passes_its_vocabulary_is_an_error(tiny_model_dir: Path,
+                                                                             tmp_path: Path) -> None:
+    def smaller_vocabulary(folder: Path) -> None:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        (folder / "config.json").write_text(json.dumps({**config, "vocab_size": 40}), encoding="utf-8")
+        state = load_file(str(folder / "model.safetensors"))
+        name = "embeddings.word_embeddings.weight"
+        save_file({**state, name: state[name][:40].clone()}, str(folder / "model.safetensors"))
+
+    model = edited_copy(tiny_model_dir, tmp_path / "m", smaller_vocabulary)
+    with pytest.raises(ModelDirError, match=r"m/tokenizer.json: gives token ids up to 50, but .*m/config.json has "
+                                            r"vocab_size 40 \(ids 0 to 39\)"):
+        load_encoder(model)

@@ -15,8 +15,8 @@ from pathlib import Path
 from xlsent.checksum import sha256_file
 from xlsent.encoders.hf_checkpoint import base_model_state, read_tensors, read_tokenizer, special_ids
 from xlsent.encoders.model_dir import BIG_FILE_BYTES, ModelDirError, cached_sha256
-from xlsent.encoders.sentence_head import Dense, Pooling, SentenceHead
-from xlsent.encoders.st_folder import FolderSpec, read_folder
+from xlsent.encoders.sentence_head import Dense, Normalize, Pooling, SentenceHead
+from xlsent.encoders.st_folder import DenseSpec, FolderSpec, read_folder
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.encoders.transformer_model import TransformerModel
 
@@ -32,17 +32,20 @@ def folder_checksum(spec: FolderSpec) -> str:
 
 
 def build_head(spec: FolderSpec) -> SentenceHead:
-    """The folder's pooling, dense layers (weights loaded) and normalisation as one module."""
-    dense = []
-    for d in spec.dense:
-        layer = Dense(d.in_features, d.out_features, d.bias, d.activation)
-        state = read_tensors(d.weights)
-        try:
-            layer.load_state_dict({k: v.float() for k, v in state.items()})
-        except RuntimeError as exc:
-            raise ModelDirError(f"{d.weights}: weights do not fit the Dense config ({exc})") from exc
-        dense.append(layer)
-    return SentenceHead(Pooling(spec.pooling), dense, normalize=spec.normalize).eval()
+    """The folder's pooling, then its dense layers (weights loaded) and normalisations in its order, as one module."""
+    return SentenceHead(Pooling(spec.pooling), [dense_layer(s) if isinstance(s, DenseSpec) else Normalize()
+                                                for s in spec.steps]).eval()
+
+
+def dense_layer(d: DenseSpec) -> Dense:
+    """One Dense module with its weights loaded."""
+    layer = Dense(d.in_features, d.out_features, d.bias, d.activation)
+    state = read_tensors(d.weights)
+    try:
+        layer.load_state_dict({k: v.float() for k, v in state.items()})
+    except RuntimeError as exc:
+        raise ModelDirError(f"{d.weights}: weights do not fit the Dense config ({exc})") from exc
+    return layer
 
 
 SIZE_MISMATCH = re.compile(r"size mismatch for (\S+): copying a param with shape torch\.Size\(\[(.*?)\]\) from "
@@ -92,7 +95,7 @@ class ForeignEncoder(TransformerEncoder):
         self.manifest: dict[str, object] = {"type": spec.kind}
         self.config = spec.config
         self.model = load_weights(spec)
-        self.tokenizer = read_tokenizer(spec.transformer)
+        self.tokenizer = read_tokenizer(spec.transformer, spec.config)
         self.prefix = spec.prompt
         self.bos, self.eos = special_ids(self.tokenizer, spec.transformer / "tokenizer.json")
         self._describe(name or spec.root.name, folder_checksum(spec), None)

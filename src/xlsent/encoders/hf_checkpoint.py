@@ -9,7 +9,8 @@ Hugging Face hub (``_name_or_path``, ``tokenizer_name_or_path``) the error says 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import pickle
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import torch
 from safetensors.torch import load_file
 from tokenizers import Tokenizer
 
-from xlsent.encoders.model_dir import ModelDirError
+from xlsent.encoders.model_dir import BROKEN_WEIGHTS, ModelDirError
 from xlsent.encoders.transformer_model import ACTIVATIONS, ARCHITECTURES, TransformerConfig
 from xlsent.settings_file import SettingsError, typed_fields
 
@@ -29,6 +30,9 @@ BRING = ("download the model on a machine with network access and copy its whole
          "on disk)")
 PREFIXES = ("bert.", "roberta.")
 """Prefixes of the base model's weights in checkpoints saved with a task head (``BertForMaskedLM`` and the like)."""
+JSON_TYPES = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true or false",
+              type(None): "null"}
+"""What JSON calls the values of each Python type that ``json.loads`` gives (objects aside)."""
 HEADS = ("pooler.", "cls.", "lm_head.", "classifier.", "embeddings.position_ids", "embeddings.token_type_ids")
 """Weights and buffers that no sentence vector uses."""
 
@@ -41,6 +45,34 @@ def read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelDirError(f"{path}: not readable JSON ({exc})") from exc
+
+
+def read_object(path: Path, what: str) -> dict[str, Any]:
+    """The JSON object in ``path``; JSON of another shape is a :class:`ModelDirError` naming the file and ``what`` it
+    should hold."""
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise ModelDirError(f"{path}: holds {JSON_TYPES[type(data)]}, not {what} (a JSON object)")
+    return data
+
+
+def string_map(path: Path, data: Mapping[str, Any], key: str, example: str) -> dict[str, str]:
+    """``data[key]`` (``{}`` where absent) from the JSON file ``path``, which must be an object of strings; anything
+    else is a :class:`ModelDirError` naming the file, the key and what it should be (like ``example``).
+
+    >>> string_map(Path("st/config_sentence_transformers.json"), {"prompts": ["query"]}, "prompts",
+    ...            '{"query": "query: "}')
+    Traceback (most recent call last):
+    ...
+    xlsent.encoders.model_dir.ModelDirError: st/config_sentence_transformers.json: prompts = ['query']: expected an \
+object of names to strings, e.g. {"query": "query: "}
+    """
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ModelDirError(f"{path}: {key} = {value!r}: expected an object of names to strings, e.g. {example}")
+    return value
 
 
 def hub_hint(folder: Path) -> str:
@@ -62,9 +94,7 @@ def hub_hint(folder: Path) -> str:
 def read_config(folder: Path) -> TransformerConfig:
     """The architecture in ``folder/config.json``: BERT, RoBERTa or XLM-RoBERTa, absolute positions, a GELU."""
     path = folder / "config.json"
-    raw = read_json(path)
-    if not isinstance(raw, dict):
-        raise ModelDirError(f"{path}: not a Hugging Face model config (a JSON object)")
+    raw = read_object(path, "a Hugging Face model config")
     model_type = raw.get("model_type")
     for key in ("model_type", "hidden_act", "position_embedding_type"):
         if key in raw and not isinstance(raw[key], str):
@@ -120,8 +150,9 @@ def weight_files(folder: Path) -> list[Path]:
     if (folder / WEIGHTS).is_file():
         return [folder / WEIGHTS]
     if (folder / SHARD_INDEX).is_file():
-        index = read_json(folder / SHARD_INDEX)
-        shards = sorted(set(index.get("weight_map", {}).values())) if isinstance(index, dict) else []
+        index = read_object(folder / SHARD_INDEX, "a shard index")
+        weight_map = string_map(folder / SHARD_INDEX, index, "weight_map", '{"TENSOR": "model-1.safetensors"}')
+        shards = sorted(set(weight_map.values()))
         if not shards:
             raise ModelDirError(f"{folder / SHARD_INDEX}: lists no shards (no weight_map)")
         missing = [s for s in shards if not (folder / s).is_file()]
@@ -136,16 +167,33 @@ def weight_files(folder: Path) -> list[Path]:
 
 
 def read_tensors(path: Path) -> dict[str, torch.Tensor]:
-    """The tensors of one weights file (safetensors, or a PyTorch file read with ``weights_only=True``)."""
+    """The tensors of one weights file (safetensors, or a PyTorch file read with ``weights_only=True``), every
+    floating-point one finite (:func:`check_finite`)."""
     try:
-        if path.suffix == ".safetensors":
-            return load_file(str(path))
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = load_file(str(path)) if path.suffix == ".safetensors" else torch.load(path, map_location="cpu",
+                                                                                       weights_only=True)
+    except pickle.UnpicklingError:  # PyTorch's message advises weights_only=False, i.e. running the file's code
+        raise ModelDirError(f"{path}: holds pickled objects beyond tensors, and xlsent loads none (a pickle can run "
+                            "code); convert the file to safetensors where you trust its source") from None
     except Exception as exc:  # both libraries raise several types for a corrupt file
         raise ModelDirError(f"{path}: cannot be read ({exc})") from exc
     if not isinstance(state, dict):
         raise ModelDirError(f"{path}: holds no state dict of tensors")
+    check_finite(path, state)
     return state
+
+
+def check_finite(path: Path, state: Mapping[str, torch.Tensor]) -> None:
+    """Raise :class:`ModelDirError` naming ``path`` and the first floating-point tensor of ``state`` holding NaN or
+    infinite values (which give NaN or zero vectors for the texts that reach them).
+
+    A tensor is summed (one vectorised pass; a NaN or infinite value makes the sum so) and only a sum that is not
+    finite is looked at element by element, to tell such a value from a sum that overflowed.
+    """
+    for name, tensor in state.items():
+        if (tensor.is_floating_point() and not bool(torch.isfinite(tensor.sum()))
+                and not bool(torch.isfinite(tensor).all())):
+            raise ModelDirError(f"{path}: tensor {name} holds values that are not finite numbers: {BROKEN_WEIGHTS}")
 
 
 def base_model_state(files: Iterable[Path]) -> dict[str, torch.Tensor]:
@@ -164,8 +212,9 @@ def base_model_state(files: Iterable[Path]) -> dict[str, torch.Tensor]:
     return state
 
 
-def read_tokenizer(folder: Path) -> Tokenizer:
-    """``folder/tokenizer.json`` with its truncation and padding turned off (xlsent windows and pads itself)."""
+def read_tokenizer(folder: Path, config: TransformerConfig) -> Tokenizer:
+    """``folder/tokenizer.json`` with its truncation and padding turned off (xlsent windows and pads itself), giving no
+    id past ``config``'s vocabulary (:func:`check_vocabulary`)."""
     path = folder / TOKENIZER
     if not path.is_file():
         raise ModelDirError(f"{path}: is missing (xlsent reads the fast tokenizer's file; where the folder has only "
@@ -177,7 +226,19 @@ def read_tokenizer(folder: Path) -> Tokenizer:
         raise ModelDirError(f"{path}: not a readable tokenizer ({exc})") from exc
     tokenizer.no_truncation()
     tokenizer.no_padding()
+    check_vocabulary(tokenizer, folder, config)
     return tokenizer
+
+
+def check_vocabulary(tokenizer: Tokenizer, folder: Path, config: TransformerConfig) -> None:
+    """Raise :class:`ModelDirError` naming ``folder``'s tokenizer.json and config.json where the tokenizer gives ids
+    (added tokens included) past the model's ``vocab_size`` embeddings."""
+    added = tokenizer.get_added_tokens_decoder()
+    ids = max([tokenizer.get_vocab_size(with_added_tokens=False), *(i + 1 for i in added)])
+    if ids > config.vocab_size:
+        raise ModelDirError(f"{folder / TOKENIZER}: gives token ids up to {ids - 1}, but {folder / 'config.json'} has "
+                            f"vocab_size {config.vocab_size} (ids 0 to {config.vocab_size - 1}): the tokenizer is not "
+                            "this model's; bring the tokenizer the model was trained with")
 
 
 def special_ids(tokenizer: Tokenizer, path: Path) -> tuple[int, int]:

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file
 
+from xlsent.encoders.hf_checkpoint import read_tensors
 from xlsent.encoders.model_dir import MANIFEST, ModelDirError, model_checksum, read_manifest
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.encoders.transformer_model import TransformerModel
@@ -70,10 +70,7 @@ class LoraEncoder(TransformerEncoder):
             raise ModelDirError(f"{directory / MANIFEST}: needs backbone.ref, backbone.id, lora.r and lora.alpha "
                                 f"({exc!r})") from exc
         path = directory / ADAPTER_FILE
-        try:
-            adapter = load_file(str(path))
-        except Exception as exc:  # safetensors raises several types for a missing or corrupt file
-            raise ModelDirError(f"{path}: cannot be read ({exc})") from exc
+        adapter = read_tensors(path)
         backbone = load_backbone(directory, manifest["backbone"])
         if not isinstance(backbone, TransformerEncoder):
             raise ModelDirError(f"{directory}: backbone {ref!r} is not a transformer model")

@@ -39,6 +39,9 @@ CACHE_FILE = "checksums.json"
 CACHE_VERSION = 1
 LOG_SUFFIX = ".jsonl"
 """Files with this suffix are training logs: neither listed nor verified."""
+BROKEN_WEIGHTS = ("the weights are broken (NaN or infinite values?), so the model is not used; bring an intact "
+                  "copy")
+"""The end of the error for a model whose weights, or its check vector, are not finite."""
 INDEX_TYPE = "sentence-index"
 """The manifest ``type`` of a sentence index folder (``xlsent index``), which shares the manifest's name with a model
 directory but is not one."""

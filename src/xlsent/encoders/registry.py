@@ -22,7 +22,7 @@ import numpy as np
 
 from xlsent.encoders.base import Encoder, FromModelDir, LanguageChecked, OwnAutoBackend, Switchable
 from xlsent.encoders.cache import encoder_id
-from xlsent.encoders.model_dir import MANIFEST, ModelDirError, read_manifest
+from xlsent.encoders.model_dir import BROKEN_WEIGHTS, MANIFEST, ModelDirError, read_manifest
 
 DEFAULT_MODEL = "me5-small"
 
@@ -219,8 +219,7 @@ def check_output(encoder: Encoder, where: str) -> Encoder:
         if problem:
             shown = f" (language {lang})" if lang else ""
             raise ModelDirError(f"{where}: its vector for the check sentence {CHECK_SENTENCE!r}{shown} {problem}: "
-                                "the weights are broken (NaN or infinite values?), so the model is not used; "
-                                "bring an intact copy")
+                                f"{BROKEN_WEIGHTS}")
     return encoder
 
 

@@ -1,10 +1,11 @@
 """What a sentence-transformers folder puts after its transformer, as one module that every backend exports with
-the transformer: pooling (one mode or several, concatenated), dense layers with their activation, L2 normalisation.
+the transformer: pooling (one mode or several, concatenated), then its dense layers (with their activation) and L2
+normalisations in the folder's order.
 
 Inputs are right-padded (xlsent pads on the right), so the first token is the CLS token and the last real token
 sits at ``mask.sum() - 1``.
 
->>> head = SentenceHead(Pooling(("cls", "mean")), [], normalize=False)
+>>> head = SentenceHead(Pooling(("cls", "mean")), [])
 >>> states = torch.tensor([[[1.0], [3.0], [9.0]]])
 >>> head(states, torch.tensor([[1, 1, 0]])).tolist()
 [[1.0, 2.0]]
@@ -74,17 +75,24 @@ class Dense(nn.Module):
         return out
 
 
-class SentenceHead(nn.Module):
-    """Pooling, then each dense layer, then (with ``normalize``) unit length: ``(states, mask) -> vectors``."""
+class Normalize(nn.Module):
+    """sentence-transformers' Normalize module: each row scaled to unit length."""
 
-    def __init__(self, pooling: Pooling, dense: Sequence[Dense], *, normalize: bool) -> None:
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.normalize(x, dim=-1)
+
+
+class SentenceHead(nn.Module):
+    """Pooling, then each of ``steps`` (:class:`Dense` and :class:`Normalize` modules) in order:
+    ``(states, mask) -> vectors``."""
+
+    def __init__(self, pooling: Pooling, steps: Sequence[Dense | Normalize]) -> None:
         super().__init__()
         self.pooling = pooling
-        self.dense = nn.ModuleList(dense)
-        self.normalize = normalize
+        self.steps = nn.ModuleList(steps)
 
     def forward(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         x = self.pooling(states, mask)
-        for layer in self.dense:
-            x = layer(x)
-        return F.normalize(x, dim=-1) if self.normalize else x
+        for step in self.steps:
+            x = step(x)
+        return x

@@ -9,8 +9,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_file
-from tokenizers import Tokenizer
 from torch import nn
 from tqdm.auto import tqdm
 
@@ -19,6 +17,7 @@ from xlsent.encoders.backend_probe import auto_backend_of
 from xlsent.encoders.backends import BACKENDS, TABLE_ARCHITECTURES, Runner, build_runner
 from xlsent.encoders.base import l2_normalize, sentence_list
 from xlsent.encoders.batching import Window, pad_batch, split_windows, token_budget_batches
+from xlsent.encoders.hf_checkpoint import read_tensors, read_tokenizer
 from xlsent.encoders.model_dir import ModelDirError, model_checksum, read_manifest, require_listed
 from xlsent.encoders.transformer_model import TransformerConfig, TransformerModel
 from xlsent.inference import DEFAULT_BATCH_TOKENS, id_suffix
@@ -54,17 +53,14 @@ class TransformerEncoder:
             raise ModelDirError(f"{self.model_dir}: config.json is missing")
         self.config = TransformerConfig.from_json(cfg_path)
         self.model = TransformerModel(self.config)
-        try:
-            state = load_file(str(self.model_dir / "model.safetensors"))
-        except Exception as exc:  # safetensors raises several types for a corrupt file
-            raise ModelDirError(f"{self.model_dir / 'model.safetensors'}: cannot be read ({exc})") from exc
-        state = {k: v for k, v in state.items() if not k.startswith("pooler.")}
+        state = {k: v for k, v in read_tensors(self.model_dir / "model.safetensors").items()
+                 if not k.startswith("pooler.")}
         missing, unexpected = self.model.load_state_dict(state, strict=False)
         if missing or unexpected:
             raise ModelDirError(f"{self.model_dir}: weights do not match config (missing {missing[:3]}, "
                                 f"unexpected {unexpected[:3]})")
         self.model.eval()
-        self.tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+        self.tokenizer = read_tokenizer(self.model_dir, self.config)
         enc_cfg = self.manifest.get("encoder", {})
         self.prefix: str = enc_cfg.get("prefix", "")
         self.bos: int = enc_cfg.get("bos_id", 0)
