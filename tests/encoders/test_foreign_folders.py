@@ -4,6 +4,7 @@ pooling, built here with transformers' config classes and a tokenizer made in th
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import logging
@@ -18,12 +19,14 @@ import numpy as np
 import pytest
 import torch
 
+from xlsent.checksum import sha256_file
 from xlsent.cli import main
 from xlsent.encoders import foreign
 from xlsent.encoders.backends import BACKENDS
 from xlsent.encoders.export import export_sentence_transformers as export_st
 from xlsent.encoders.model_dir import MANIFEST, ModelDirError, write_manifest
 from xlsent.encoders.registry import load_encoder
+from xlsent.encoders.st_folder import read_folder
 from xlsent.encoders.tokenizer_build import build_unigram_tokenizer
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.testing import TINY_CHARS, TINY_WORDS
@@ -394,6 +397,9 @@ def test_normalize_before_dense_runs_in_that_order(folders: dict[str, Path], tmp
     theirs = SentenceTransformer(str(folder), device="cpu").encode(SENTENCES, normalize_embeddings=True)
     for backend in ("torch", "onnx"):
         assert min_cosine(load_encoder(folder, backend).encode(SENTENCES), theirs) >= 0.9999
+    spec = read_folder(folder)
+    files_only = json.dumps({p.relative_to(folder).as_posix(): sha256_file(p) for p in spec.files}, sort_keys=True)
+    assert foreign.folder_checksum(spec) != hashlib.sha256(files_only.encode()).hexdigest()[:16]  # not the old id
 
 
 def pickled_weights(folder: Path) -> None:

@@ -23,12 +23,21 @@ from xlsent.encoders.transformer_model import TransformerModel
 
 def folder_checksum(spec: FolderSpec) -> str:
     """A short id of every file the folder's encoder reads (big files hashed once per change, as model
-    directories' weights are)."""
+    directories' weights are), and of a Normalize run before a Dense (:func:`normalizes_before_dense`): xlsent once
+    ran such a folder's Dense first, so the graphs and vectors it cached under the files' id are not reused."""
     digests = {}
     for path in spec.files:
         big = path.stat().st_size >= BIG_FILE_BYTES
         digests[path.relative_to(spec.root).as_posix()] = cached_sha256(path) if big else sha256_file(path)
+    if normalizes_before_dense(spec):
+        digests["steps"] = "in the order of modules.json"
     return hashlib.sha256(json.dumps(digests, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def normalizes_before_dense(spec: FolderSpec) -> bool:
+    """Whether a Normalize module comes before a Dense one in ``spec``'s steps."""
+    kinds = [isinstance(step, DenseSpec) for step in spec.steps]
+    return False in kinds and True in kinds[kinds.index(False):]
 
 
 def build_head(spec: FolderSpec) -> SentenceHead:
