@@ -351,6 +351,22 @@ def with_nan_weights(folder: Path) -> None:
               str(folder / "model.safetensors"))
 
 
+def with_nan_in_one_row(folder: Path) -> None:
+    """One NaN in the last row of the word embeddings: a token the load check's sentence does not use."""
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(str(folder / "model.safetensors"))
+    state["embeddings.word_embeddings.weight"][-1, 0] = float("nan")
+    save_file(state, str(folder / "model.safetensors"))
+
+
+def with_a_piece_past_the_vocabulary(folder: Path) -> None:
+    """One piece appended to the tokenizer's vocabulary: its id is past the embedding matrix."""
+    tokenizer = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    tokenizer["model"]["vocab"].append(["\u2581zebra", -1.0])
+    (folder / "tokenizer.json").write_text(json.dumps(tokenizer), encoding="utf-8")
+
+
 def embedded_columns(w: Path, model: Path) -> None:
     """``{w}/pairs.tsv`` (two columns, no header) and the embeddings of its column 0 in ``{w}/col0.npy``."""
     (w / "pairs.tsv").write_text("der hund bellt\tthe dog barks\nder hund\ta cat runs\nb\tthe cat\n",
@@ -1149,6 +1165,11 @@ CASES = [
     case("model-folder-nan-weights", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
          "the weights are broken (NaN or infinite values?), so the model is not used",
          setup=foreign_folder(with_nan_weights)),
+    case("model-folder-nan-in-one-row", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
+         "model.safetensors: tensor embeddings.word_embeddings.weight holds values that are not finite numbers",
+         setup=foreign_folder(with_nan_in_one_row)),
+    case("model-folder-tokenizer-past-the-vocabulary", "embed {w}/in.txt -o {w}/o.npy --model {w}/hf -q", 2,
+         "tokenizer.json: gives token ids up to", setup=foreign_folder(with_a_piece_past_the_vocabulary)),
     case("serve-model-nan-weights", "serve --model {w}/hf --port 0", 2,
          "the weights are broken (NaN or infinite values?), so the model is not used",
          setup=foreign_folder(with_nan_weights)),
