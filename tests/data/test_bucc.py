@@ -139,3 +139,34 @@ def test_dev_sets_share_no_sentence_with_the_test_sets(root: Path, lang: str) ->
     assert dev_gold <= held and not held & test_gold
     with pytest.raises(ValueError, match="newstest BUCC dev language"):
         newstest_bucc_dev("zh", root)
+
+
+def write_sample(tmp_path: Path, gold: str, zh: str = "z1\t一\nz2\t二\n") -> Path:
+    folder = tmp_path / "bucc2018_sample"
+    folder.mkdir(exist_ok=True)
+    (folder / "zh-en.dev.zh").write_text(zh, encoding="utf-8")
+    (folder / "zh-en.dev.en").write_text("e1\tone\ne2\ttwo\n", encoding="utf-8")
+    (folder / "zh-en.dev.gold").write_text(gold, encoding="utf-8")
+    return folder
+
+
+def test_sample_with_an_empty_gold_file_is_refused_naming_it(tmp_path: Path) -> None:
+    folder = write_sample(tmp_path, "")
+    with pytest.raises(ValueError, match=rf"{folder / 'zh-en.dev.gold'}: holds no gold pair"):
+        load_bucc_sample("zh-en", tmp_path)
+
+
+def test_sample_gold_repeats_are_dropped_and_one_to_many_kept_both_noted(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    write_sample(tmp_path, "z1\te1\nz1\te1\nz2\te2\nz2\te1\n")
+    bucc = load_bucc_sample("zh-en", tmp_path)
+    assert bucc.gold == [("z1", "e1"), ("z2", "e2"), ("z2", "e1")]
+    assert "3 gold pairs; 1 repeated gold line(s) of zh-en.dev.gold dropped; 2 gold pair(s)" in bucc.description
+    assert "one-to-many gold, kept" in bucc.description
+    assert "repeated gold line" in caplog.text and "one-to-many" in caplog.text
+
+
+def test_sample_sentence_without_text_is_refused_naming_file_and_line(tmp_path: Path) -> None:
+    folder = write_sample(tmp_path, "z1\te1\n", zh="z1\t一\nz2\t \n")
+    with pytest.raises(ValueError, match=rf"{folder / 'zh-en.dev.zh'}:2: a line without text"):
+        load_bucc_sample("zh-en", tmp_path)

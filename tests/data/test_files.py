@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,12 @@ def test_missing_path_and_unknown_choice(tmp_path: Path) -> None:
         dataset_path(tmp_path, "nowhere")
     with pytest.raises(ValueError, match="valid: a b"):
         check_choice("c", ("a", "b"), "thing")
+
+
+def test_a_benchmark_file_that_is_a_folder_is_named_in_a_sentence(tmp_path: Path) -> None:
+    folder = tmp_path / "dev.de"
+    folder.mkdir()
+    with pytest.raises(ValueError, match=rf"{re.escape(str(folder))} is a folder, not a file"):
+        read_lines(folder)
+    with pytest.raises(ValueError, match=rf"{re.escape(str(folder))} is a folder, not a file"):
+        read_legacy_lines(folder)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from xlsent.data import retrieval_pk
@@ -24,3 +26,14 @@ def test_zero_shot_set_is_a_translation_triple_set_held_out_of_training() -> Non
     with pytest.raises(ValueError, match="unknown retrieval_pk set"):
         retrieval_pk.load_set("xx-yy", root)
     assert held_out_sentences(root) == tatoeba_v1_sentences(root) | reserved
+
+
+def test_a_newstest_set_says_how_many_lines_it_read_and_dropped(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    src = ["", *(f"de {i}" for i in range(1599)), "de 0", *(f"de more {i}" for i in range(10))]
+    tgt = ["en blank", *(f"en {i}" for i in range(1599)), "en again", *(f"en more {i}" for i in range(10))]
+    monkeypatch.setattr(retrieval_pk, "load_newstest", lambda year, a, b, root=None: (src, tgt))
+    test = retrieval_pk.load_set("news-de", tmp_path)
+    assert len(test.x) == 1600 and test.x[-1] == "de more 0"
+    assert test.description == ("newstest2012 de-en, first 1602 lines: 1600 pairs (2 dropped: an empty side or a "
+                                "repeated sentence)")

@@ -79,11 +79,22 @@ def test_malformed_files_name_the_line(tmp_path: Path) -> None:
         load_senteval("MR", tmp_path)
 
 
-def test_binary_task_from_legacy_files(tmp_path: Path) -> None:
-    raw = tmp_path / "senteval" / "harvardnlp_raw"
+def raw_files(root: Path, files: dict[str, bytes]) -> None:
+    """SentEval's ``harvardnlp_raw`` folder under ``root`` holding ``files`` (name: bytes)."""
+    raw = root / "senteval" / "harvardnlp_raw"
     raw.mkdir(parents=True)
-    (raw / "subj.objective").write_bytes(b"a fact . \n\ncaf\xe9\n")
-    (raw / "subj.subjective").write_bytes(b"i think\n")
+    for name, data in files.items():
+        (raw / name).write_bytes(data)
+
+
+def test_binary_task_from_legacy_files(tmp_path: Path) -> None:
+    raw_files(tmp_path, {"subj.objective": b"a fact . \n\ncaf\xe9\n", "subj.subjective": b"i think\n"})
     data = load_senteval("SUBJ", tmp_path)
     assert data.texts == ["a fact .", "café", "i think"] and data.labels == [1, 1, 0]
     assert data.label_names[1] == "objective"
+
+
+def test_binary_task_with_a_class_file_of_no_sentence_names_it(tmp_path: Path) -> None:
+    raw_files(tmp_path, {"rt-polarity.pos": b"good\nfine\n", "rt-polarity.neg": b"\n  \n"})
+    with pytest.raises(ValueError, match=r"rt-polarity\.neg: holds no sentence, and every negative example of MR"):
+        load_senteval("MR", tmp_path)

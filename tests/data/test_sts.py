@@ -134,8 +134,57 @@ def test_crosslingual_refuses_files_with_different_scores(tmp_path: Path) -> Non
     (data / "stsb-en-test.csv").write_text('"A, quoted",b,1.0\r\nc,d,2.0\r\n', encoding="utf-8")
     (data / "stsb-de-test.csv").write_text("x,y,1.0\r\nz,w,2.5\r\n", encoding="utf-8")
     assert load_stsb_multi_mt("en", "test", tmp_path).sent1 == ["A, quoted", "c"]
-    with pytest.raises(ValueError, match="row 2 has score 2.0 in en but 2.5 in de"):
+    with pytest.raises(ValueError, match=r"row 2 has score 2.0 in .*stsb-en-test\.csv but 2.5 in .*stsb-de-test\.csv"):
         load_stsb_crosslingual("en", "de", "test", tmp_path)
     (data / "stsb-fr-test.csv").write_text("x,y\r\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"stsb-fr-test\.csv:1: 2 CSV field\(s\), expected 3"):
         load_stsb_multi_mt("fr", "test", tmp_path)
+
+
+def _stsb_file(tmp_path: Path, lang: str, scores: list[str]) -> Path:
+    data = tmp_path / "stsb_multi_mt" / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    path = data / f"stsb-{lang}-test.csv"
+    path.write_text("".join(f"a {i},b {i},{s}\n" for i, s in enumerate(scores)), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "-0.5", "5.01"])
+def test_gold_scores_that_are_not_finite_or_off_the_0_to_5_scale_are_refused_naming_file_and_line(
+        tmp_path: Path, bad: str) -> None:
+    path = _stsb_file(tmp_path, "en", ["1.0", bad, "3"])
+    with pytest.raises(ValueError, match=rf"{re.escape(str(path))}:2: .*finite similarity score from 0 to 5"):
+        load_stsb_multi_mt("en", "test", tmp_path)
+    gs = tmp_path / "sts2017" / "STS2017.gs"
+    gs.mkdir(parents=True)
+    (tmp_path / "sts2017" / "STS2017.eval.v1.1").mkdir()
+    (tmp_path / "sts2017" / "STS2017.eval.v1.1" / "STS.input.track5.en-en.txt").write_text("a\tb\nc\td\n")
+    (gs / "STS.gs.track5.en-en.txt").write_text(f"0\n{bad}\n")
+    with pytest.raises(ValueError, match=r"STS.gs.track5.en-en.txt:2: .*from 0 to 5"):
+        load_sts17("5", tmp_path)
+    bench = tmp_path / "stsbenchmark"
+    bench.mkdir()
+    (bench / "sts-test.csv").write_text(f"g\tf\t2017\t1\t{bad}\ts1\ts2\n")
+    with pytest.raises(ValueError, match=r"sts-test.csv:1: .*from 0 to 5 in field 5"):
+        load_stsbenchmark("test", tmp_path)
+
+
+def test_gold_scores_at_the_ends_of_the_scale_are_kept(tmp_path: Path) -> None:
+    _stsb_file(tmp_path, "en", ["0", "5.0", "2.5"])
+    assert load_stsb_multi_mt("en", "test", tmp_path).scores == [0.0, 5.0, 2.5]
+
+
+def test_gold_of_one_value_is_refused_naming_the_file(tmp_path: Path) -> None:
+    path = _stsb_file(tmp_path, "en", ["2.5", "2.5", "2.5"])
+    with pytest.raises(ValueError, match=rf"{re.escape(str(path))}: all 3 gold scores are 2.5; a correlation needs"):
+        load_stsb_multi_mt("en", "test", tmp_path)
+
+
+def test_cross_lingual_files_of_other_lengths_or_scores_are_named(tmp_path: Path) -> None:
+    en = _stsb_file(tmp_path, "en", ["1", "2", "3"])
+    de = _stsb_file(tmp_path, "de", ["1", "2"])
+    with pytest.raises(ValueError, match=rf"{re.escape(str(en))} has 3, {re.escape(str(de))} has 2"):
+        load_stsb_crosslingual("en", "de", "test", tmp_path)
+    _stsb_file(tmp_path, "de", ["1", "2", "4"])
+    with pytest.raises(ValueError, match=rf"row 3 has score 3.0 in {re.escape(str(en))} but 4.0 in "):
+        load_stsb_crosslingual("en", "de", "test", tmp_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,19 @@ def test_errors_name_the_problem(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="tatoeba_v1 not found"):
         tatoeba_languages(tmp_path / "empty")
+
+
+@pytest.mark.parametrize("kind", ["missing", "dangling link", "folder"])
+def test_a_language_with_one_file_is_an_error_naming_the_other(tmp_path: Path, kind: str) -> None:
+    write_pair(tmp_path, "xxx", b"a\n", b"A\n")
+    write_pair(tmp_path, "deu", b"b\n", b"B\n")
+    other = tmp_path / "tatoeba_v1" / "tatoeba.deu-eng.deu"
+    other.unlink()
+    if kind == "dangling link":
+        other.symlink_to(tmp_path / "nowhere")
+    elif kind == "folder":
+        other.mkdir()
+    with pytest.raises(ValueError, match=rf"{re.escape(str(other))} (is missing|is a link|is a folder).*needs both"):
+        tatoeba_languages(tmp_path)
+    with pytest.raises(ValueError, match=r"tatoeba\.deu-eng\.deu"):
+        load_tatoeba("deu", tmp_path)

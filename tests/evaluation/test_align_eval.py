@@ -215,3 +215,28 @@ def test_the_paragraph_route_carries_sentence_beads_back_to_the_lines() -> None:
                       [], "en", "de", [], "toy")  # the first line ends mid-sentence
     assert paragraph_beads(run_on, embed, AlignConfig(spans="all")) == [((0, 1), (0, 1))], \
         "the line the splitter cuts is in both sentences' beads: one bead"
+
+
+def test_gold_beads_citing_a_line_of_an_earlier_bead_are_an_error(tmp_path: Path) -> None:
+    """A gold bead repeating a line of an earlier one was accepted and changed the score; crossing beads (as in
+    Bleualign's own gold) are kept."""
+    folder = tmp_path / "align_textberg"
+    folder.mkdir()
+    (folder / "dev.de").write_text("".join(f"w{i}\n" for i in range(5)), encoding="utf-8")
+    (folder / "dev.fr").write_text("".join(f"w{i}\n" for i in range(5)), encoding="utf-8")
+    (folder / "dev.defr").write_text("[0]:[0]\n[1]:[2]\n[2]:[1]\n[3]:[3]\n[3, 4]:[4]\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"dev.defr:5: the bead cites source line\(s\) \[3\] \(0-based\) of an "
+                                         r"earlier bead"):
+        load_textberg(tmp_path)
+    (folder / "dev.defr").write_text("[0]:[0]\n[1]:[2]\n[2]:[1]\n[3]:[3]\n[4]:[4]\n", encoding="utf-8")
+    assert load_textberg(tmp_path).gold[1:3] == [((1,), (2,)), ((2,), (1,))]
+
+
+def test_a_missing_textberg_file_says_what_the_data_folder_should_hold(tmp_path: Path) -> None:
+    folder = tmp_path / "align_textberg"
+    folder.mkdir()
+    (folder / "dev.fr").write_text("w\n", encoding="utf-8")
+    (folder / "dev.defr").write_text("[0]:[0]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"dev.de is missing; the data folder \(--data\) must hold "
+                                         r"align_textberg/dev.de, dev.fr and dev.defr"):
+        load_textberg(tmp_path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +123,15 @@ def test_sts_scores_english_stsb_apart_from_the_cross_lingual_pairs(tmp_path: Pa
              | {f"d {i}": [math.sin(t), math.cos(t)] for i, t in angle.items()})
     result = run_task("sts", LookupEncoder(table, name="t"), langs=["stsb-en", "stsb-en-de"], root=tmp_path)
     assert result.averages == pytest.approx({"stsb en-xx": -100.0, "stsb en": 100.0})
+
+
+def test_sts_model_giving_every_pair_one_cosine_is_an_error_without_raw_warnings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    root = _sts_root(tmp_path, [0.0, 1.0, 2.5, 5.0])
+    constant = {f"{side} {i}": [1.0, 0.0] for side in "ab" for i in range(4)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="sts sts17-5: the model's cosines of the 4 pairs are all 1, so their "
+                                             "Spearman correlation with the gold is undefined"):
+            run_task("sts", LookupEncoder(constant, name="c"), langs=["sts17-5"], root=root)

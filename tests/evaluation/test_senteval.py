@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,3 +99,21 @@ def test_real_trec_with_label_one_hot_encoder(shared_data: Path, tmp_path: Path,
     assert result.scores["TREC"]["train"] == 5452 and result.scores["TREC"]["test"] == 500
     assert result.main_score > 95
     assert set(result.dataset_files) == {"senteval/harvardnlp_raw/TREC.train", "senteval/harvardnlp_raw/TREC.test"}
+
+
+@pytest.mark.parametrize(("labels", "message"), [
+    ([0] * 20 + [1] * 2, r"senteval MR: the class\(es\) 1 \(2\) have fewer than 3 training examples"),
+    ([0] * 22, r"senteval MR: its training examples are all of one class \(0\)"),
+])
+def test_classes_too_small_for_the_folds_are_an_error_naming_the_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, labels: list[int], message: str) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    x, _ = separable(len(labels), 2, seed=0)
+    names = [f"s {i}" for i in range(len(labels))]
+    fake = FakeClassificationSet("MR", names, labels, None, None, ["0", "1"])
+    monkeypatch.setattr(senteval, "load_senteval", lambda task, root=None: fake)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=message + r".*: check .*rt-polarity\.pos, .*rt-polarity\.neg"):
+            run_task("senteval", LookupEncoder(dict(zip(names, x, strict=True))), langs=["MR"], root=tmp_path,
+                     **FAST)

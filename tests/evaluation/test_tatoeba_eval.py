@@ -105,3 +105,14 @@ def test_cli_evaluates_a_module_function_encoder(tmp_path: Path, monkeypatch: py
                  str(tmp_path / "results"), "--data", str(base), "-q"]) == 0
     result = json.loads((tmp_path / "results" / "tatoeba__toy.json").read_text(encoding="utf-8"))
     assert result["scores"]["deu"]["mean"] == pytest.approx(100.0)
+
+
+def test_a_margin_k_larger_than_a_set_records_the_k_used_and_notes_the_cut(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    langs = {"deu": 12, "fra": 3}
+    result = run_task("tatoeba", one_hot_encoder(langs), root=fake_tatoeba(tmp_path, langs), margin_k=4)
+    assert result.scores["deu"]["margin_k"] == 4.0 and result.scores["fra"]["margin_k"] == 3.0
+    assert "fra: margin k 3, not 4: the set has 3 pairs" in result.notes
+    assert not any(note.startswith("deu:") for note in result.notes)
+    assert "fra: margin k 3, not 4" in caplog.text

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,18 @@ def test_real_xnli_pipeline_with_random_encoder(shared_data: Path, tmp_path: Pat
     assert (result.options["train_pairs"], result.options["heldout_pairs"]) == (2241, 249)
     assert result.options["epochs_run"] == 3
     assert "xnli/xtreme/dev-en.tsv" in result.dataset_files
+
+
+@pytest.mark.parametrize(("rows", "labels", "shown"), [
+    (30, ("entailment",), "30 rows (entailment 30, neutral 0, contradiction 0)"),
+    (9, LABELS, "9 rows (entailment 3, neutral 3, contradiction 3)"),
+])
+def test_an_english_dev_set_that_cannot_train_the_classifier_is_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: int, labels: tuple[str, ...], shown: str) -> None:
+    monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "home"))
+    sets, table = synthetic_nli({("en", "dev"): rows, ("de", "test"): 6})
+    sets["en", "dev"] = replace(sets["en", "dev"], labels=[labels[i % len(labels)] for i in range(rows)])
+    install_fake_reader(monkeypatch, sets)
+    with pytest.raises(ValueError, match=rf"xnli/xtreme/dev-en\.tsv: {re.escape(shown)} cannot train the NLI "
+                                         r"classifier: .*\(21 rows at least\)"):
+        run_task("xnli", LookupEncoder(table), langs=["de"], root=tmp_path, **FAST)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xlsent.cli.commands import Commands
 from xlsent.cli.options import add_data, add_model, add_output, positive_int
+
+if TYPE_CHECKING:
+    from xlsent.evaluation.results import TaskResult
 
 
 def add_commands(sub: Commands) -> None:
@@ -68,18 +72,22 @@ def _eval(args: argparse.Namespace) -> int:
         problem = f"unknown task(s) {', '.join(unknown)}" if unknown else "name at least one TASK"
         raise ValueError(f"{problem}; tasks: {' | '.join(TASKS)}")
     check_folder_output(args.output, "-o")
+    if args.record:
+        _check_record_target(args.model)
     options = {task: {"margin_k": args.margin_k} if task == "tatoeba" else {} for task in tasks}
     for task in tasks:  # every task's data found before the model loads
         check_task_data(task, langs=args.langs, root=args.data, **options[task])
     encoder = load(args.model, args.backend)
-    if not args.overwrite:  # another model's result in the way is refused before the tasks run
-        from xlsent.encoders.cache import encoder_id
-        from xlsent.evaluation.results import check_saveable
+    from xlsent.encoders.cache import encoder_id
+    from xlsent.evaluation.results import check_saveable
 
-        for task in tasks:
-            check_saveable(args.output, task, encoder_id(encoder))
+    for task in tasks:  # a folder or another model's result in the way is refused before the tasks run
+        check_saveable(args.output, task, encoder_id(encoder), overwrite=args.overwrite)
     for task in tasks:
         result = run_task(task, encoder, langs=args.langs, root=args.data, progress=not args.quiet, **options[task])
+        partial = args.langs is not None and not args.overwrite
+        if args.record and partial:  # a score --record would refuse is refused before its result file is written
+            _check_not_fuller_recorded(args.model, result)
         path = result.save(args.output, overwrite=args.overwrite)
         averages = ", ".join(f"{k} {v:.1f}" for k, v in result.averages.items())
         print(f"{task}: {result.main_metric} {result.main_score:.2f}{f' ({averages})' if averages else ''} -> {path}")
@@ -88,8 +96,28 @@ def _eval(args: argparse.Namespace) -> int:
 
             from xlsent.training.model_card import record_metrics
 
-            if not Path(args.model).is_dir():
-                raise ValueError(f"--record needs a model directory as --model, not {args.model!r}")
-            record_metrics(args.model, [asdict(result)], partial=args.langs is not None and not args.overwrite)
+            record_metrics(args.model, [asdict(result)], partial=partial)
             print(f"recorded in {args.model}/xlsent.json and its model card {args.model}/README.md")
     return 0
+
+
+def _check_record_target(model: str) -> None:
+    """``ValueError`` unless ``model`` (``--model`` of a ``--record`` run) is an xlsent model directory, whose
+    ``xlsent.json`` can take the scores: checked before the model loads."""
+    from xlsent.encoders.model_dir import read_manifest
+
+    if not Path(model).is_dir():
+        raise ValueError(f"--record needs an xlsent model directory as --model, not {model!r}: drop --record, or "
+                         "name the model's folder")
+    read_manifest(model, verify="none")
+
+
+def _check_not_fuller_recorded(model: str, result: TaskResult) -> None:
+    """``ValueError`` when the score of ``model`` recorded for ``result``'s task covers subsets this partial
+    ``result`` lacks (what :func:`~xlsent.training.model_card.record_metrics` refuses), before anything is saved."""
+    from xlsent.encoders.model_dir import read_manifest
+    from xlsent.training.model_card import check_not_fuller
+
+    key = result.task + (f"-{result.variant}" if result.variant else "")
+    recorded = read_manifest(model, verify="none").get("metrics", {}).get(key)
+    check_not_fuller(Path(model), key, recorded, sorted(result.scores))

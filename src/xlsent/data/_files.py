@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Sized
 from pathlib import Path
 
@@ -14,6 +15,30 @@ def dataset_path(root: str | Path | None, *parts: str) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"{path} not found (benchmark data folder incomplete)")
     return path
+
+
+def file_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a data file (missing, a dangling link, a folder, unreadable), or None.
+
+    >>> file_problem(Path("/"))
+    'is a folder, not a file'
+    """
+    if path.is_dir():
+        return "is a folder, not a file"
+    if path.is_symlink() and not path.exists():
+        return "is a link to a missing file"
+    if not path.exists():
+        return "is missing"
+    if not path.is_file() or not os.access(path, os.R_OK):
+        return "is not a readable file"
+    return None
+
+
+def check_readable(path: Path, fix: str) -> None:
+    """``ValueError`` naming ``path``, what is wrong with it and ``fix`` unless it is a readable file."""
+    problem = file_problem(path)
+    if problem is not None:
+        raise ValueError(f"{path} {problem}; {fix}")
 
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -51,6 +76,7 @@ def read_lines(path: Path) -> list[str]:
     Only ``\\n`` ends a line: other Unicode line separators found inside sentences are kept. Invalid UTF-8 raises
     ``ValueError`` naming the file and line; a UTF-16 file (:func:`utf16_reason`) one naming the file.
     """
+    check_readable(path, "expected a UTF-8 text file of the benchmark data (fetch the data again)")
     raw = path.read_bytes()
     why = utf16_reason(raw.split(b"\n", 1)[0])
     if why is not None:
@@ -69,6 +95,7 @@ def read_lines(path: Path) -> list[str]:
 
 def read_legacy_lines(path: Path) -> list[str]:
     """The lines of a single-byte encoded file: each line decoded as cp1252, or latin-1 where cp1252 fails."""
+    check_readable(path, "expected a text file of the benchmark data (fetch the data again)")
     lines = path.read_bytes().split(b"\n")
     if lines[-1] == b"":
         lines.pop()

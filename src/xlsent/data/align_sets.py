@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlsent.data._files import dataset_path, read_lines
+from xlsent.data._files import check_readable, dataset_path, read_lines
 from xlsent.data.beads import read_beads
 from xlsent.data.doc_perturb import Perturbation, perturb
 from xlsent.data.parallel import newstest_files, ntrex_files, read_pair
@@ -54,8 +54,12 @@ def load_textberg(root: str | Path | None = None) -> AlignSet:
     """Bleualign's Text+Berg de-fr dev document (``align_textberg/dev.*``)."""
     folder = dataset_path(root, "align_textberg")
     files = [folder / "dev.de", folder / "dev.fr", folder / "dev.defr"]
+    for path in files:
+        check_readable(path, f"the data folder (--data) must hold {folder.name}/dev.de, dev.fr and dev.defr, "
+                             "Bleualign's Text+Berg dev document and its gold beads")
     src, tgt = read_lines(files[0]), read_lines(files[1])
-    gold = [(b.src, b.tgt) for b in read_beads(files[2], within=((str(files[0]), len(src)), (str(files[1]), len(tgt))))]
+    gold = [(b.src, b.tgt) for b in read_beads(
+        files[2], within=((str(files[0]), len(src)), (str(files[1]), len(tgt))), each_line_once=True)]
     return AlignSet(TEXTBERG, src, tgt, gold, "de", "fr", files,
                     f"Text+Berg dev (Bleualign): {len(src)} de and {len(tgt)} fr lines, {len(gold)} gold beads")
 

@@ -82,11 +82,14 @@ order, each once
     return bead
 
 
-def read_beads(path: str | Path, within: tuple[tuple[str, int], tuple[str, int]] | None = None) -> list[Bead]:
+def read_beads(path: str | Path, within: tuple[tuple[str, int], tuple[str, int]] | None = None, *,
+               each_line_once: bool = False) -> list[Bead]:
     """Every bead of the file ``path`` (blank lines skipped), naming file and line on a malformed one; a file of no
     bead is an :class:`InputError` too. ``within``: the name and number of lines of the source and target documents
     the beads align; a bead citing a line past the end of either is an :class:`InputError` naming the file and line
-    (the beads are not of these documents). A line in two beads is read as given (a gold may hold one).
+    (the beads are not of these documents). A line in two beads is read as given, unless ``each_line_once`` (a
+    gold alignment): then the later bead is an :class:`InputError` naming the file and line. Beads may cross
+    (Bleualign's Text+Berg gold has ``[455]:[541]`` before ``[456]:[540]``).
 
     >>> import tempfile
     >>> gold = Path(tempfile.mkdtemp()) / "dev.defr"
@@ -98,14 +101,29 @@ def read_beads(path: str | Path, within: tuple[tuple[str, int], tuple[str, int]]
     """
     path = Path(path)
     beads = []
+    seen: tuple[set[int], set[int]] = (set(), set())
     for no, line in enumerate(read_lines(path), start=1):
         if line.strip():
             beads.append(bead := parse_bead(line, str(path), no))
             if within is not None:
                 check_bead_fits(bead, within, f"{path}:{no}")
+            if each_line_once:
+                _check_new_lines(bead, seen, f"{path}:{no}")
     if not beads:
         raise InputError(f"{path}: holds no bead; expected one bead a line, [i, j]:[k] or [i, j]:[k]:cost")
     return beads
+
+
+def _check_new_lines(bead: Bead, seen: tuple[set[int], set[int]], where: str) -> None:
+    """Raise :class:`InputError` naming ``where`` when ``bead`` cites a line of ``seen`` (the source and target lines
+    of the earlier beads); add its lines to ``seen`` otherwise."""
+    for side, ids, earlier in (("source", bead.src, seen[0]), ("target", bead.tgt, seen[1])):
+        repeated = sorted(earlier.intersection(ids))
+        if repeated:
+            raise InputError(f"{where}: the bead cites {side} line(s) {repeated} (0-based) of an earlier bead; in a "
+                             "gold alignment every line is in one bead: fix or restore the gold file")
+    seen[0].update(bead.src)
+    seen[1].update(bead.tgt)
 
 
 def check_bead_fits(bead: Bead, within: tuple[tuple[str, int], tuple[str, int]], where: str) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from xlsent.data._files import check_choice, dataset_path, read_lines, split_fields
+from xlsent.data.empty_text import is_empty
 from xlsent.data.parallel import load_newstest
 
 logger = logging.getLogger(__name__)
@@ -74,23 +75,49 @@ def load_bucc_sample(pair: str = "zh-en", root: str | Path | None = None) -> Buc
     src_ids, src = _read_id_sentences(dataset_path(root, "bucc2018_sample", f"{pair}.dev.{src_lang}"))
     tgt_ids, tgt = _read_id_sentences(dataset_path(root, "bucc2018_sample", f"{pair}.dev.{tgt_lang}"))
     gold_path = dataset_path(root, "bucc2018_sample", f"{pair}.dev.gold")
-    known_src, known_tgt = set(src_ids), set(tgt_ids)
-    gold = []
-    for n, line in enumerate(read_lines(gold_path), 1):
-        a, b = split_fields(line, gold_path, n, 2)
-        if a not in known_src or b not in known_tgt:
-            raise ValueError(f"{gold_path}:{n}: gold pair ({a}, {b}) names an id missing from the sentence files")
-        gold.append((a, b))
+    gold, gold_notes = _read_gold(gold_path, set(src_ids), set(tgt_ids))
     description = (f"BUCC 2018 shared task, sample split, {pair}: {len(src)} {src_lang} and {len(tgt)} {tgt_lang} "
-                   f"sentences, {len(gold)} gold pairs")
+                   f"sentences, {len(gold)} gold pairs" + "".join(f"; {note}" for note in gold_notes))
     return BuccSet(pair=pair, src_ids=src_ids, src=src, tgt_ids=tgt_ids, tgt=tgt, gold=gold, description=description)
 
 
+def _read_gold(path: Path, known_src: set[str], known_tgt: set[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """The distinct (src id, tgt id) pairs of a gold file, and notes on what was dropped or is kept unusual.
+
+    ``ValueError`` naming the file when it holds no pair, or the line of a pair naming an unknown id. A repeated pair
+    is dropped, and a source or target id in several pairs (one-to-many gold) kept; both are logged and noted.
+    """
+    gold: dict[tuple[str, str], None] = {}
+    repeated = 0
+    for n, line in enumerate(read_lines(path), 1):
+        a, b = split_fields(line, path, n, 2)
+        if a not in known_src or b not in known_tgt:
+            raise ValueError(f"{path}:{n}: gold pair ({a}, {b}) names an id missing from the sentence files")
+        repeated += (a, b) in gold
+        gold[(a, b)] = None
+    if not gold:
+        raise ValueError(f"{path}: holds no gold pair (an empty file); expected lines `src_id TAB tgt_id`: fetch the "
+                         "data again")
+    notes = []
+    if repeated:
+        notes.append(f"{repeated} repeated gold line(s) of {path.name} dropped")
+    shared = sum(len(ids) - len(set(ids)) for ids in ([a for a, _ in gold], [b for _, b in gold]))
+    if shared:
+        notes.append(f"{shared} gold pair(s) of {path.name} repeat a source or target id of another (one-to-many "
+                     "gold, kept: the 1:1 candidate filter finds at most one pair per id)")
+    for note in notes:
+        logger.warning("%s", note)
+    return list(gold), notes
+
+
 def _read_id_sentences(path: Path) -> tuple[list[str], list[str]]:
-    """Ids and sentences of an ``id TAB sentence`` file; ids must be unique."""
+    """Ids and sentences of an ``id TAB sentence`` file; ids must be unique and sentences not empty."""
     ids, sentences = [], []
     for n, line in enumerate(read_lines(path), 1):
         sent_id, sentence = split_fields(line, path, n, 2)
+        if is_empty(sentence):
+            raise ValueError(f"{path}:{n}: a line without text after its id; every BUCC sentence has text: restore "
+                             "the file from the release")
         ids.append(sent_id)
         sentences.append(sentence)
     if len(set(ids)) != len(ids):

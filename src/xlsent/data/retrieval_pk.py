@@ -43,12 +43,15 @@ class TestSet:
     description: str
 
 
-def _first_unique(x: Sequence[str], y: Sequence[str], size: int) -> tuple[list[str], list[str]]:
-    """The first ``size`` pairs (stripped, non-empty) whose sentences occur in no earlier kept pair."""
+def _first_unique(x: Sequence[str], y: Sequence[str], size: int) -> tuple[list[str], list[str], int]:
+    """The first ``size`` pairs (stripped, non-empty) whose sentences occur in no earlier kept pair, and the number
+    of lines read to find them."""
     seen: set[str] = set()
     xs: list[str] = []
     ys: list[str] = []
+    read = 0
     for a, b in zip(x, y, strict=True):
+        read += 1
         a, b = a.strip(), b.strip()
         if a and b and a not in seen and b not in seen:
             seen.update((a, b))
@@ -56,7 +59,7 @@ def _first_unique(x: Sequence[str], y: Sequence[str], size: int) -> tuple[list[s
             ys.append(b)
             if len(xs) == size:
                 break
-    return xs, ys
+    return xs, ys, read
 
 
 def _challenge_triples(base: Path) -> list[tuple[str, str, str]]:
@@ -85,9 +88,10 @@ def load_set(code: str, root: str | Path | None = None) -> TestSet:
     base = data_root(root)
     if code in NEWSTEST_SIZES:
         a, b, size = NEWSTEST_SIZES[code]
-        x, y = _first_unique(*load_newstest(2012, a, b, root=base), size)
+        x, y, read = _first_unique(*load_newstest(2012, a, b, root=base), size)
         files = tuple(base / NEWSTEST_FOLDER / f"newstest2012.{lang}" for lang in (a, b))
-        return TestSet(code, a, b, x, y, files, f"newstest2012 {a}-{b}, first {len(x)} lines")
+        dropped = f" ({read - len(x)} dropped: an empty side or a repeated sentence)" if read > len(x) else ""
+        return TestSet(code, a, b, x, y, files, f"newstest2012 {a}-{b}, first {read} lines: {len(x)} pairs{dropped}")
     if code == ZERO_SHOT_SHORT:
         triples = _challenge_triples(base)
         rows = np.sort(np.random.default_rng(0).choice(len(triples), min(ZERO_SHOT_PAIRS, len(triples)),

@@ -55,6 +55,9 @@ def load_senteval(task: str, root: str | Path | None = None) -> ClassificationSe
             kept = [line for line in lines if line]
             if len(kept) < len(lines):
                 logger.info("%s: dropped %d empty line(s)", path, len(lines) - len(kept))
+            if not kept:
+                raise ValueError(f"{path}: holds no sentence, and every {names[label]} example of {task} is read "
+                                 "from it: restore the file from the release")
             texts += kept
             labels += [label] * len(kept)
         return ClassificationSet(task=task, texts=texts, labels=labels, test_texts=None, test_labels=None,

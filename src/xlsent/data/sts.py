@@ -50,6 +50,25 @@ class StsPairs:
     scores: list[float]
 
 
+def parse_gold_score(value: str, path: Path, line_no: int, where: str = "") -> float:
+    """``value`` as a gold similarity score; ``ValueError`` naming the file and line unless it is a finite number
+    from 0 to 5 (``nan``, ``inf`` and scores off the scale would give a wrong or NaN correlation)."""
+    expected = f"a finite similarity score from 0 to 5{where}"
+    score = parse_float(value, path, line_no, expected)
+    if not 0 <= score <= 5:  # also false for NaN
+        raise ValueError(f"{path}:{line_no}: gold score {value!r} is out of range; expected {expected}")
+    return score
+
+
+def check_gold_varies(scores: list[float], path: Path) -> None:
+    """``ValueError`` naming ``path`` unless its gold ``scores`` hold at least two different values (Spearman's
+    correlation with one value is undefined)."""
+    if len(set(scores)) < 2:
+        held = f"all {len(scores)} gold scores are {scores[0]:g}" if scores else "no gold score"
+        raise ValueError(f"{path}: {held}; a correlation needs at least two different gold scores: restore the file "
+                         "from the release")
+
+
 def load_sts17(track: str, root: str | Path | None = None) -> StsPairs:
     """SemEval-2017 Task 1 test pairs of ``track`` (see :data:`STS17_TRACKS`), named like ``sts17-4a-es-en``.
 
@@ -61,12 +80,13 @@ def load_sts17(track: str, root: str | Path | None = None) -> StsPairs:
     lang1, lang2 = STS17_TRACKS[track]
     input_path = dataset_path(root, "sts2017", "STS2017.eval.v1.1", f"STS.input.track{track}.{lang1}-{lang2}.txt")
     gold_path = dataset_path(root, "sts2017", "STS2017.gs", f"STS.gs.track{track}.{lang1}-{lang2}.txt")
-    scores = [parse_float(line, gold_path, n, "a gold score") for n, line in enumerate(read_lines(gold_path), 1)]
+    scores = [parse_gold_score(line, gold_path, n) for n, line in enumerate(read_lines(gold_path), 1)]
     rows = [split_fields(line, input_path, n, 2) for n, line in enumerate(read_lines(input_path), 1)]
     if track == "6" and len(rows) > len(scores):
         logger.info("%s: keeping the first %d of %d lines (one per gold score)", input_path, len(scores), len(rows))
         rows = rows[: len(scores)]
     check_same_length(input_path, rows, gold_path, scores)
+    check_gold_varies(scores, gold_path)
     first, second = (1, 0) if track in _ENGLISH_FIRST else (0, 1)
     return StsPairs(
         name=f"sts17-{track}-{lang1}-{lang2}", lang1=lang1, lang2=lang2,
@@ -78,7 +98,7 @@ def load_stsb_multi_mt(lang: str, split: str = "test", root: str | Path | None =
     """STS-B ``split`` in ``lang`` from ``stsb_multi_mt`` (rows in the same order in every language)."""
     check_choice(lang, STSB_LANGS, "stsb_multi_mt language")
     check_choice(split, STSB_SPLITS, "STS-B split")
-    path = dataset_path(root, "stsb_multi_mt", "data", f"stsb-{lang}-{split}.csv")
+    path = _stsb_path(lang, split, root)
     text = "\n".join(read_lines(path))
     reader = csv.reader(io.StringIO(text, newline=""), dialect="excel")
     sent1, sent2, scores = [], [], []
@@ -87,8 +107,14 @@ def load_stsb_multi_mt(lang: str, split: str = "test", root: str | Path | None =
             raise ValueError(f"{path}:{reader.line_num}: {len(row)} CSV field(s), expected 3 (s1, s2, score)")
         sent1.append(row[0])
         sent2.append(row[1])
-        scores.append(parse_float(row[2], path, reader.line_num, "a similarity score"))
+        scores.append(parse_gold_score(row[2], path, reader.line_num))
+    check_gold_varies(scores, path)
     return StsPairs(name=f"stsb-{lang}-{split}", lang1=lang, lang2=lang, sent1=sent1, sent2=sent2, scores=scores)
+
+
+def _stsb_path(lang: str, split: str, root: str | Path | None) -> Path:
+    """The ``stsb_multi_mt`` file of ``lang`` and ``split``."""
+    return dataset_path(root, "stsb_multi_mt", "data", f"stsb-{lang}-{split}.csv")
 
 
 def load_stsb_crosslingual(lang1: str, lang2: str, split: str = "test", root: str | Path | None = None) -> StsPairs:
@@ -98,12 +124,12 @@ def load_stsb_crosslingual(lang1: str, lang2: str, split: str = "test", root: st
     """
     a = load_stsb_multi_mt(lang1, split, root)
     b = load_stsb_multi_mt(lang2, split, root)
-    if len(a.scores) != len(b.scores):
-        raise ValueError(f"stsb_multi_mt {split}: {lang1} has {len(a.scores)} rows, {lang2} has {len(b.scores)}")
+    path_a, path_b = _stsb_path(lang1, split, root), _stsb_path(lang2, split, root)
+    check_same_length(path_a, a.scores, path_b, b.scores)
     for i, (x, y) in enumerate(zip(a.scores, b.scores, strict=True)):
         if abs(x - y) > 1e-6:
-            raise ValueError(f"stsb_multi_mt {split}: row {i + 1} has score {x} in {lang1} but {y} in {lang2}; "
-                             "the files are not row-aligned")
+            raise ValueError(f"row {i + 1} has score {x} in {path_a} but {y} in {path_b}; the files are not "
+                             "row-aligned (translations keep the English scores)")
     return StsPairs(name=f"stsb-{lang1}-{lang2}-{split}", lang1=lang1, lang2=lang2,
                     sent1=a.sent1, sent2=b.sent2, scores=a.scores)
 
@@ -118,7 +144,8 @@ def load_stsbenchmark(split: str = "test", root: str | Path | None = None) -> St
     sent1, sent2, scores = [], [], []
     for n, line in enumerate(read_lines(path), 1):
         fields = split_fields(line, path, n, 7, at_least=True)
-        scores.append(parse_float(fields[4], path, n, "a similarity score in field 5"))
+        scores.append(parse_gold_score(fields[4], path, n, " in field 5"))
         sent1.append(fields[5])
         sent2.append(fields[6])
+    check_gold_varies(scores, path)
     return StsPairs(name=f"stsbenchmark-{split}", lang1="en", lang2="en", sent1=sent1, sent2=sent2, scores=scores)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xlsent.data._files import check_choice, check_same_length, dataset_path, read_lines
+from xlsent.data._files import check_choice, check_readable, check_same_length, dataset_path, read_lines
 from xlsent.data.empty_text import is_empty
 
 FOLDER = "tatoeba_v1"
@@ -25,13 +25,23 @@ PAPER14: tuple[str, ...] = (
 
 
 def tatoeba_languages(root: str | Path | None = None) -> list[str]:
-    """The 3-letter codes of the languages in ``tatoeba_v1`` (both files present), sorted."""
+    """The 3-letter codes of the languages in ``tatoeba_v1``, sorted.
+
+    A language is in the folder when either of its files (``tatoeba.xx-eng.xx``, ``tatoeba.xx-eng.eng``) is; a
+    ``ValueError`` names the other when it is missing, a dangling link, a folder or unreadable, rather than leave the
+    language out of the run (and out of its averages).
+    """
     folder = dataset_path(root, FOLDER)
-    langs = []
-    for eng in folder.glob("tatoeba.*-eng.eng"):
-        lang = eng.name.removeprefix("tatoeba.").removesuffix("-eng.eng")
-        if (folder / f"tatoeba.{lang}-eng.{lang}").is_file():
-            langs.append(lang)
+    langs = set()
+    for path in folder.glob("tatoeba.*-eng.*"):
+        lang, _, side = path.name.removeprefix("tatoeba.").partition("-eng.")
+        if side in (lang, "eng"):
+            langs.add(lang)
+    for lang in sorted(langs):
+        for side in (lang, "eng"):
+            check_readable(folder / f"tatoeba.{lang}-eng.{side}",
+                           f"Tatoeba language {lang!r} needs both tatoeba.{lang}-eng.{lang} and tatoeba.{lang}-eng.eng "
+                           "as files: restore it from the release (or remove both)")
     return sorted(langs)
 
 

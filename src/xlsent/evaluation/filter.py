@@ -21,6 +21,7 @@ import numpy as np
 from xlsent.data.noisy_bitext import DEV_PAIRS, NOISE_KINDS, NoisyBitext, build_noisy_bitext
 from xlsent.encoders.base import Encoder
 from xlsent.evaluation.task import SubsetScore, Summary, Task, TaskMetadata
+from xlsent.languages import named_among
 from xlsent.mining.filter_config import FilterConfig
 
 if TYPE_CHECKING:
@@ -107,11 +108,14 @@ class Filter(Task):
         return [f"{pair}: {method}" for pair in DEV_PAIRS for method in METHODS]
 
     def select(self, langs: Sequence[str] | None) -> list[str]:
-        """Every row of the dev pairs named in ``langs`` (``de`` or ``de-en``; default all)."""
+        """Every row of the dev pairs named in ``langs`` (``de``, ``de-en``, in any case or spelling, e.g. ``DE`` or
+        ``deu``: :func:`~xlsent.languages.named_among`; default all)."""
         if not langs:
             return self.known_subsets()
-        pairs = [pair for pair in DEV_PAIRS if {pair, pair.split("-")[0]} & set(langs)]
-        unknown = sorted(set(langs) - {code for pair in pairs for code in (pair, pair.split("-")[0])})
+        codes = list(dict.fromkeys(code for pair in DEV_PAIRS for code in (pair, pair.split("-")[0])))
+        named = {named_among(code, codes) for code in langs}
+        pairs = [pair for pair in DEV_PAIRS if {pair, pair.split("-")[0]} & named]
+        unknown = sorted(named - set(codes))
         if unknown:
             raise ValueError(f"unknown dev pair(s) {unknown}; known: {' '.join(DEV_PAIRS)}")
         return [f"{pair}: {method}" for pair in pairs for method in METHODS]

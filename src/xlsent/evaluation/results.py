@@ -67,6 +67,7 @@ class TaskResult:
         :class:`ResultExistsError` says what would be lost: another model's result, or subsets.
         """
         path = Path(out_dir) / self.file_name()
+        check_result_path(path)
         if overwrite:
             write_json(path, asdict(self))
             return path
@@ -104,11 +105,21 @@ def check_same_weights(path: Path, task: str, saved_encoder: str | None, encoder
             "-o/--output DIR, rename one of the models, or replace it with --overwrite")
 
 
-def check_saveable(out_dir: str | Path, task: str, encoder_id: str) -> None:
-    """Refuse, before a run, a result of ``task`` that could not be saved in ``out_dir`` without ``overwrite``
-    because the file there holds another model's result (see :func:`check_same_weights`)."""
+def check_result_path(path: Path) -> None:
+    """``ValueError`` naming ``path`` when something other than a file (a folder) stands where its result goes."""
+    if path.exists() and not path.is_file():
+        raise ValueError(f"{path}: is a folder (or another non-file) where the result file goes: move it "
+                         "away, or write elsewhere with -o/--output DIR")
+
+
+def check_saveable(out_dir: str | Path, task: str, encoder_id: str, *, overwrite: bool = False) -> None:
+    """Refuse, before a run, a result of ``task`` that could not be saved in ``out_dir``: a folder stands where
+    its file goes (:func:`check_result_path`), or, without ``overwrite``, the file there holds another model's
+    result (see :func:`check_same_weights`)."""
     path = Path(out_dir) / result_file_name(task, encoder_id)
-    check_same_weights(path, task, _saved(path)[1], encoder_id)
+    check_result_path(path)
+    if not overwrite:
+        check_same_weights(path, task, _saved(path)[1], encoder_id)
 
 
 def _saved(path: Path) -> tuple[set[str], str | None]:

@@ -8,13 +8,14 @@ training part only.
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from xlsent.data.senteval import SENTEVAL_TASKS, load_senteval
+from xlsent.data.senteval import SENTEVAL_TASKS, ClassificationSet, load_senteval
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
 if TYPE_CHECKING:
@@ -79,6 +80,22 @@ def split_accuracy(x: np.ndarray, y: np.ndarray, x_test: np.ndarray, y_test: np.
     return float(model.score(x_test, y_test)) * 100, float(model.best_params_["C"])
 
 
+def check_class_sizes(data: ClassificationSet, folds: int, files: Sequence[Path]) -> None:
+    """``ValueError`` naming the task's ``files`` unless its training labels hold two classes or more, each with at
+    least ``folds`` examples: stratified ``folds``-fold cross-validation needs as many (scikit-learn warns, or fails,
+    with fewer)."""
+    counts = {data.label_names[label]: n for label, n in sorted(Counter(data.labels).items())}
+    small = [f"{name} ({n})" for name, n in counts.items() if n < folds]
+    if len(counts) >= 2 and not small:
+        return
+    problem = (f"the class(es) {', '.join(small)} have fewer than {folds} training examples, too few for its "
+               f"{folds}-fold cross-validation" if small else
+               f"its training examples are all of one class ({', '.join(counts) or 'none'}), and a classifier needs "
+               "two")
+    raise ValueError(f"senteval {data.task}: {problem}: check {', '.join(map(str, files))} (restore them from the "
+                     "release)")
+
+
 class SentEval(Task):
     """Accuracy on MR, SUBJ, TREC and SST-2 (or the tasks in ``langs``, e.g. ``["MR", "CR"]``) and their average.
 
@@ -104,6 +121,8 @@ class SentEval(Task):
 
     def score(self, subset: str) -> SubsetScore:
         data = load_senteval(subset, self.base)
+        folds = self.folds if data.test_texts is None else self.inner_folds
+        check_class_sizes(data, folds, [self.base / "senteval" / rel for rel in TASK_FILES[subset]])
         x, y = self.embed(data.texts, "en"), np.asarray(data.labels)
         c_grid, inner_folds, seed = self.c_grid, self.inner_folds, self.seed
         if data.test_texts is None or data.test_labels is None:

@@ -36,9 +36,27 @@ def cosine_spearman(a: np.ndarray, b: np.ndarray, gold: Sequence[float]) -> floa
     """
     from scipy.stats import spearmanr
 
+    return float(spearmanr(row_cosines(a, b), np.asarray(gold)).statistic) * 100
+
+
+def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The cosine of row i of ``a`` and row i of ``b``, for every i.
+
+    >>> row_cosines(np.array([[1.0, 0.0], [2.0, 0.0]]), np.array([[1.0, 0.0], [0.0, 3.0]])).tolist()
+    [1.0, 0.0]
+    """
     na = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
-    cos = np.sum(a * b, axis=1) / np.maximum(na, 1e-12)
-    return float(spearmanr(cos, np.asarray(gold)).statistic) * 100
+    return np.sum(a * b, axis=1) / np.maximum(na, 1e-12)
+
+
+def check_cosines_vary(cos: np.ndarray, subset: str) -> None:
+    """``ValueError`` naming ``subset`` when its cosines ``cos`` are not finite or all equal (the model gives every
+    pair the same similarity): Spearman's correlation with them is undefined."""
+    if not np.all(np.isfinite(cos)) or np.ptp(cos) == 0:
+        what = "not all finite" if not np.all(np.isfinite(cos)) else f"all {cos[0]:.4g}"
+        raise ValueError(f"sts {subset}: the model's cosines of the {len(cos)} pairs are {what}, so their Spearman "
+                         "correlation with the gold is undefined: check the model (it gives every sentence the same "
+                         "vector?). Not saved")
 
 
 class Sts(Task):
@@ -67,6 +85,7 @@ class Sts(Task):
     def score(self, subset: str) -> SubsetScore:
         pairs = self.loaders[subset]()
         a, b = self.embed(pairs.sent1, pairs.lang1), self.embed(pairs.sent2, pairs.lang2)
+        check_cosines_vary(row_cosines(a, b), subset)
         return SubsetScore({"spearman": cosine_spearman(a, b, pairs.scores), "pairs": float(len(pairs.scores))})
 
     def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,6 +11,8 @@ import numpy as np
 from xlsent.data.tatoeba import FOLDER, LANGUAGES, PAPER14, XTREME36, load_tatoeba, tatoeba_languages
 from xlsent.evaluation.retrieval import retrieval_accuracy
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
+
+log = logging.getLogger(__name__)
 
 AVERAGES = ("all-112", "xtreme-36", "paper-14")
 """The averages reported when all their languages ran, in the order that picks the main score."""
@@ -74,8 +77,18 @@ class Tatoeba(Task):
         return tatoeba_languages(self.base)
 
     def score(self, subset: str) -> SubsetScore:
+        """The language's metrics; with ``margin_k``, also the k used (``margin_k``), which a set of fewer pairs
+        cuts to its size: logged and noted."""
         xx, en = load_tatoeba(subset, self.base)
-        return SubsetScore(pair_scores(self.embed(xx, subset), self.embed(en, "eng"), margin_k=self.margin_k))
+        metrics = pair_scores(self.embed(xx, subset), self.embed(en, "eng"), margin_k=self.margin_k)
+        if self.margin_k is None:
+            return SubsetScore(metrics)
+        used = min(self.margin_k, len(xx))
+        note = f"{subset}: margin k {used}, not {self.margin_k}: the set has {len(xx)} pairs" \
+            if used < self.margin_k else ""
+        if note:
+            log.warning("%s", note)
+        return SubsetScore({**metrics, "margin_k": float(used)}, note)
 
     def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
         averages = language_averages(scores, self.known_subsets())

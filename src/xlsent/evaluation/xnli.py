@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from functools import cached_property
@@ -192,6 +193,30 @@ def label_indices(labels: Sequence[str], names: Sequence[str]) -> np.ndarray:
     return np.array([index[label] for label in labels], dtype=np.int64)
 
 
+def check_training_labels(y: np.ndarray, held_out: float, path: Path) -> None:
+    """``ValueError`` naming ``path`` unless its label indices ``y`` can train the classifier: every label of
+    :data:`XNLI_LABELS` on two rows at least, and enough rows that both the ``held_out`` share and the rest hold one
+    of each (the stratified split needs as much).
+
+    >>> check_training_labels(np.array([0, 1, 2] * 10), 0.1, Path("dev-en.tsv"))
+    >>> check_training_labels(np.array([0] * 30), 0.1, Path("dev-en.tsv"))
+    Traceback (most recent call last):
+    ...
+    ValueError: dev-en.tsv: 30 rows (contradiction 30, entailment 0, neutral 0) cannot train the NLI classifier: \
+it needs each label on 2 rows at least, and enough rows that its held-out 10% holds one of each (21 rows at least): \
+restore the file from the release
+    """
+    counts = np.bincount(y, minlength=len(XNLI_LABELS))
+    need = next(n for n in range(len(XNLI_LABELS), 10**6)
+                if min(math.ceil(held_out * n), n - math.ceil(held_out * n)) >= len(XNLI_LABELS))
+    if counts.min() >= 2 and len(y) >= need:
+        return
+    shown = ", ".join(f"{name} {n}" for name, n in zip(XNLI_LABELS, counts, strict=True))
+    raise ValueError(f"{path}: {len(y)} rows ({shown}) cannot train the NLI classifier: it needs each label on 2 rows "
+                     f"at least, and enough rows that its held-out {held_out:.0%} holds one of each ({need} rows at "
+                     "least): restore the file from the release")
+
+
 class Xnli(Task):
     """Train on English XNLI dev (held-out split for model selection), test on every language's XNLI test.
 
@@ -210,10 +235,13 @@ class Xnli(Task):
         return list(XNLI_LANGS)
 
     def features(self, lang: str, split: str) -> tuple[np.ndarray, np.ndarray]:
-        """The pair features and gold label indices of one language's ``split``."""
+        """The pair features and gold label indices of one language's ``split``; the labels of the dev set, which
+        trains the classifier, are checked before it is embedded (:func:`check_training_labels`)."""
         nli = load_xnli(lang, split, self.base)
-        x = nli_features(self.embed(nli.premises, lang), self.embed(nli.hypotheses, lang))
-        return x, label_indices(nli.labels, XNLI_LABELS)
+        y = label_indices(nli.labels, XNLI_LABELS)
+        if split == "dev":
+            check_training_labels(y, self.config.held_out, self.base / "xnli" / "xtreme" / f"dev-{lang}.tsv")
+        return nli_features(self.embed(nli.premises, lang), self.embed(nli.hypotheses, lang)), y
 
     @cached_property
     def classifier(self) -> TrainedClassifier:
