@@ -195,7 +195,8 @@ def test_filter_refuses_a_scorer_of_another_encoder(toy_pairs: tuple[Path, list[
 @pytest.mark.parametrize(("options", "said"), [
     (["-k", "2"], "measured with -k 4 (this run: -k 2); drop the option, or pass --scorer none"),
     (["--margin", "distance", "--no-unify"],
-     "measured with --margin ratio --unify (this run: --margin distance --no-unify); drop the options")])
+     "measured with --margin ratio --unify (this run: --margin distance --no-unify); drop the options"),
+    (["--margin", "absolute"], "measured with --margin ratio (this run: --margin absolute)")])
 def test_filter_refuses_margins_measured_otherwise_than_the_scorers(
         toy_pairs: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str],
         said: str) -> None:
