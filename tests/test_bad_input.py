@@ -1071,6 +1071,8 @@ CASES = [
          "nope: no such benchmark data folder (--data)"),
     case("calibrate-filter-data-missing", "calibrate --for filter --data {w}/nope {nothing}", 2,
          "nope: no such benchmark data folder (--data)"),
+    case("eval-data-is-a-file", "eval tatoeba --data {w}/in.txt -o {w}/results {nothing}", 2,
+         "in.txt: is a file, not the benchmark data folder (--data)"),
     case("filter-config-threshold-nan", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --config {w}/f.toml {nothing}", 2,
          "f.toml: threshold = nan: expected a number or a string, not nan (no setting is nan or inf)",
          setup=with_files({"f.toml": "threshold = nan\n"})),

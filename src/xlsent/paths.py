@@ -36,6 +36,9 @@ def data_root(root: str | os.PathLike[str] | None = None) -> Path:
     for cand in candidates:
         if cand.is_dir():
             return cand
+    if root is not None and Path(root).exists():
+        raise FileNotFoundError(f"{root}: is a file, not the benchmark data folder (--data); name the folder "
+                                "holding the benchmark data")
     if root is not None:
         raise FileNotFoundError(f"{root}: no such benchmark data folder (--data); name the folder holding "
                                 "the benchmark data")
