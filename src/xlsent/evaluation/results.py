@@ -97,7 +97,14 @@ def result_file_name(task: str, encoder_id: str, variant: str = "") -> str:
 
 def check_same_weights(path: Path, task: str, saved_encoder: str | None, encoder_id: str) -> None:
     """:class:`ResultExistsError` when the result saved at ``path`` is of other weights than ``encoder_id``'s (two
-    models of one name: saving would replace the other's result); a backend of the same weights may replace it."""
+    models of one name: saving would replace the other's result); a backend of the same weights may replace it. A
+    file there that holds no readable result (``saved_encoder`` None: not JSON, not a result) is refused too: what
+    it holds is not known, so it is not replaced without ``--overwrite``."""
+    if saved_encoder is None and path.is_file():
+        raise ResultExistsError(
+            f"{path} holds no readable {task} result (not a JSON object with an encoder): replacing it could lose "
+            "what it is. Not saved: move it away, write elsewhere with -o/--output DIR, or replace it with "
+            "--overwrite")
     if saved_encoder is not None and saved_encoder.partition("+")[0] != encoder_id.partition("+")[0]:
         raise ResultExistsError(
             f"{path} holds the {task} result of {saved_encoder}, another model of the same name as this run's "
