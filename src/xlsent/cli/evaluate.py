@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from xlsent.cli.commands import Commands
 from xlsent.cli.options import add_data, add_model, add_output, positive_int
-
-if TYPE_CHECKING:
-    from xlsent.evaluation.results import TaskResult
 
 
 def add_commands(sub: Commands) -> None:
@@ -83,19 +79,19 @@ def _eval(args: argparse.Namespace) -> int:
 
     for task in tasks:  # a folder or another model's result in the way is refused before the tasks run
         check_saveable(args.output, task, encoder_id(encoder), overwrite=args.overwrite)
+    from dataclasses import asdict
+
+    from xlsent.training.model_card import check_recordable, record_metrics
+
+    partial = args.langs is not None and not args.overwrite
     for task in tasks:
         result = run_task(task, encoder, langs=args.langs, root=args.data, progress=not args.quiet, **options[task])
-        partial = args.langs is not None and not args.overwrite
-        if args.record and partial:  # a score --record would refuse is refused before its result file is written
-            _check_not_fuller_recorded(args.model, result)
+        if args.record:  # a score --record would refuse is refused before its result file is written
+            check_recordable(args.model, [asdict(result)], partial=partial)
         path = result.save(args.output, overwrite=args.overwrite)
         averages = ", ".join(f"{k} {v:.1f}" for k, v in result.averages.items())
         print(f"{task}: {result.main_metric} {result.main_score:.2f}{f' ({averages})' if averages else ''} -> {path}")
         if args.record:
-            from dataclasses import asdict
-
-            from xlsent.training.model_card import record_metrics
-
             record_metrics(args.model, [asdict(result)], partial=partial)
             print(f"recorded in {args.model}/xlsent.json and its model card {args.model}/README.md")
     return 0
@@ -111,13 +107,3 @@ def _check_record_target(model: str) -> None:
                          "name the model's folder")
     read_manifest(model, verify="none")
 
-
-def _check_not_fuller_recorded(model: str, result: TaskResult) -> None:
-    """``ValueError`` when the score of ``model`` recorded for ``result``'s task covers subsets this partial
-    ``result`` lacks (what :func:`~xlsent.training.model_card.record_metrics` refuses), before anything is saved."""
-    from xlsent.encoders.model_dir import read_manifest
-    from xlsent.training.model_card import check_not_fuller
-
-    key = result.task + (f"-{result.variant}" if result.variant else "")
-    recorded = read_manifest(model, verify="none").get("metrics", {}).get(key)
-    check_not_fuller(Path(model), key, recorded, sorted(result.scores))

@@ -72,18 +72,31 @@ Not recorded: record a run of the whole task (without --langs), or replace it wi
                          "(without --langs), or replace it with --overwrite")
 
 
+def _metric_key(result: Mapping[str, Any]) -> str:
+    """The manifest ``metrics`` key of a TaskResult dict: its task, and its variant where it has one."""
+    return result["task"] + (f"-{result['variant']}" if result.get("variant") else "")
+
+
+def check_recordable(model_dir: str | Path, results: Sequence[Mapping[str, Any]], *, partial: bool) -> None:
+    """Raise ValueError where :func:`record_metrics` would refuse ``results``: a ``partial`` run (some of a task's
+    subsets, e.g. ``--langs deu``) never replaces a fuller entry (:func:`check_not_fuller`). Nothing is written."""
+    if partial:
+        directory = Path(model_dir)
+        metrics = read_manifest(directory, verify="none").get("metrics", {})
+        for result in results:
+            key = _metric_key(result)
+            check_not_fuller(directory, key, metrics.get(key), sorted(result.get("scores", {})))
+
+
 def record_metrics(model_dir: str | Path, results: Sequence[Mapping[str, Any]], *, partial: bool = False) -> None:
-    """Store ``results`` (TaskResult dicts) in the manifest's ``metrics`` and rewrite the model card. A ``partial``
-    run (some of a task's subsets, e.g. ``--langs deu``) never replaces a fuller entry (:func:`check_not_fuller`)."""
+    """Store ``results`` (TaskResult dicts) in the manifest's ``metrics`` and rewrite the model card, unless
+    :func:`check_recordable` refuses them."""
+    check_recordable(model_dir, results, partial=partial)
     directory = Path(model_dir)
     manifest = read_manifest(directory, verify="none")
     metrics = dict(manifest.get("metrics", {}))
     for result in results:
-        key = result["task"] + (f"-{result['variant']}" if result.get("variant") else "")
-        entry = _metric_entry(result)
-        if partial:
-            check_not_fuller(directory, key, metrics.get(key), entry["subsets"])
-        metrics[key] = entry
+        metrics[_metric_key(result)] = _metric_entry(result)
     manifest["metrics"] = dict(sorted(metrics.items()))
     write_json(directory / MANIFEST, manifest)
     write_card(directory)
