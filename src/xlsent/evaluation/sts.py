@@ -34,9 +34,14 @@ def cosine_spearman(a: np.ndarray, b: np.ndarray, gold: Sequence[float]) -> floa
     >>> round(cosine_spearman(a, b, [5.0, 2.5, 0.0]), 1)
     100.0
     """
+    return spearman_x100(row_cosines(a, b), gold)
+
+
+def spearman_x100(cos: np.ndarray, gold: Sequence[float]) -> float:
+    """Spearman x 100 between the cosines ``cos`` and the gold scores."""
     from scipy.stats import spearmanr
 
-    return float(spearmanr(row_cosines(a, b), np.asarray(gold)).statistic) * 100
+    return float(spearmanr(cos, np.asarray(gold)).statistic) * 100
 
 
 def row_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -85,8 +90,9 @@ class Sts(Task):
     def score(self, subset: str) -> SubsetScore:
         pairs = self.loaders[subset]()
         a, b = self.embed(pairs.sent1, pairs.lang1), self.embed(pairs.sent2, pairs.lang2)
-        check_cosines_vary(row_cosines(a, b), subset)
-        return SubsetScore({"spearman": cosine_spearman(a, b, pairs.scores), "pairs": float(len(pairs.scores))})
+        cos = row_cosines(a, b)
+        check_cosines_vary(cos, subset)
+        return SubsetScore({"spearman": spearman_x100(cos, pairs.scores), "pairs": float(len(pairs.scores))})
 
     def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
         sts17 = [s["spearman"] for n, s in scores.items()
