@@ -150,12 +150,15 @@ def check_encoder(scorer: Scorer, encoder_key: str | None) -> None:
 def check_search(scorer: Scorer, search: SearchConfig) -> None:
     """ValueError when ``search`` measures margins otherwise than :data:`SCORER_SEARCH`: the scorer's margin features
     would be off the scale it learned, and its ``p_clean`` silently wrong."""
-    flags = {"margin": lambda v: f"--margin {v}", "k": lambda v: f"-k {v}",
-             "unify": lambda v: "--unify" if v else "--no-unify"}
-    differ = [(flag(getattr(SCORER_SEARCH, key)), flag(getattr(search, key))) for key, flag in flags.items()
-              if getattr(search, key) != getattr(SCORER_SEARCH, key)]
+    trained, given = _margin_options(SCORER_SEARCH), _margin_options(search)
+    differ = [(option, given[i]) for i, option in enumerate(trained) if option != given[i]]
     if differ:
         raise ValueError(f"the learned scorer {scorer.source} was trained on margins measured with "
                          f"{' '.join(trained for trained, _ in differ)} (this run: "
                          f"{' '.join(given for _, given in differ)}); drop the option{'s' * (len(differ) > 1)}, or "
                          "pass --scorer none to filter by the margin cut")
+
+
+def _margin_options(search: SearchConfig) -> list[str]:
+    """The options that give ``search``'s margin, k and unification, as a command line names them."""
+    return [f"--margin {search.margin}", f"-k {search.k}", "--unify" if search.unify else "--no-unify"]
