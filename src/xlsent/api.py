@@ -602,12 +602,8 @@ def train(method: str, out: str | Path, *, config_files: Sequence[str | Path] = 
     ``bitext`` (``LANG=FILE`` or ``LANG=FILE_X,FILE_EN`` each, :mod:`xlsent.data.user_bitext`) joins the config's
     ``[[bitext]]`` tables, and ``bitext_only`` drops the shipped bitext.
     """
-    from xlsent.data.user_bitext import as_recorded
-    from xlsent.training.bitext_config import UserBitextConfig
     from xlsent.training.method import get_method
 
     m = get_method(method)
     config = m.command_config(config_files, sets, mode, bitext, bitext_only)
-    if resume and isinstance(config, UserBitextConfig):  # the files the run started with, given by another path
-        config.bitext = as_recorded(Path(out), config.bitext)
     return m.train(config, Path(out), resume=resume, data=data, progress=progress)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata, resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import torch
 
 from xlsent.atomic import check_folder_output
-from xlsent.data.user_bitext import parse_bitext_option
+from xlsent.data.user_bitext import as_recorded, parse_bitext_option
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.model_dir import MANIFEST, read_manifest, write_manifest
 from xlsent.training.bitext_config import UserBitextConfig
@@ -215,12 +215,16 @@ def checked_train(config_class: type[C], body: Callable[..., Path]) -> TrainFn:
     folder (:func:`prepare_output`: a finished model is returned as it is when resuming) and the device
     (:func:`~xlsent.training.loop.resolve_device`: ``cuda`` without a GPU is an error), then return
     ``body(config, out, resume=..., data=..., progress=...)``, which builds the data and trains; where it fails having
-    trained nothing, the output folder is left as it was (:func:`left_as_it_was_on_failure`)."""
+    trained nothing, the output folder is left as it was (:func:`left_as_it_was_on_failure`). Resuming, ``--bitext``
+    files with the bytes the run recorded are spelled as it recorded them
+    (:func:`~xlsent.data.user_bitext.as_recorded`)."""
 
     def train(config: TrainConfig, out: str | Path, *, resume: bool = False, data: str | Path | None = None,
               progress: bool = True) -> Path:
         if not isinstance(config, config_class):
             raise TypeError(f"expected a config of type {config_class.__name__}, got {type(config).__name__}")
+        if resume and isinstance(config, UserBitextConfig):  # the files the run started with, given by another path
+            config = replace(config, bitext=as_recorded(Path(out), config.bitext))
         if prepare_output(out, resume, config):
             return Path(out)
         resolve_device(config.device)
