@@ -70,3 +70,27 @@ def test_bench_records_are_read_in_file_name_order_and_others_skipped(tmp_path: 
     assert warnings[0].endswith("broken.json: skipped, not a benchmark record")
     assert "c.json: skipped, not JSON" in warnings[1]
     assert load_bench_records(tmp_path / "missing") == []
+
+
+@pytest.mark.parametrize(("edit", "problem"), [
+    ({"rows": [{"unit": "s", "ours": 1.0}]}, "rows[0] lacks case"),
+    ({"rows": [{"case": "a", "unit": "s"}]}, "rows[0] lacks ours"),
+    ({"machine": "box"}, 'machine is "box", not an object'),
+    ({"machine": {"packages": ["numpy"]}}, 'machine.packages is ["numpy"], not an object'),
+    ({"rows": [{"case": "a", "unit": "s", "ours": 1.0, "checks": [1]}]}, "rows[0].checks is [1], not an object"),
+    ({"rows": [{"case": "a", "unit": "s", "ours": 1.0, "encoder": 5}]}, "rows[0].encoder is 5, not a string or null"),
+    ({"rows": [{"case": "a", "unit": "s", "ours": "fast"}]}, 'rows[0].ours is "fast", not a number'),
+    ({"rows": [{"case": "a", "unit": "s", "ours": 1.0, "ratio": "2"}]}, 'rows[0].ratio is "2", not a number'),
+    ({"notes": "n"}, 'notes is "n", not a list'),
+])
+def test_malformed_bench_records_are_skipped_naming_the_file_and_field(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, edit: dict[str, object], problem: str) -> None:
+    """A record of the right keys but a field of the wrong type crashed the report (KeyError, AttributeError,
+    "Unknown format code") instead of being skipped like a file that is not JSON."""
+    (tmp_path / "a.json").write_text(json.dumps(BENCH_RECORD), encoding="utf-8")
+    (tmp_path / "b.json").write_text(json.dumps({**BENCH_RECORD, **edit}), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="xlsent.report.bench"):
+        records = load_bench_records(tmp_path)
+    assert records == [BENCH_RECORD]
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert warning.startswith(f"{tmp_path / 'b.json'}: skipped, a malformed benchmark record: {problem}")

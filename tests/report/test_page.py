@@ -2,7 +2,11 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -156,3 +160,84 @@ def test_published_numbers_are_keyed_like_our_results() -> None:
     assert set(PUBLISHED["xnli"]["LASER"].values) == set(XNLI_LANGS)
     assert set(PUBLISHED["senteval"]["LASER"].values) == {"MR", "SUBJ", "TREC", "SST2"}
     assert all(0 < v <= 100 for task in PUBLISHED.values() for rep in task.values() for v in rep.values.values())
+
+
+def _edit(field: str, value: object) -> Callable[[dict[str, Any]], None]:
+    """An edit of a result's JSON that sets ``field`` (dotted: ``scores.deu.mean``) to ``value``."""
+
+    def edit(raw: dict[str, Any]) -> None:
+        *above, last = field.split(".")
+        for key in above:
+            raw = raw[key]
+        raw[last] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(("field", "value", "problem"), [
+    ("averages", [1, 2], "averages is [1, 2], not an object"),
+    ("averages", {"x": "y"}, 'averages["x"] is "y", not a number'),
+    ("encoder", 5, "encoder is 5, not a string"),
+    ("task", 5, "task is 5, not a string"),
+    ("main_metric", 3, "main_metric is 3, not a string"),
+    ("subset_metric", 3, "subset_metric is 3, not a string"),
+    ("options", [1], "options is [1], not an object"),
+    ("options.tsne", {"points": 5}, "options.tsne lacks labels, langs"),
+    ("verdicts", "abc", 'verdicts is "abc", not a list'),
+    ("verdicts", [{"foo": 1}], "verdicts[0] lacks claim, evidence, held, source"),
+    ("verdicts", [{"claim": "c", "held": [1], "evidence": "e", "source": "paper"}],
+     "verdicts[0].held is [1], not true or false or null"),
+    ("scores.deu.mean", None, 'scores["deu"]["mean"] is null, not a number'),
+    ("scores.deu.mean", "x", 'scores["deu"]["mean"] is "x", not a number'),
+    ("scores.deu.mean", [1], 'scores["deu"]["mean"] is [1], not a number'),
+    ("scores.deu.mean", float("inf"), 'scores["deu"]["mean"] is Infinity, not a number'),
+    ("scores.deu.mean", 1e308, 'scores["deu"]["mean"] is 1e+308, not a number'),
+    ("scores.deu.mean", True, 'scores["deu"]["mean"] is true, not a number'),
+    ("main_score", 10**400, "main_score is 1000000000"),
+    ("main_score", float("nan"), None),  # a score that could not be computed (STS without averages): shown as -
+    ("seconds", "x", 'seconds is "x", not a number'),
+    ("notes", [1], "notes[0] is 1, not a string"),
+])
+def test_result_fields_of_the_wrong_type_are_named_and_nothing_is_written(
+        tmp_path: Path, field: str, value: object, problem: str | None) -> None:
+    """Only main_score and scores were checked: other fields failed with a traceback in a table or plot, after the
+    Tatoeba plot was written."""
+    results, docs, plots = tmp_path / "results", tmp_path / "out" / "results.md", tmp_path / "out" / "plots"
+    path = tatoeba_result("muse", {"deu": 95.0, "fra": 94.0}).save(results)
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw["verdicts"] = [{"claim": "A beats B", "held": None, "evidence": "1 vs 1", "source": "paper"}]
+    raw["options"]["tsne"] = intent_result("muse").options[TSNE_KEY]
+    _edit(field, value)(raw)
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    if problem is None:
+        write_report(results, docs, plots)
+        assert "| **main score** | **-** |" in docs.read_text(encoding="utf-8")
+        return
+    with pytest.raises(ResultFileError, match=re.escape(f"tatoeba__muse.json: {problem}")):
+        write_report(results, docs, plots)
+    assert not (tmp_path / "out").exists()
+
+
+def test_two_results_of_one_model_name_are_refused_naming_both(tmp_path: Path) -> None:
+    """Two files of one task for one model name (other weights, or a copy) gave two columns of one name, and the
+    summary showed one of them only."""
+    results = tmp_path / "results"
+    tatoeba_result("me5-small@abc", {"deu": 90.0}).save(results)
+    other = tatoeba_result("me5-small@def", {"deu": 95.0}).save(tmp_path)
+    other.rename(results / "tatoeba__me5-small-retrained.json")
+    with pytest.raises(ResultFileError, match=r"tatoeba__me5-small-retrained.json and .*tatoeba__me5-small.json: both "
+                                              r"hold the tatoeba result of a model named me5-small \(encoder "
+                                              r"me5-small@abc and me5-small@def\)"):
+        write_report(results, tmp_path / "results.md", tmp_path / "plots")
+    (results / "tatoeba__me5-small-retrained.json").unlink()
+    shutil.copy(results / "tatoeba__me5-small.json", results / "copy.json")
+    with pytest.raises(ResultFileError, match=r"copy.json and .*tatoeba__me5-small.json: both .*encoder "
+                                              r"me5-small@abc\)"):
+        write_report(results, tmp_path / "results.md", tmp_path / "plots")
+    assert not (tmp_path / "results.md").exists() and not (tmp_path / "plots").exists()
+
+
+def test_results_named_by_a_file_are_said_not_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x", encoding="utf-8")
+    with pytest.raises(FileNotFoundError, match=r"a.txt: is not a folder \(--results\)"):
+        write_report(tmp_path / "a.txt", tmp_path / "results.md", tmp_path / "plots")

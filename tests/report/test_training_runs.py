@@ -99,3 +99,25 @@ def test_train_log_skips_malformed_lines_and_keeps_the_resumed_run(tmp_path: Pat
                               ValidationPoint(30, {"acc": 70.0}, "acc", True)]
     assert log.best == log.validation[-1] and log.last_step == 30
     assert [int(r.getMessage().split(":")[1]) for r in caplog.records] == [5, 6, 7, 8, 9]
+
+
+def test_unreadable_logs_and_a_glob_matching_nothing_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    """A log of bad UTF-8 failed without its name, a folder matching the glob with "Is a directory", a step that is
+    not a number was said to be missing, and a glob matching nothing was silent."""
+    monkeypatch.chdir(tmp_path)
+    Path("models/bytes").mkdir(parents=True)
+    Path("models/bytes/train.jsonl").write_bytes(b"\xff\xfe\n")
+    Path("models/folder/train.jsonl").mkdir(parents=True)
+    write_log(Path("models/text/train.jsonl"), [{"step": "x", "losses": {"loss": 1.0}},
+                                                {"step": 1, "losses": {"loss": 1.0}}])
+    with caplog.at_level(logging.WARNING, logger="xlsent.report.training_runs"):
+        runs = training_runs("models/*/train.jsonl", Path("plots"), Path("results.md"))
+        assert training_runs("nowhere/*/train.jsonl", Path("plots"), Path("results.md")) == []
+    assert [folder for folder, _, _ in runs] == ["models/text"]
+    warnings = [r.getMessage() for r in caplog.records]
+    assert warnings[0].startswith("models/bytes/train.jsonl: not UTF-8 text (")
+    assert "models/folder/train.jsonl: not a file, left out (--train-logs models/*/train.jsonl matches it)" in warnings
+    assert 'models/text/train.jsonl:1: skipped malformed line: step "x" is not a whole number from 0 up' in warnings
+    assert warnings[-1] == ("--train-logs nowhere/*/train.jsonl: matches no file, so the page has no Training runs "
+                            "section")

@@ -9,9 +9,10 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from xlsent.report.formatting import fmt_number, markdown_table
+from xlsent.report.shapes import shape_problem
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +57,54 @@ def model_text(row: dict[str, Any]) -> str:
     return f"`{encoder}`" + (f" on {backend}" if backend and not encoder.endswith(f"+{backend}") else "")
 
 
+Figure = bool | float | str
+"""A check or detail of a row, as :func:`figures_text` shows it."""
+
+
+class _CaseFields(TypedDict):
+    case: str
+    unit: str
+    ours: float
+
+
+class BenchRowFields(_CaseFields, total=False):
+    """A row of a benchmark record (``BenchRow`` in ``benchmarks/bench_record.py``), as the report reads it; rows
+    written before a field existed lack it."""
+
+    baseline: float | None
+    baseline_case: str
+    ratio: float | None
+    checks: dict[str, Figure]
+    details: dict[str, Figure]
+    encoder: str | None
+    backend: str | None
+
+
+class MachineFields(TypedDict, total=False):
+    """The machine of a benchmark record, as :func:`machine_text` reads it (every other field shown as it is)."""
+
+    packages: dict[str, str | None]
+
+
+class _RecordFields(TypedDict):
+    bench: str
+    created: str
+    machine: MachineFields
+    rows: list[BenchRowFields]
+    notes: list[str]
+
+
+class BenchRecordFields(_RecordFields, total=False):
+    """A benchmark record (``BenchRecord`` in ``benchmarks/bench_record.py``), as the report reads it."""
+
+    title: str | None
+    command: str | None
+
+
 def load_bench_records(bench_dir: Path) -> list[dict[str, Any]]:
     """The benchmark records in ``bench_dir`` (``*.json`` written by ``benchmarks/*.py``), sorted by file name;
-    a file that is not one is skipped with a warning."""
+    a file that is not one, or whose fields are not of the shape the report shows (:class:`BenchRecordFields`), is
+    skipped with a warning naming it and the field."""
     records = []
     for path in sorted(bench_dir.glob("*.json")):
         try:
@@ -66,10 +112,12 @@ def load_bench_records(bench_dir: Path) -> list[dict[str, Any]]:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             log.warning("%s: skipped, not JSON (%s)", path, exc)
             continue
-        if isinstance(raw, dict) and {"bench", "machine", "rows", "notes", "created"} <= raw.keys():
-            records.append(raw)
-        else:
+        if not (isinstance(raw, dict) and BenchRecordFields.__required_keys__ <= raw.keys()):
             log.warning("%s: skipped, not a benchmark record", path)
+        elif problem := shape_problem(raw, BenchRecordFields, ""):
+            log.warning("%s: skipped, a malformed benchmark record: %s", path, problem)
+        else:
+            records.append(raw)
     return records
 
 

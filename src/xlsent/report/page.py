@@ -16,7 +16,7 @@ import logging
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, get_type_hints
 
 import numpy as np
 from matplotlib import colormaps
@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D
 from xlsent.atomic import atomic_open, check_folder_output, check_folders_above
 from xlsent.evaluation.intent import TSNE_KEY
 from xlsent.evaluation.published import Reported, published_for
-from xlsent.evaluation.results import TaskResult, load_results
+from xlsent.evaluation.results import ResultFileError, TaskResult, load_result
 from xlsent.evaluation.runner import TASKS
 from xlsent.report.bench import bench_section, load_bench_records
 from xlsent.report.curves import CURVES_KEY, plot_curves
@@ -41,6 +41,7 @@ from xlsent.report.formatting import (
     save_png,
     verdict_text,
 )
+from xlsent.report.shapes import shape_problem
 from xlsent.report.training_runs import training_runs, training_section
 
 log = logging.getLogger(__name__)
@@ -213,6 +214,81 @@ def detail_tables(results: list[TaskResult]) -> list[str]:
     return lines
 
 
+class VerdictFields(TypedDict):
+    """A verdict as a result file stores it (:meth:`xlsent.studies.verdict.Verdict.to_json`)."""
+
+    claim: str
+    held: bool | None
+    evidence: str
+    source: str
+
+
+class TsneMap(TypedDict):
+    """The t-SNE map the intent task stores (:data:`TSNE_KEY`), as :func:`plot_tsne` reads it."""
+
+    points: list[list[float]]
+    labels: list[str]
+    langs: list[str]
+
+
+class PlottedOptions(TypedDict, total=False):
+    """The options of a result that the report plots (the curves are checked as they are plotted)."""
+
+    tsne: TsneMap
+
+
+RESULT_SHAPES: dict[str, Any] = {**get_type_hints(TaskResult), "verdicts": list[VerdictFields],
+                                 "options": PlottedOptions}
+"""The shape of each field of a result file (see :mod:`xlsent.report.shapes`): the types of :class:`TaskResult`,
+with the verdicts and plotted options spelled out."""
+
+
+def result_problem(result: TaskResult) -> str | None:
+    """The first field of ``result`` that is not of the shape the report shows (:data:`RESULT_SHAPES`), in words.
+
+    >>> result_problem(TaskResult("t", "m", "d", 1.0, "a", {"x": {"a": None}}))
+    'scores["x"]["a"] is null, not a number (below 1e+15 in size)'
+    """
+    return next((p for name, shape in RESULT_SHAPES.items()
+                 if (p := shape_problem(getattr(result, name), shape, name))), None)
+
+
+def check_one_per_model(results: dict[Path, TaskResult]) -> None:
+    """:class:`ResultFileError` naming both files when two ``results`` (by path) are of one task and variant for one
+    model name: the report has one column per model name, so it would show two of one name, and its summary only
+    one of them. ``xlsent eval`` never saves two such (it names a result file by task and model name, and refuses
+    other weights of that name): they come from a copied or renamed file."""
+    seen: dict[tuple[str, str, str], Path] = {}
+    for path, result in results.items():
+        key = (result.task, result.variant, model_name(result.encoder))
+        first = seen.setdefault(key, path)
+        if first != path:
+            encoders = {results[first].encoder, result.encoder}
+            raise ResultFileError(
+                f"{first} and {path}: both hold the {section_title(result.task, result.variant)} result of a model "
+                f"named {key[2]} (encoder {' and '.join(sorted(encoders))}), which the report shows in one column: "
+                "move one of them out of the results folder")
+
+
+def read_results(results_dir: Path) -> list[TaskResult]:
+    """Every result in ``results_dir`` (JSON of another shape is skipped with a warning naming it), sorted by task,
+    variant and encoder; :class:`ResultFileError` naming the file, before anything is written, when it cannot be
+    read back (:func:`~xlsent.evaluation.results.load_result`), a field is not of the shape the report shows
+    (:func:`result_problem`), or another file holds a result of the same model (:func:`check_one_per_model`)."""
+    results = {}
+    for path in sorted(results_dir.glob("*.json")):
+        result = load_result(path)
+        if result is None:
+            log.warning("%s: skipped, not a result JSON (no task and main_score fields)", path)
+            continue
+        problem = result_problem(result)
+        if problem:
+            raise ResultFileError(f"{path}: {problem}: re-run its evaluation, or fix or remove the file")
+        results[path] = result
+    check_one_per_model(results)
+    return sorted(results.values(), key=lambda r: (r.task, r.variant, r.encoder))
+
+
 def plot_tatoeba(results: list[TaskResult], path: Path) -> None:
     """Bars of mean accuracy per language, models side by side, languages sorted by their mean over models."""
     langs = ordered_union((k for k, v in r.scores.items() if "mean" in v) for r in results)
@@ -309,11 +385,12 @@ def write_report(results_dir: Path, docs_path: Path, plots_dir: Path, *, bench_d
     ``FileNotFoundError`` when ``results_dir`` is not a folder; a warning names the sections of an existing
     ``docs_path`` that the new page drops."""
     if not results_dir.is_dir():
-        raise FileNotFoundError(f"{results_dir}: no such results folder (--results): name the folder that holds "
-                                "the result JSON of `xlsent eval`")
+        found = "is not a folder" if results_dir.exists() else "no such results folder"
+        raise FileNotFoundError(f"{results_dir}: {found} (--results): name the folder that holds the result JSON of "
+                                "`xlsent eval`")
     check_report_outputs(docs_path, plots_dir, [*results_dir.glob("*.json"),
                                                 *(results_dir / "bench" if bench_dir is None else bench_dir).glob("*")])
-    results = load_results(results_dir)
+    results = read_results(results_dir)
     groups: dict[tuple[str, str], list[TaskResult]] = {}
     rank = {task: i for i, task in enumerate(TASKS)}
     for result in sorted(results, key=lambda r: (rank.get(r.task, len(rank)), r.task, r.variant)):

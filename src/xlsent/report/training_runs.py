@@ -107,9 +107,11 @@ def parse_train_line(text: str) -> TrainPoint | ValidationPoint:
         raise ValueError(f"not JSON ({exc})") from None
     if not isinstance(line, dict):
         raise ValueError("not a JSON object")
-    step = line.get("step")
-    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+    if "step" not in line:
         raise ValueError("no step")
+    step = line["step"]
+    if not isinstance(step, int) or isinstance(step, bool) or step < 0:
+        raise ValueError(f"step {json.dumps(step)} is not a whole number from 0 up")
     if "validation" in line:
         metrics = _number_dict(line["validation"], "validation")
         criterion, best = line.get("criterion"), line.get("best")
@@ -122,11 +124,17 @@ def parse_train_line(text: str) -> TrainPoint | ValidationPoint:
 
 
 def read_train_log(path: Path) -> TrainLog:
-    """The lines of ``path`` that parse; a malformed line is skipped with a warning naming the file and line. A line
-    whose step is below an earlier line's starts a resumed run: the earlier lines from that step on are dropped."""
+    """The lines of ``path`` that parse; a malformed line is skipped with a warning naming the file and line, and
+    a file that is not UTF-8 text gives no lines and a warning naming it. A line whose step is below an earlier
+    line's starts a resumed run: the earlier lines from that step on are dropped."""
     result = TrainLog(path, [], [])
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        log.warning("%s: not UTF-8 text (%s)", path, exc)
+        return result
     last = -1
-    for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
         try:
@@ -187,10 +195,17 @@ def _display(path: Path) -> str:
 
 
 def training_runs(pattern: str, plots_dir: Path, docs_path: Path) -> list[tuple[str, TrainLog, str]]:
-    """Read and plot every log that ``pattern`` matches: (model folder, log, plot link) of those with lines."""
+    """Read and plot every log that ``pattern`` matches: (model folder, log, plot link) of those with lines; a
+    warning names a pattern that matches nothing, and each match that is not a file or has no lines."""
     runs = []
     root = _glob_root(pattern)
-    for name in sorted(glob.glob(pattern, recursive=True)):
+    names = sorted(glob.glob(pattern, recursive=True))
+    if not names:
+        log.warning("--train-logs %s: matches no file, so the page has no Training runs section", pattern)
+    for name in names:
+        if not Path(name).is_file():
+            log.warning("%s: not a file, left out (--train-logs %s matches it)", name, pattern)
+            continue
         train_log = read_train_log(Path(name))
         if not train_log.train and not train_log.validation:
             log.warning("%s: no training or validation line, left out", name)
