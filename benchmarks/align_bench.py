@@ -17,12 +17,27 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record, timed  # noqa: E402
+from bench_record import (  # noqa: E402
+    DEFAULT_OUT,
+    OUT_HELP,
+    BenchRecord,
+    BenchRow,
+    load_model,
+    non_negative,
+    start_record,
+    timed,
+)
+
+from xlsent.cli.options import positive_int  # noqa: E402
+
+if TYPE_CHECKING:
+    from xlsent.encoders.base import Encoder
 
 PACKAGES = ("numpy", "numba", "torch")
 
@@ -52,19 +67,18 @@ def peak_rss_gib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def case_row(lines: int, embed_max: int, model: str, repeats: int) -> BenchRow:
+def case_row(lines: int, embed_max: int, model: str, encoder: Encoder | None, repeats: int) -> BenchRow:
     """Align one document pair of ``lines`` lines a side as ``xlsent align`` does (adaptive spans): embedding
-    included against embedding the lines of both documents once, alternating, best of ``repeats``; above
-    ``embed_max`` lines on planted embeddings, the alignment's own seconds alone."""
+    included, with ``encoder`` (``model`` loaded), against embedding the lines of both documents once, alternating,
+    best of ``repeats``; above ``embed_max`` lines on planted embeddings, the alignment's own seconds alone."""
     from xlsent.align.aligner import Doc, align_documents, array_source, search_band, text_source
     from xlsent.align.config import AlignConfig
-    from xlsent.api import load
 
     cfg = AlignConfig()
     src_lines, tgt_lines = documents(lines)
     src, tgt = Doc.of(src_lines, cfg.overlaps), Doc.of(tgt_lines, cfg.overlaps)
     embedded = lines <= embed_max
-    encoder = load(model) if embedded else None
+    encoder = encoder if embedded else None
     embed_s = [0.0]
 
     def embed(texts: Sequence[str], lang: str | None) -> np.ndarray:
@@ -110,13 +124,12 @@ def case_row(lines: int, embed_max: int, model: str, repeats: int) -> BenchRow:
                     details=details, **(timed(encoder) if encoder is not None else {}))
 
 
-def command_row(model: str, repeats: int, workdir: Path) -> BenchRow | None:
+def command_row(model: str, encoder: Encoder, repeats: int, workdir: Path) -> BenchRow | None:
     """``xlsent align`` of the Text+Berg de-fr dev document pair against ``xlsent embed`` of its two documents, as
-    commands (model loads included, as issue 59 times them), alternating, best of ``repeats``; None without the
-    data."""
+    commands (model loads included, as issue 59 times them), alternating, best of ``repeats``, the row naming
+    ``encoder`` (``model`` loaded); None without the data."""
     import subprocess
 
-    from xlsent.api import load
     from xlsent.data.align_sets import load_textberg
 
     try:
@@ -147,35 +160,43 @@ def command_row(model: str, repeats: int, workdir: Path) -> BenchRow | None:
                     f"xlsent embed of both documents, two commands, model loads included ({model})",
                     checks={"beads written": len(beads) > 0},
                     details={"source lines": len(data.src), "target lines": len(data.tgt), "beads": len(beads)},
-                    **timed(load(model)))
+                    **timed(encoder))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The bench's options."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000],
+    parser.add_argument("--sizes", type=positive_int, nargs="+", default=[1000, 10_000, 100_000],
                         help="lines a side of each case (default 1000 10000 100000)")
-    parser.add_argument("--embed-max", type=int, default=1000,
+    parser.add_argument("--embed-max", type=non_negative(int), default=1000,
                         help="embed documents up to this many lines; larger ones use planted embeddings (default "
-                        "1000)")
+                        "1000; 0: every size on planted embeddings)")
     parser.add_argument("--model", default="me5-small", help="encoder (default me5-small)")
-    parser.add_argument("--repeats", type=int, default=2,
+    parser.add_argument("--repeats", type=positive_int, default=2,
                         help="rounds of embedding the lines once and aligning, alternating; the best of each counts "
                         "(default 2)")
     parser.add_argument("--no-textberg", dest="textberg", action="store_false",
                         help="leave out the Text+Berg dev pair timed as commands (xlsent align against xlsent embed "
                         "of both documents, model loads included)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
     args = parser.parse_args(argv)
+    encoder = (load_model(parser, args.model, "auto") if args.textberg or min(args.sizes) <= args.embed_max
+               else None)
     record: BenchRecord = start_record("align", "Document alignment: the dynamic programme against embedding",
                                        __file__, argv, args, PACKAGES)
     from xlsent.align.aligner import align_texts
 
     align_texts(["warm"], ["up"], lambda t, lang: np.ones((len(t), 4), dtype=np.float32) / 2)  # numba compiles
-    record.rows += [case_row(n, args.embed_max, args.model, args.repeats) for n in args.sizes]
-    if args.textberg:
+    record.rows += [case_row(n, args.embed_max, args.model, encoder, args.repeats) for n in args.sizes]
+    if encoder is not None and args.textberg:
         with tempfile.TemporaryDirectory() as workdir:
-            row = command_row(args.model, args.repeats, Path(workdir))
+            row = command_row(args.model, encoder, args.repeats, Path(workdir))
         record.rows += [row] if row is not None else []
     record.notes += ["ours = seconds of xlsent align's alignment with its shipped settings (adaptive spans: the lines "
                      "embedded once, a first path with spans pooled from them, the spans embedded where it is "

@@ -23,10 +23,19 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record  # noqa: E402
+from bench_record import (  # noqa: E402
+    DEFAULT_OUT,
+    OUT_HELP,
+    BenchRecord,
+    BenchRow,
+    load_model,
+    non_negative,
+    start_record,
+)
 from embed_bench import Contender, Measured, bench_sentences, run_case  # noqa: E402
 
 from xlsent.atomic import write_json  # noqa: E402
+from xlsent.cli.options import positive_int  # noqa: E402
 
 PACKAGES = ("numpy", "torch", "onnxruntime", "openvino", "nncf")
 REFERENCE = "torch"
@@ -87,11 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="me5-small", help="the model whose family's row is measured: me5-small "
                         "(transformers, the default) or a LASER model directory (models/laser-small)")
-    parser.add_argument("--sentences", type=int, default=2000, help="sentences of the speed rounds (default 2000)")
-    parser.add_argument("--rounds", type=int, default=5, help="timed rounds of every backend (default 5)")
+    parser.add_argument("--sentences", type=positive_int, default=2000,
+                        help="sentences of the speed rounds (default 2000)")
+    parser.add_argument("--rounds", type=positive_int, default=5, help="timed rounds of every backend (default 5)")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS),
                         help="backends (default all; torch is always measured: it is the reference)")
-    parser.add_argument("--max-loss", type=float, default=0.5,
+    parser.add_argument("--max-loss", type=non_negative(float), default=0.5,
                         help="most points a backend may lose on either guard score (default %(default)g)")
     parser.add_argument("--table", type=Path, default=TABLE, help=f"backend table to update (default {TABLE})")
     parser.add_argument("--data", help="benchmark data folder (default: $XLSENT_DATA or ../shared/data)")
@@ -114,7 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from xlsent.encoders.backends import backend_choice, cpu_class, physical_cores, table_key
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    load_model(parser, args.model, REFERENCE)  # a model that does not load: an error now, not in every worker
     family, runs_on = family_of(args.model)
     backends = [b for b in dict.fromkeys([REFERENCE, *args.backends]) if b in runs_on]
     klass, threads = cpu_class(), physical_cores()

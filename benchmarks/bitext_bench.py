@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRow, start_record, timed  # noqa: E402
+from bench_record import DEFAULT_OUT, OUT_HELP, ROOT, BenchRow, start_record, timed  # noqa: E402
 
 import xlsent.api as api  # noqa: E402
+from xlsent.cli.options import positive_int  # noqa: E402
 from xlsent.encoders.model_dir import read_manifest  # noqa: E402
 from xlsent.paths import data_root  # noqa: E402
 from xlsent.studies.new_language import (  # noqa: E402
@@ -44,11 +45,18 @@ LANG = SIMULATED["qaa"]
 
 
 def run_fresh(args: Sequence[str], home: Path) -> float:
-    """Seconds of ``xlsent ARGS`` in a subprocess whose ``$XLSENT_HOME`` is ``home``."""
+    """Seconds of ``xlsent ARGS`` in a subprocess whose ``$XLSENT_HOME`` is ``home``, run from the repository root
+    as README runs it (the distill config's ``bitext_start`` names ``models/...`` from there), wherever the bench
+    was started."""
     start = time.perf_counter()
     subprocess.run([str(Path(sys.executable).with_name("xlsent")), *args], check=True,
-                   env={**os.environ, "XLSENT_HOME": str(home)})
+                   env={**os.environ, "XLSENT_HOME": str(home)}, cwd=ROOT)
     return time.perf_counter() - start
+
+
+def from_root(path: str) -> str:
+    """``path`` as the commands of :func:`run_fresh` read it (a relative path from the repository root)."""
+    return str(ROOT / path)
 
 
 def train_command(pairs: Path, out: Path) -> list[str]:
@@ -88,9 +96,9 @@ def measure(pairs: int) -> list[BenchRow]:
         mined = mined_scores(folder / "pairs.tsv", dict(zip(xx, en, strict=True)))
         student = api.load(str(model), "auto")
         oracle = evaluation_mining_f1(student, LANG, root)
+        starts = (("its start, " + start, api.load(from_root(start), "auto")),) if start else ()
         errors = {name: round(evaluation_error(encoder, LANG, root), 2)
-                  for name, encoder in (("student", student), ("me5-small", api.load("me5-small", "auto")),
-                                        *((("its start, " + start, api.load(start, "auto")),) if start else ()))}
+                  for name, encoder in (("student", student), ("me5-small", api.load("me5-small", "auto")), *starts)}
     return [
         BenchRow(f"xlsent train distill --bitext {LANG.code}=FILE ({pairs} pairs), empty $XLSENT_HOME", "s", seconds,
                  checks={**{f"{LANG.code} test retrieval error %, {name}": error for name, error in errors.items()},
@@ -110,12 +118,18 @@ def measure(pairs: int) -> list[BenchRow]:
     ]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The bench's options."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pairs", type=int, default=300, help="pairs in the user's file (default 300, README's)")
+    parser.add_argument("--pairs", type=positive_int, default=300,
+                        help="pairs in the user's file (default 300, README's)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     record = start_record("bitext", "README's --bitext route on a fresh machine: train, calibrate, mine",
                           __file__, argv, args, PACKAGES)
     record.rows.extend(measure(args.pairs))

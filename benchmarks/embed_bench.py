@@ -46,8 +46,17 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record, timed  # noqa: E402
+from bench_record import (  # noqa: E402
+    DEFAULT_OUT,
+    OUT_HELP,
+    BenchRecord,
+    BenchRow,
+    non_negative,
+    start_record,
+    timed,
+)
 
+from xlsent.cli.options import positive_int  # noqa: E402
 from xlsent.paths import data_root  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -319,10 +328,11 @@ def export_st(st_dir: Path) -> str:
     return encoder.id
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The bench's options."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sentences", type=int, default=2000, help="sentences per case (default 2000)")
-    parser.add_argument("--rounds", type=int, default=5, help="timed rounds of every contender (default 5)")
+    parser.add_argument("--sentences", type=positive_int, default=2000, help="sentences per case (default 2000)")
+    parser.add_argument("--rounds", type=positive_int, default=5, help="timed rounds of every contender (default 5)")
     parser.add_argument("--cases", nargs="+", choices=CASES, default=list(CASES),
                         help="cases (default all; a subset is written as embed-<cases>.json)")
     parser.add_argument("--backends", nargs="+", choices=BACKENDS, default=["torch", "auto"],
@@ -332,10 +342,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "reported as not measured)")
     parser.add_argument("--models", nargs="+", default=list(TRAINED),
                         help="trained model folders of the trained case (default: one shipped model per type)")
-    parser.add_argument("--threads", type=int, default=0, help="threads per contender (default: physical cores)")
+    parser.add_argument("--threads", type=non_negative(int), default=0,
+                        help="threads per contender (default 0: physical cores)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     from xlsent.encoders.backends import cpu_class, physical_cores
     from xlsent.encoders.registry import load_encoder
 

@@ -19,11 +19,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRow, start_record, timed  # noqa: E402
+from bench_record import DEFAULT_OUT, OUT_HELP, BenchRow, load_model, start_record, timed  # noqa: E402
 
 import xlsent.api as api  # noqa: E402
+from xlsent.cli.options import positive_int  # noqa: E402
 from xlsent.data.bitext import pair_bitext  # noqa: E402
 from xlsent.data.text_input import InputSpec  # noqa: E402
+from xlsent.inference import CHOICES  # noqa: E402
 
 PACKAGES = ("numpy", "torch", "openvino", "faiss-cpu", "py3langid")
 
@@ -40,14 +42,21 @@ def bench_pairs(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
     return src, tgt
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The bench's options."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pairs", type=int, default=100_000, help="pairs filtered (default 100000)")
+    parser.add_argument("--pairs", type=positive_int, default=100_000, help="pairs filtered (default 100000)")
     parser.add_argument("--model", default="me5-small", help="encoder (default me5-small)")
-    parser.add_argument("--backend", default="auto", help="its backend (default auto)")
+    parser.add_argument("--backend", default="auto", choices=CHOICES, help="its backend (default auto)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
     args = parser.parse_args(argv)
+    encoder = load_model(parser, args.model, args.backend)  # loaded (its graph compiled) before either clock starts
     record = start_record("filter", "xlsent filter: pairs per second, embedding included, against xlsent score",
                           __file__, argv, args, PACKAGES)
     src, tgt = bench_pairs(args.pairs)
@@ -55,7 +64,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         pairs = Path(tmp) / "pairs.tsv"
         pairs.write_text("".join(f"{s}\t{t}\n" for s, t in zip(src, tgt, strict=True)), encoding="utf-8")
         sides = [InputSpec(pairs, format="tsv", column=c, header=False) for c in ("0", "1")]
-        encoder = api.load(args.model, args.backend)  # loaded (and its graph compiled) before either clock starts
         start = time.perf_counter()
         api.score(*sides, Path(tmp) / "scored.tsv", model=args.model, backend=args.backend, progress=False)
         score_rate = len(src) / (time.perf_counter() - start)

@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRow, start_record, timed  # noqa: E402
+from bench_record import DEFAULT_OUT, OUT_HELP, BenchRow, load_model, start_record, timed  # noqa: E402
 from embed_bench import bench_sentences, news_sentences  # noqa: E402
+
+from xlsent.cli.options import positive_int  # noqa: E402
 
 PACKAGES = ("numpy", "torch", "onnxruntime", "openvino", "nncf")
 
@@ -52,10 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default="me5-small", help="model (default %(default)s)")
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS,
                         help="backends to measure (default: all)")
-    parser.add_argument("--sentences", type=int, default=600, help="sentences (default %(default)s)")
-    parser.add_argument("--chunk-rows", type=int, default=100, help="rows per call of the chunked batching "
+    parser.add_argument("--sentences", type=positive_int, default=600, help="sentences (default %(default)s)")
+    parser.add_argument("--chunk-rows", type=positive_int, default=100, help="rows per call of the chunked batching "
                         "(default %(default)s)")
-    parser.add_argument("--alone", type=int, default=50, help="sentences also encoded one at a time "
+    parser.add_argument("--alone", type=positive_int, default=50, help="sentences also encoded one at a time "
                         "(default %(default)s)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
     return parser
@@ -65,7 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from xlsent.encoders.backends import available
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    load_model(parser, args.model, "torch")  # a model that does not load: an error now, before any backend's turn
     record = start_record("invariance", "Batch invariance: a vector against its batch neighbours, per backend",
                           __file__, argv, args, PACKAGES)
     texts, source = sentences(args.sentences)

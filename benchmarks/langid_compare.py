@@ -15,6 +15,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
+from xlsent.cli.options import positive_int
 from xlsent.data.parallel import TATOEBA_CHALLENGE_VERSION
 from xlsent.languages import base_lang
 from xlsent.paths import data_root
@@ -74,10 +75,15 @@ def contenders() -> dict[str, Callable[[], Identify]]:
             "lingua (high accuracy)": lingua(False), "lingua (low accuracy)": lingua(True)}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The bench's options."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--per-language", type=int, default=150, help="lines per language (default 150)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--per-language", type=positive_int, default=150, help="lines per language (default 150)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     lines = test_lines(args.per_language)
     short = [(s, code) for s, code in lines if len(s) < 30]
     print(f"{len(lines)} lines ({len(short)} under 30 characters)")

@@ -108,7 +108,17 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, cpu_model, start_record  # noqa: E402
+from bench_record import (  # noqa: E402
+    DEFAULT_OUT,
+    OUT_HELP,
+    BenchRecord,
+    BenchRow,
+    cpu_model,
+    non_negative,
+    start_record,
+)
+
+from xlsent.cli.options import positive_int  # noqa: E402
 
 if TYPE_CHECKING:
     from xlsent.mining.knn import KnnResult, SampleKnn
@@ -754,33 +764,36 @@ def _approx_section(args: argparse.Namespace, one_pass: dict[int, float], tmp: P
         print(f"* total / (one-pass exact total at N={max(one_pass)} x (N/{max(one_pass)})^2): an estimate")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The bench's options."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="*", default=[50_000, 200_000],
+    parser.add_argument("--sizes", type=positive_int, nargs="*", default=[50_000, 200_000],
                         help="N of the exact section (sources = targets; none: skip it)")
-    parser.add_argument("--score-size", type=int, default=20_000,
+    parser.add_argument("--score-size", type=positive_int, default=20_000,
                         help="pairs of the check of xlsent score against LASER's score mode")
-    parser.add_argument("--baseline-max-size", type=int, default=50_000,
-                        help="the largest N at which faiss-2pass (LASER's search) and the IVF methods run")
-    parser.add_argument("--dim", type=int, default=384, help="embedding dimension (both sections)")
-    parser.add_argument("--k", type=int, default=4, help="neighbours in the margin (both sections)")
-    parser.add_argument("--repeats", type=int, default=1, help="timed runs per exact method (best is reported)")
+    parser.add_argument("--baseline-max-size", type=non_negative(int), default=50_000,
+                        help="the largest N at which faiss-2pass (LASER's search) and the IVF methods run (0: never)")
+    parser.add_argument("--dim", type=positive_int, default=384, help="embedding dimension (both sections)")
+    parser.add_argument("--k", type=positive_int, default=4, help="neighbours in the margin (both sections)")
+    parser.add_argument("--repeats", type=positive_int, default=1,
+                        help="timed runs per exact method (best is reported)")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), help="exact-section methods")
-    parser.add_argument("--nprobe", type=int, default=16, help="IVF lists searched by ivf-fixed")
-    parser.add_argument("--peak-size", type=int, default=4096, help="side of the matmul measuring the peak")
-    parser.add_argument("--approx-sizes", type=int, nargs="*", default=[TARGET_N],
+    parser.add_argument("--nprobe", type=positive_int, default=16, help="IVF lists searched by ivf-fixed")
+    parser.add_argument("--peak-size", type=positive_int, default=4096, help="side of the matmul measuring the peak")
+    parser.add_argument("--approx-sizes", type=positive_int, nargs="*", default=[TARGET_N],
                         help="N of the approximate section (none: skip it)")
     parser.add_argument("--approx-index", choices=APPROX_KINDS, default=APPROX_KINDS[0],
                         help="index kind of the approximate section: ivfbf16 (xlsent.mining.ivf_bf16) or a FAISS kind "
                              "(see xlsent.mining.faiss_index.train_index)")
-    parser.add_argument("--approx-nprobe", type=int, default=40,
+    parser.add_argument("--approx-nprobe", type=positive_int, default=40,
                         help="IVF lists searched in the approximate section (40 of the 4000 of ivfbf16 at 1M; the "
                              "lists are the pipeline's default: xlsent.mining.ivf_bf16.IvfShape.lists_for, "
                              "xlsent.mining.faiss_index.default_nlist for FAISS kinds)")
     parser.add_argument("--planted", type=float, default=0.3, help="fraction of targets that copy a source")
     parser.add_argument("--planted-cos", type=float, default=0.85, help="cosine of a planted copy to its source")
-    parser.add_argument("--recall-sample", type=int, default=2000, help="sources whose exact pairs measure recall")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--recall-sample", type=positive_int, default=2000,
+                        help="sources whose exact pairs measure recall")
+    parser.add_argument("--seed", type=non_negative(int), default=0,
                         help="seed of the planted corpus and the recall sample (the index's k-means sample is the "
                              "pipeline's, seed 0)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP + "; there, the approximate runs' "
@@ -791,7 +804,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--worker", choices=METHODS, help=argparse.SUPPRESS)
     parser.add_argument("--pairs-out", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--approx-worker", type=Path, help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.worker:
         stats, pairs, knn = run_method(args.worker, args.sizes[0], args.dim, args.k, args.repeats, args.nprobe)
@@ -807,6 +825,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if shipped:
             print(f"wrote {shipped}")
         return 0
+    if not args.sizes and not args.approx_sizes:
+        parser.error("--sizes and --approx-sizes are both empty: nothing to measure; give either section a size")
 
     name, title = (("mining", "Bitext mining on CPU: exact and approximate k-NN with the ratio margin") if args.sizes
                    else ("mining-approx", "Bitext mining on CPU: approximate k-NN at scale with the ratio margin"))

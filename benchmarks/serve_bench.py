@@ -34,8 +34,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also when this file is loaded by path
-from bench_record import DEFAULT_OUT, OUT_HELP, BenchRecord, BenchRow, start_record, timed  # noqa: E402
+from bench_record import (  # noqa: E402
+    DEFAULT_OUT,
+    OUT_HELP,
+    BenchRecord,
+    BenchRow,
+    load_model,
+    non_negative,
+    start_record,
+    timed,
+)
 from embed_bench import bench_sentences  # noqa: E402
+
+from xlsent.cli.options import positive_float, positive_int  # noqa: E402
+from xlsent.inference import CHOICES  # noqa: E402
 
 if TYPE_CHECKING:
     from xlsent.encoders.base import Encoder
@@ -337,33 +349,34 @@ def add_notes(record: BenchRecord, args, source: str, rss_ready: float) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The bench's options (README quotes their defaults; ``tests/test_readme.py`` reads them here)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=60.0,
+    parser.add_argument("--seconds", type=positive_float, default=60.0,
                         help="measured load time per client count (default %(default)g)")
-    parser.add_argument("--clients", type=int, nargs="+", default=[1, 16, 64],
+    parser.add_argument("--clients", type=positive_int, nargs="+", default=[1, 16, 64],
                         help="concurrent clients, one row each (default 1 16 64)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds per client count, each followed by the "
+    parser.add_argument("--rounds", type=positive_int, default=3, help="rounds per client count, each followed by the "
                         "baseline's encode call over what it answered (default %(default)s)")
-    parser.add_argument("--warmup-seconds", type=float, default=5.0, help="load before measuring (default 5)")
-    parser.add_argument("--max-inputs", type=int, default=16, help="most inputs in one request (default 16)")
+    parser.add_argument("--warmup-seconds", type=non_negative(float), default=5.0,
+                        help="load before measuring (default 5)")
+    parser.add_argument("--max-inputs", type=positive_int, default=16, help="most inputs in one request (default 16)")
     parser.add_argument("--long-fraction", type=float, default=0.1,
                         help="share of requests with one long input (default 0.1)")
     parser.add_argument("--model", default="me5-small", help="model to serve (default me5-small)")
-    parser.add_argument("--backend", default="auto", help="backend of the server and the baseline (default auto)")
+    parser.add_argument("--backend", default="auto", choices=CHOICES,
+                        help="backend of the server and the baseline (default auto)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=OUT_HELP)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    encoder = load_model(parser, args.model, args.backend)  # the baseline's, loaded before the server and any round
     record = start_record("serve", "xlsent serve under load: throughput against plain encode", __file__, argv, args,
                           PACKAGES)
     pool, source = bench_sentences(2000)
     rng = np.random.default_rng(0)
     longs = [" ".join(pool[i] for i in rng.integers(0, len(pool), LONG_SENTENCES)) for _ in range(50)]
-    import xlsent
-
-    encoder = xlsent.load(args.model, args.backend)  # the baseline's, loaded before the server: no load in a round
     encoder.encode(pool[:64])
     with tempfile.TemporaryDirectory() as tmp:
         server = ServeProcess(args.model, args.backend, Path(tmp) / "serve.log")

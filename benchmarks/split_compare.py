@@ -16,6 +16,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
+from xlsent.cli.options import positive_int
 from xlsent.data.parallel import load_ntrex
 from xlsent.languages import ntrex_code
 
@@ -92,10 +93,15 @@ def boundary_counts(pred: Sequence[str], gold: Sequence[str]) -> tuple[int, int,
     return len(g & p), len(p), len(g)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The bench's options."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--paragraphs", type=int, default=150, help="paragraphs per language (default 150)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--paragraphs", type=positive_int, default=150, help="paragraphs per language (default 150)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     data = {lang: paragraphs(lang, args.paragraphs) for lang in LANGS}
     for name, make in splitters().items():
         start, f1s = time.perf_counter(), {}

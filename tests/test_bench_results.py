@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -13,16 +12,13 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from xlsent.testing import load_script
+
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script(BENCHMARKS / f"{name}.py")
 
 
 def test_mining_bench_writes_its_figures_at_toy_size(tmp_path: Path) -> None:
@@ -191,7 +187,7 @@ def test_bitext_bench_runs_readmes_command_on_an_empty_cache(tmp_path: Path, mon
     bench = load("bitext_bench")
     calls: list[tuple[list[str], dict[str, str]]] = []
     monkeypatch.setenv("XLSENT_HOME", str(tmp_path / "warm"))
-    monkeypatch.setattr(bench.subprocess, "run", lambda command, check, env: calls.append((command, env)))
+    monkeypatch.setattr(bench.subprocess, "run", lambda command, check, env, cwd: calls.append((command, env)))
     seconds = bench.run_fresh(bench.train_command(tmp_path / "qaa-en.tsv", tmp_path / "m"), tmp_path / "home")
     (command, env), = calls
     assert Path(command[0]).name == "xlsent" and command[1:] == [

@@ -3,8 +3,11 @@ type, and toy encoders."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -75,6 +78,18 @@ class LookupEncoder:
 def toy_training_record(steps: int | None = None) -> TrainingRecord:
     """A training record for a model directory a test writes by hand (one second on toy data)."""
     return TrainingRecord(DataRecord("toy", "toy data"), 1.0, steps_done=steps)
+
+
+def load_script(path: Path) -> ModuleType:
+    """The Python script at ``path`` (e.g. a benchmark of ``benchmarks/``) loaded as a module named by its stem, so that
+    a test calls its functions without running it."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path}: not a Python script")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
 
 
 def dataset_or_skip(folder: str) -> Path:
