@@ -34,12 +34,22 @@ log = logging.getLogger(__name__)
 MEASURE_ENV = "XLSENT_AUTO_MEASURE"
 PACKAGES = ("xlsent", "numpy", "torch", "onnxruntime", "openvino", "nncf")
 """The packages whose versions key a measurement: the runtimes that were timed, and xlsent, whose code timed them."""
-OFF = ("0", "off", "false", "no")
+OFF = ("0", "off", "false", "no", "n", "f")
+ON = ("1", "on", "true", "yes", "y", "t")
+"""The values of ``$XLSENT_AUTO_MEASURE`` that turn measuring off and on (any case, spaces around ignored)."""
 
 
 def measuring_enabled() -> bool:
-    """Whether ``auto`` may measure on first use (``$XLSENT_AUTO_MEASURE`` not ``0``, ``off``, ``false`` or ``no``)."""
-    return os.environ.get(MEASURE_ENV, "1").strip().lower() not in OFF
+    """Whether ``auto`` may measure on first use: ``$XLSENT_AUTO_MEASURE`` unset, empty or one of :data:`ON`, not
+    one of :data:`OFF`; ValueError naming the variable and the accepted values for anything else."""
+    value = os.environ.get(MEASURE_ENV, "")
+    switch = value.strip().lower()
+    if switch in OFF:
+        return False
+    if not switch or switch in ON:
+        return True
+    raise ValueError(f"{MEASURE_ENV}={value!r}: not a switch; set it to one of {', '.join(OFF)} (no measuring: "
+                     f"auto takes the lossless default) or {', '.join(ON)} (measure on first use), or unset it")
 
 
 def cpu_model() -> str:

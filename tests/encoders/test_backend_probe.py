@@ -177,3 +177,21 @@ def test_a_measured_bf16_that_changes_neighbours_is_not_chosen() -> None:
     assert precision.precision_of({"fp32_s": 9.0, "bf16_s": 1.0, "rows": 1000, "rows_differ": 1}) == "bf16"
     assert precision.precision_of({"fp32_s": 9.0, "bf16_s": 1.0, "rows": 1000, "rows_differ": 2}) == "fp32"
     assert precision.precision_of({"fp32_s": 1.0, "bf16_s": 9.0, "rows": 1000, "rows_differ": 0}) == "fp32"
+
+
+@pytest.mark.parametrize(("value", "enabled"), [("0", False), ("off", False), ("No", False), ("n", False),
+                                                 ("false", False), (" F ", False), ("1", True), ("yes", True),
+                                                 ("y", True), ("ON", True), ("true", True), ("", True)])
+def test_measuring_is_switched_by_the_usual_spellings(monkeypatch: pytest.MonkeyPatch, value: str,
+                                                      enabled: bool) -> None:
+    monkeypatch.setenv(machine_measures.MEASURE_ENV, value)
+    assert machine_measures.measuring_enabled() is enabled
+
+
+@pytest.mark.parametrize("value", ["disable", "2", "nope"])
+def test_an_unknown_measuring_switch_is_refused_naming_the_variable(monkeypatch: pytest.MonkeyPatch,
+                                                                    value: str) -> None:
+    """Anything but 0/off/false/no meant 'measure', so XLSENT_AUTO_MEASURE=disable measured."""
+    monkeypatch.setenv(machine_measures.MEASURE_ENV, value)
+    with pytest.raises(ValueError, match=f"^XLSENT_AUTO_MEASURE={value!r}: .*0, off, false, no.*1, on, true, yes"):
+        machine_measures.measuring_enabled()

@@ -103,3 +103,49 @@ def test_an_unset_api_key_variable_is_refused_from_the_file_as_from_the_flag(
         ServeSettings.load(None, {"api_key_env": "XLSENT_TEST_UNSET_KEY"})
     monkeypatch.setenv("XLSENT_TEST_UNSET_KEY", "secret")
     assert ServeSettings.load(path, {"api_key_env": None})[0].api_key_env == "XLSENT_TEST_UNSET_KEY"
+
+
+@pytest.mark.parametrize("value", ["", "   ", "key ", "\tkey", "key\n"])
+def test_a_blank_or_padded_api_key_is_refused_naming_the_variable(monkeypatch: pytest.MonkeyPatch,
+                                                                  value: str) -> None:
+    """A key with spaces around it refused every request (clients' tokens are stripped); a blank one served with no
+    key at all, silently."""
+    from xlsent.serve.settings import api_key
+
+    monkeypatch.setenv("XLSENT_TEST_KEY", value)
+    with pytest.raises(ValueError, match="^XLSENT_TEST_KEY: ") as error:
+        api_key("XLSENT_TEST_KEY")
+    assert "export XLSENT_TEST_KEY=" in str(error.value) and repr(value.strip() or "x") not in str(error.value)
+    monkeypatch.setenv("XLSENT_TEST_KEY", "key")
+    assert api_key("XLSENT_TEST_KEY") == "key"
+    monkeypatch.delenv("XLSENT_TEST_KEY")
+    assert api_key("XLSENT_TEST_KEY") == ""
+
+
+def test_serving_with_a_padded_default_api_key_is_refused_before_the_models_load(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from xlsent.serve import run
+
+    monkeypatch.setenv("XLSENT_API_KEY", "key ")
+
+    def never() -> None:
+        raise AssertionError("a model loaded")
+
+    with pytest.raises(ValueError, match="^XLSENT_API_KEY: the API key has whitespace around it"):
+        run({"m": never}, ServeSettings(port=0))  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("name", ["", " ", "A=B"])
+def test_an_api_key_variable_name_that_names_no_variable_is_refused(tmp_path: Path, name: str) -> None:
+    """``--api-key-env ''`` said 'export =YOUR-KEY first'."""
+    import re
+    import shlex
+
+    with pytest.raises(ValueError, match=re.escape(f"--api-key-env {shlex.quote(name)}: names no environment")):
+        ServeSettings.load(None, {"api_key_env": name})
+    path = tmp_path / "serve.toml"
+    path.write_text(f'api_key_env = "{name}"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(f"{path}: api_key_env = {name!r}: names no environment")):
+        ServeSettings.load(path, {"api_key_env": None})
+    with pytest.raises(ValueError, match="api_key_env must name an environment variable"):
+        ServeSettings(api_key_env=name)

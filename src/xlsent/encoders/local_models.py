@@ -1,4 +1,5 @@
-"""The model folders named by ``$XLSENT_MODELS`` (a path list, separated by ``os.pathsep``), for ``xlsent models``.
+"""The model folders named by ``$XLSENT_MODELS`` (a path list, separated by ``os.pathsep``), for ``xlsent models``,
+and for ``--model NAME``, which loads the first of them listed under that name (:func:`local_model_folders`).
 
 Each entry is a model folder (xlsent's own, a sentence-transformers folder or a Hugging Face model folder) or a
 folder holding such folders. Only JSON files are read, and the sizes of the files an xlsent manifest lists (no
@@ -99,3 +100,9 @@ def local_models(value: str | None = None) -> list[LocalModel]:
     for model in found:
         unique.setdefault(model.path.resolve(), model)
     return list(unique.values())
+
+
+def local_model_folders() -> list[LocalModel]:
+    """The folders of ``$XLSENT_MODELS`` that are models (well formed or not), as ``xlsent models`` lists them,
+    leaving out the entries that are missing or no folder."""
+    return [m for m in local_models() if m.kind != "missing"]

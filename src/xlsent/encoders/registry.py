@@ -22,6 +22,7 @@ import numpy as np
 
 from xlsent.encoders.base import Encoder, FromModelDir, LanguageChecked, OwnAutoBackend, Switchable
 from xlsent.encoders.cache import encoder_id
+from xlsent.encoders.local_models import MODELS_ENV, local_model_folders
 from xlsent.encoders.model_dir import BROKEN_WEIGHTS, MANIFEST, ModelDirError, read_manifest
 
 DEFAULT_MODEL = "me5-small"
@@ -242,7 +243,12 @@ def _build(name_or_path: str | Path) -> Encoder:
         kind = read_manifest(path, verify="cached")["type"]  # every listed file, whatever the type, before loading
         encoder: Encoder = _directory_loader(path, kind)(path)
         return check_output(encoder, str(path))
+    listed = [] if path.exists() else local_model_folders()
+    named = [m.path for m in listed if m.name == key]
+    if named:
+        return _build(named[0])
     if ":" in key and not path.exists():
         return _from_factory(key)
+    names = f" or a name of ${MODELS_ENV} (names: {', '.join(m.name for m in listed)})" if listed else ""
     raise ValueError(f"unknown model {key!r}: use a registered name ({', '.join(REGISTERED)}), "
-                     "a model directory, or module:function")
+                     f"a model directory, or module:function{names}")

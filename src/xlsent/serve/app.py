@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -59,7 +58,7 @@ from xlsent.serve.schemas import (
     SimilarityRequest,
     SimilarityResponse,
 )
-from xlsent.serve.settings import ServeSettings
+from xlsent.serve.settings import ServeSettings, api_key
 from xlsent.version import __version__
 
 WINDOWED_HEADER = "X-Xlsent-Windowed"
@@ -350,6 +349,6 @@ def create_app(models: Mapping[str, ModelSource], settings: ServeSettings | None
     app.openapi = openapi  # type: ignore[method-assign]
     known_paths = frozenset(r.path for r in app.routes if hasattr(r, "path") and "{" not in r.path)
     app.add_middleware(BodyGuard, max_bytes=settings.max_body_bytes, timeout_s=settings.body_timeout_s)
-    app.add_middleware(ApiKeyGuard, key=os.environ.get(settings.api_key_env, ""))
+    app.add_middleware(ApiKeyGuard, key=api_key(settings.api_key_env))
     app.add_middleware(RequestCounter, metrics=metrics, paths=known_paths)
     return app

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import socket
 from collections.abc import Mapping
@@ -17,7 +16,7 @@ from xlsent.serve.app import create_app
 from xlsent.serve.binding import bind
 from xlsent.serve.engine import Engine, ModelSource
 from xlsent.serve.header_timeout import header_timeout_protocol
-from xlsent.serve.settings import Given, ServeSettings
+from xlsent.serve.settings import Given, ServeSettings, api_key
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +89,12 @@ def run(models: Mapping[str, ModelSource], settings: ServeSettings | None = None
     (:func:`xlsent.serve.binding.bind`), naming ``host`` and ``port`` as ``given`` says the user gave them (a flag,
     a settings file's key; by default as set in code): ValueError says why."""
     settings = settings or ServeSettings()
+    key = api_key(settings.api_key_env)
     models = load_models(models)
     server = Server(create_app(models, settings), settings, log_level=log_level, access_log=access_log,
                     stop_on_load_failure=True)
     with bind(settings.host, settings.port, given) as sock:
-        if settings.host not in ("127.0.0.1", "localhost", "::1") and not os.environ.get(settings.api_key_env):
+        if settings.host not in ("127.0.0.1", "localhost", "::1") and not key:
             log.warning("serving on %s, reachable from other machines, without an API key (set %s)", settings.host,
                         settings.api_key_env)
         server.run(sockets=[sock])

@@ -14,6 +14,7 @@ ValueError: invalid serve settings: max_wait_ms must be >= 0 (got -1)
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +48,7 @@ class Given:
 
     def value(self, value: object) -> str:
         """The setting holding ``value``, as the user wrote it."""
-        return f"{self.file}: {self.key} = {value!r}" if self.file else f"{self.key} {value}"
+        return f"{self.file}: {self.key} = {value!r}" if self.file else f"{self.key} {shlex.quote(str(value))}"
 
     @property
     def where(self) -> str:
@@ -55,12 +56,47 @@ class Given:
         return f"{self.key} in {self.file}" if self.file else self.key
 
 
+def names_variable(name: str) -> bool:
+    """Whether ``name`` can name an environment variable (not blank, no ``=``).
+
+    >>> names_variable("XLSENT_API_KEY"), names_variable(""), names_variable("A=B")
+    (True, False, False)
+    """
+    return bool(name.strip()) and "=" not in name and "\0" not in name
+
+
 def check_api_key_env(name: str, given: Given) -> None:
-    """ValueError when the environment variable ``name``, given (:class:`Given`) as the one holding the API key, is
-    unset or empty: the server would then need no key, which is not what whoever named it meant."""
+    """ValueError when ``name``, given (:class:`Given`) as the environment variable holding the API key, names no
+    variable, or one that is unset or empty: the server would then need no key, which is not what whoever named it
+    meant; or when the key it holds is refused by :func:`api_key`."""
+    if not names_variable(name):
+        raise ValueError(f"{given.value(name)}: names no environment variable; give the name of the one holding "
+                         f"the API key (e.g. {API_KEY_ENV}), or leave out {given.where}")
     if not os.environ.get(name):
         raise ValueError(f"{given.value(name)}: that environment variable is not set (or empty), so /v1/* would "
                          f"need no key; export {name}=YOUR-KEY first, or leave out {given.where}")
+    api_key(name)
+
+
+def api_key(name: str) -> str:
+    """The API key that the environment variable ``name`` holds ("" where it is unset: no key needed).
+
+    ValueError naming the variable (never the key) where the value is blank, or has whitespace around it: clients'
+    tokens arrive stripped (HTTP drops the spaces around a header's value), so such a key would refuse every
+    request, and a blank one would silently need none. Refused rather than stripped: a stray space or newline
+    pasted with a secret may as well be a key pasted wrong, and the server must not guess which key it enforces.
+    """
+    key = os.environ.get(name)
+    if key is None:
+        return ""
+    if not key.strip():
+        raise ValueError(f"{name}: the API key is set but blank, so /v1/* would need no key; export "
+                         f"{name}=YOUR-KEY, or unset {name} to serve without a key")
+    if key != key.strip():
+        raise ValueError(f"{name}: the API key has whitespace around it, which no client can send (HTTP strips a "
+                         f"header's value), so every request would be refused; export {name}=YOUR-KEY without "
+                         "the spaces or newline")
+    return key
 
 
 @dataclass(frozen=True)
@@ -126,6 +162,9 @@ class ServeSettings:
             problems.append(f"max_wait_ms ({self.max_wait_ms:g}) must be less than request_timeout_s "
                             f"({self.request_timeout_s:g} s), or a request arriving alone would time out waiting "
                             "for others")
+        if not names_variable(self.api_key_env):
+            problems.append(f"api_key_env must name an environment variable, not blank and without '=' "
+                            f"(got {self.api_key_env!r})")
         if not self.host.strip():
             problems.append(f"host must be an address or a host name: 127.0.0.1 (this machine only), 0.0.0.0 "
                             f"(every interface) or one of this machine's addresses (got {self.host!r})")
