@@ -9,7 +9,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from xlsent.atomic import atomic_open, atomic_path
+from xlsent.atomic import atomic_open, atomic_path, helper_path
 
 
 def mode(path: Path) -> int:
@@ -58,3 +58,15 @@ def test_a_link_to_a_file_stays_a_link(tmp_path: Path) -> None:
     with atomic_open(tmp_path / "link.txt") as fh:
         fh.write("new")
     assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "real.txt").read_text() == "new"
+
+
+def test_helper_files_of_a_long_name_fit_and_differ(tmp_path: Path) -> None:
+    """The temporary file beside an output of 236 bytes or more had a name longer than the file system takes (the
+    write failed, after the work); a cut name keeps whole characters and a hash of the name it stands for."""
+    target = tmp_path / ("ä" * 125 + ".txt")  # 254 bytes
+    with atomic_open(target) as fh:
+        fh.write("hi")
+    assert target.read_text(encoding="utf-8") == "hi" and [p.name for p in tmp_path.iterdir()] == [target.name]
+    locks = [helper_path(tmp_path / ("e" * 250 + end), ".", ".lock") for end in ("a.npy", "b.npy")]
+    assert locks[0] != locks[1] and all(len(lock.name) == 255 for lock in locks)
+    assert helper_path(target, ".", ".lock").name.encode().decode("utf-8").startswith(".ää")

@@ -233,6 +233,21 @@ def full_tatoeba_result(w: Path, model: Path) -> None:
     assert main(["eval", "tatoeba", "--model", "toy:onehot", "--data", f"{w}/data", "-o", f"{w}/results", "-q"]) == 0
 
 
+def result_edited(**fields: object) -> Callable[[Path, Path], None]:
+    """A setup writing the full Tatoeba result (:func:`full_tatoeba_result`) with ``fields`` set to other values."""
+    def setup(w: Path, model: Path) -> None:
+        full_tatoeba_result(w, model)
+        path = w / "results" / "tatoeba__toy.json"
+        path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf-8")), **fields}), encoding="utf-8")
+    return setup
+
+
+def result_copied(w: Path, model: Path) -> None:
+    """The full Tatoeba result and an exact copy of it under another file name."""
+    full_tatoeba_result(w, model)
+    shutil.copy(w / "results" / "tatoeba__toy.json", w / "results" / "copy.json")
+
+
 def other_tiny_result(w: Path, model: Path) -> None:
     """``{w}/results`` holds the Tatoeba result of other weights named like the test model (tiny)."""
     TaskResult(task="tatoeba", encoder="tiny@0000000000000000", dataset="d", main_score=50.0, main_metric="mean",
@@ -515,6 +530,10 @@ CASES = [
     case("embed-output-stdout", "embed {w}/in.txt -o - {nothing}", 2, "cannot go to standard output"),
     case("embed-output-below-a-file", "embed {w}/in.txt -o {w}/in.txt/o.npy {nothing}", 2,
          "in.txt is a file, not a folder"),
+    case("embed-output-empty", "embed {w}/in.txt -o {empty} {nothing}", 2,
+         "argument -o/--output: empty value: give a file or folder (. for the current folder)"),
+    case("embed-output-name-leaves-no-room-for-its-sidecar",
+         f"embed {{w}}/in.txt -o {{w}}/{'e' * 247}.npy {{nothing}}", 2, ": the name leaves no room for"),
     case("index-input-is-a-directory", "index {w}/folder -o {w}/idx {nothing}", 2, "folder: is a directory"),
     case("index-output-is-a-file", "index {w}/in.txt -o {w}/de.txt {nothing}", 2, "an index is a folder"),
     case("mine-output-is-a-directory", "mine {w}/de.txt {w}/en.txt -o {w}/folder {nothing}", 2,
@@ -545,6 +564,8 @@ CASES = [
          "de.txt: is also an input"),
     case("split-output-below-a-file", "split {w}/de.txt -o {w}/in.txt/s.tsv --lang de", 2,
          "in.txt is a file, not a folder"),
+    case("split-output-name-too-long", f"split {{w}}/de.txt --lang de -o {{w}}/{'e' * 252}.txt", 2,
+         ": the name is 256 bytes long, more than the 255 the file system takes; name a shorter file"),
     case("mine-output-through-a-new-folder-is-an-input", "mine {w}/de.txt {w}/en.txt -o {w}/new/../en.txt {nothing}",
          2, "en.txt: is also an input"),
     case("filter-scores-through-a-new-folder-is-the-output", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv "
@@ -771,6 +792,14 @@ CASES = [
              "blank/tatoeba_v1/tatoeba.deu-eng.deu": "\n\n", "blank/tatoeba_v1/tatoeba.deu-eng.eng": "\n\n"})),
     case("report-results-folder-missing", "report --results {w}/resluts --docs {w}/results.md --plots {w}/plots", 2,
          "no such results folder (--results)"),
+    case("report-results-is-a-file", "report --results {w}/in.txt --docs {w}/results.md --plots {w}/plots", 2,
+         "in.txt: is not a folder (--results)"),
+    case("report-result-field-of-the-wrong-type", "report --results {w}/results --docs {w}/r.md --plots {w}/plots", 2,
+         "tatoeba__toy.json: averages is [1, 2], not an object", setup=result_edited(averages=[1, 2])),
+    case("report-result-score-too-large", "report --results {w}/results --docs {w}/r.md --plots {w}/plots", 2,
+         "tatoeba__toy.json: main_score is 1e+308, not a number", setup=result_edited(main_score=1e308)),
+    case("report-two-results-of-one-model-name", "report --results {w}/results --docs {w}/r.md --plots {w}/plots", 2,
+         "both hold the tatoeba result of a model named toy", setup=result_copied),
     case("report-drops-sections", "report --results {w}/folder --docs {w}/results.md --plots {w}/plots", 0,
          "the new page drops 2 section(s) of the existing one: Summary, tatoeba", setup=report_of_full_result),
     case("report-result-fields-missing", "report --results {w}/results --docs {w}/results.md --plots {w}/plots", 2,
@@ -791,6 +820,10 @@ CASES = [
          "--plots -: this output is a folder, which standard output cannot take", setup=full_tatoeba_result),
     case("index-empty-input", "index {w}/empty.txt -o {w}/idx {nothing}", 2,
          "no text to index (the input is empty or blank)", setup=with_files({"empty.txt": "\n\n"})),
+    case("index-empty-stdin", "index - -o {w}/idx {nothing}", 2, "<stdin>: no text to index", stdin=b""),
+    case("index-dev-null", "index /dev/null -o {w}/idx {nothing}", 2, "/dev/null: no text to index"),
+    case("index-output-below-a-file", "index {w}/de.txt -o {w}/de.txt/idx {nothing}", 2,
+         "de.txt is a file, not a folder"),
     case("index-output-holds-an-index", "index {w}/in.txt -o {w}/idx {nothing}", 2,
          "the folder already holds an index; replace it with --overwrite, or name a new folder",
          setup=with_files({"idx/xlsent.json": "{}"})),
@@ -853,6 +886,13 @@ CASES = [
     case("score-tsv-and-files", "score {w}/de.txt {w}/en.txt --tsv {w}/in.tsv -o {w}/s.tsv {nothing}", 2,
          "give the pairs either as SRC TGT or as --tsv PAIRS.tsv, not both"),
     case("score-tsv-stdin", "score --tsv - --no-header -o {w}/s.tsv {nothing}", 2, "--tsv needs a file"),
+    case("score-tsv-folder", "score --tsv {w}/folder --no-header -o {w}/s.tsv {nothing}", 2,
+         "folder: is a directory; give a file (or - for standard input)"),
+    case("filter-pairs-folder", "filter {w}/folder -o {w}/f.tsv --threshold 0 {nothing}", 2,
+         "folder: is a directory; give a file (or - for standard input)"),
+    case("filter-pairs-dev-null", "filter /dev/null -o {w}/f.tsv {nothing}", 2, "/dev/null: PAIRS.tsv needs a file"),
+    case("mine-given-embeddings-folder", "mine {w}/de.txt {w}/en.txt -o {w}/p.tsv --src-emb {w}/folder {nothing}", 2,
+         "folder: is a directory; give the .npy or .parquet file that `xlsent embed` wrote"),
     case("score-one-side", "score {w}/de.txt -o {w}/s.tsv {nothing}", 2, "give the pairs as SRC TGT"),
     case("score-output-csv", "score {w}/de.txt {w}/en.txt -o {w}/s.csv {nothing}", 2, "name a .tsv (or .txt) file"),
     case("score-precision-unknown", "score {w}/de.txt {w}/en.txt -o {w}/s.tsv --precision fp16 {nothing}", 2,
@@ -866,12 +906,18 @@ CASES = [
     case("filter-scorer-other-format", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scorer {w}/s.json {nothing}", 2,
          "s.json: not an xlsent filter scorer", setup=with_files({"s.json": '{"format": "pickle"}'})),
     case("filter-keep-with-no-score", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --keep 0.5 --no-score {nothing}", 2,
-         "score is off (--no-score), so no score cut applies: drop keep or turn score on"),
+         "--no-score and --keep 0.5: score is off, so no score cut applies: drop keep or turn score on"),
     case("filter-threshold-with-no-score", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --threshold 1 --no-score "
-         "{nothing}", 2, "score is off (--no-score), so no score cut applies: drop threshold"),
+         "{nothing}", 2, "--no-score and --threshold 1: score is off, so no score cut applies: drop threshold"),
     case("filter-min-p-clean-with-scorer-none", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --scorer none "
          "--min-p-clean 0.5 {nothing}", 2,
          "min_p_clean (0.5) is the learned scorer's cut, which scorer = 'none' turns off: give one"),
+    case("filter-option-out-of-range-beside-a-settings-file", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv --config "
+         "{w}/c.toml --min-p-clean 2 {nothing}", 2, "--min-p-clean 2: min_p_clean must be",
+         setup=with_files({"c.toml": ""})),
+    case("filter-settings-file-turns-score-off-under-a-threshold", "filter {w}/de.txt {w}/en.txt -o {w}/k.tsv "
+         "--config {w}/c.toml --threshold 0.3 {nothing}", 2, "c.toml: score = false and --threshold 0.3: score is off",
+         setup=with_files({"c.toml": "score = false\n"})),
     case("filter-tsv-source-column-blank", "filter {w}/p.tsv -o {w}/k.tsv --threshold 0.5 {nothing}", 2,
          "p.tsv column 0: has no text (2 blank row(s))", setup=with_files({"p.tsv": "\tx\n \ty\n"})),
     case("filter-one-file-both-sides-too-small", "filter {w}/de.txt {w}/de.txt -o {w}/k.tsv --threshold 1.05 "
@@ -1093,13 +1139,19 @@ CASES = [
     case("export-tokenizer-config-not-json", "export {w}/model --sentence-transformers {w}/st", 2,
          "tokenizer_config.json: not a readable JSON file", setup=lambda w, model: model_copy(w, model).joinpath(
              "tokenizer_config.json").write_text("{bad", encoding="utf-8")),
-    case("export-fails-leaving-nothing", "export {w}/lora --sentence-transformers {w}/st", 2,
-         "tokenizer_config.json missing; cannot export", setup=lora_over(lambda w, model: model)),
+    case("export-backbone-without-tokenizer-config", "export {w}/lora --sentence-transformers {w}/st", 0,
+         "wrote sentence-transformers folder", left=ST_FOLDER, setup=lora_over(lambda w, model: model)),
     case("embed-lora-backbone-gone", "embed {w}/in.txt -o {w}/o.npy --model {w}/lora -q", 2,
          "/model is not there, nor at ../model from the model's folder", setup=lora_without_backbone),
     case("serve-host-not-on-this-machine", "serve --model toy:onehot --host 203.0.113.7 --port 0", 2,
          "--host 203.0.113.7: this machine has no such address; use 127.0.0.1 (this machine only), 0.0.0.0 (every "
          "interface) or one of this machine's addresses"),
+    case("serve-api-key-padded", "serve --model toy:onehot --port 0", 2,
+         "XLSENT_API_KEY: the API key has whitespace around it", env={"XLSENT_API_KEY": "key "}),
+    case("serve-api-key-blank", "serve --model toy:onehot --port 0", 2, "XLSENT_API_KEY: the API key is set but blank",
+         env={"XLSENT_API_KEY": ""}),
+    case("serve-api-key-env-empty", "serve --model toy:onehot --port 0 --api-key-env {empty}", 2,
+         "--api-key-env '': names no environment variable"),
     case("train-resume-another-methods-model", "train linear-map --out {w}/done --resume -q", 2,
          "done holds a dual-pivot model, not one of the method trained now; --resume continues a run of the same "
          "method only", setup=finished_dual_pivot),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sys
@@ -10,6 +11,69 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+NAME_MAX = 255
+"""The longest file name, in bytes, where the file system does not say (that of ext4, XFS, Btrfs and tmpfs)."""
+TEMP_ROOM = 8
+"""The characters :func:`tempfile.mkstemp` puts between its prefix and suffix."""
+
+
+def name_limit(path: str | os.PathLike[str]) -> int:
+    """The longest file name, in bytes, that the file system of the folder of ``path`` (or of the nearest folder
+    above it that exists) takes."""
+    folder = next((p for p in Path(path).absolute().parents if p.is_dir()), Path("/"))
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return NAME_MAX
+
+
+def check_name_length(path: str | os.PathLike[str], beside: Iterable[str | os.PathLike[str]] = ()) -> None:
+    """Raise ValueError naming ``path`` when its name is longer than its file system takes, or leaves no room for the
+    names of the files ``beside`` it that go with it (a sidecar).
+
+    >>> check_name_length("e" * 252 + ".txt")
+    Traceback (most recent call last):
+    ...
+    ValueError: eee...e.txt: the name is 256 bytes long, more than the 255 the file system takes; name a shorter file
+    >>> check_name_length("e" * 250 + ".npy", ["e" * 250 + ".npy.json"])
+    Traceback (most recent call last):
+    ...
+    ValueError: eee...e.npy: the name leaves no room for eee...e.npy.json beside it (259 bytes, more than ...
+    """
+    name, limit = len(os.fsencode(Path(path).name)), name_limit(path)
+    if name > limit:
+        raise ValueError(f"{path}: the name is {name} bytes long, more than the {limit} the file system takes; name a "
+                         "shorter file")
+    for other in beside:
+        if (size := len(os.fsencode(Path(other).name))) > limit:
+            raise ValueError(f"{path}: the name leaves no room for {Path(other).name} beside it ({size} bytes, more "
+                             f"than the {limit} the file system takes); name the output at most "
+                             f"{limit - size + name} bytes long")
+
+
+def helper_path(path: str | os.PathLike[str], prefix: str = "", suffix: str = "", room: int = 0) -> Path:
+    """The file ``prefix + NAME + suffix`` beside ``path`` (``NAME`` its name) that a run keeps with its output (a
+    lock, a temporary file, a folder of finished work). Where that name, with ``room`` bytes more, would be longer than
+    the file system takes, ``NAME`` is cut short and ends in ``~`` and a hash of the whole name instead, so any output
+    name the file system takes has its helpers, and two outputs never share one.
+
+    >>> helper_path("out/v.npy", ".", ".lock")
+    PosixPath('out/.v.npy.lock')
+    >>> long = helper_path("e" * 250 + ".npy", "", ".parts")
+    >>> len(long.name), long.name[-30:]
+    (255, 'eeeeeee~3ea9479ce1b3626f.parts')
+    """
+    path = Path(path)
+    name, limit = os.fsencode(path.name), name_limit(path)
+    extra = len(os.fsencode(prefix + suffix)) + room
+    if len(name) + extra <= limit:
+        return path.with_name(prefix + path.name + suffix)
+    digest = hashlib.sha256(name).hexdigest()[:16]
+    short = path.name[:max(limit - extra - len(digest) - 1, 0)]
+    while len(os.fsencode(short)) + extra + len(digest) + 1 > limit:  # a character of several bytes
+        short = short[:-1]
+    return path.with_name(f"{prefix}{short}~{digest}{suffix}")
 
 
 def is_special(path: str | os.PathLike[str]) -> bool:
@@ -44,7 +108,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         return
     target = Path(path).resolve() if Path(path).is_symlink() else Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    prefix = helper_path(target, ".", ".", room=len(".tmp") + TEMP_ROOM).name
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp_path = Path(tmp)
     try:

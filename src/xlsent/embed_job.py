@@ -29,10 +29,18 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from xlsent.atomic import atomic_path, write_json
+from xlsent.atomic import atomic_path, check_name_length, helper_path, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
-from xlsent.data.text_input import InputError, InputSpec, check_not_an_input, check_work_folder, iter_rows, readable
+from xlsent.data.text_input import (
+    InputError,
+    InputSpec,
+    check_not_an_input,
+    check_work_folder,
+    file_key,
+    iter_rows,
+    readable,
+)
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
 from xlsent.inference import DEFAULT_BATCH_TOKENS
@@ -112,14 +120,16 @@ def rate_text(count: int, seconds: float) -> str:
 
 
 def parts_path(output: Path) -> Path:
-    """The folder of finished chunks of a job writing ``output``."""
-    return output.with_name(output.name + ".parts")
+    """The folder of finished chunks of a job writing ``output``: ``OUTPUT.parts`` (shortened where that name is too
+    long: :func:`~xlsent.atomic.helper_path`)."""
+    return helper_path(output, "", ".parts")
 
 
 def check_job(spec: InputSpec, output: str | Path) -> None:
     """Raise ValueError for an input or output path that the job cannot use, before anything is computed."""
     spec.check()
     output = Path(output)
+    check_name_length(output, written_beside(output))
     check_output_path(output)
     check_not_an_input([output, *written_beside(output)], [spec.path])
     parts = parts_path(output)
@@ -263,13 +273,27 @@ def embed_file(spec: InputSpec, output: str | Path, encoder: Encoder | ChunkEnco
             meta = base_metadata(summary.rows, chunks.dim, key["encoder"],
                                  {**spec.source(), "sha256": sha, "lang": opts.lang})
             meta["empty_rows"] = len(summary.empty_rows)
-            save_embedding_parts(output, written, meta)
+            _save(output, written, meta)
         except BaseException as exc:
             _clean_up(parts, exc)
             raise
     shutil.rmtree(parts)
     summary.seconds = time.perf_counter() - start
     return summary
+
+
+def _save(output: Path, written: list[Path], meta: dict[str, Any]) -> None:
+    """Save the embedding file ``output`` of the chunk files ``written``; a save that fails once the vectors are
+    replaced (their sidecar not written) removes them and the sidecar: a failed run leaves no output that looks
+    finished, nor one whose sidecar describes other vectors."""
+    before = file_key(output)
+    try:
+        save_embedding_parts(output, written, meta)
+    except BaseException:
+        if file_key(output) != before:
+            for path in (output, *written_beside(output)):
+                path.unlink(missing_ok=True)
+        raise
 
 
 def _embed_chunks(spec: InputSpec, output: Path, encoder: ChunkEncoder, opts: EmbedOptions

@@ -1,7 +1,8 @@
 """Exclusive locks on a run's outputs: a second run writing the same output fails at once, naming it.
 
 The lock of the output ``DIR/NAME`` (a file or a folder, with its ``NAME.parts/`` or ``NAME.work/``) is the
-hidden file ``DIR/.NAME.lock`` beside it, a :class:`filelock.FileLock` (``flock``) held for the whole run, whose
+hidden file ``DIR/.NAME.lock`` beside it (``NAME`` shortened where that name would be too long:
+:func:`~xlsent.atomic.helper_path`), a :class:`filelock.FileLock` (``flock``) held for the whole run, whose
 text is the holder's process id. The operating system drops the lock when its holder exits or dies (``kill -9``
 included), so a lock is never stale; the holder removes the file when it is done (filelock takes no lock on a file
 removed meanwhile). A holder killed while it was starting a subprocess leaves the lock with the forked child until
@@ -19,6 +20,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from filelock import BaseFileLock, FileLock, Timeout
+
+from xlsent.atomic import check_name_length, helper_path
 
 STDOUT = "-"
 DEAD_HOLDER_GRACE_S = 5.0
@@ -38,7 +41,7 @@ def lock_path(output: str | os.PathLike[str]) -> Path:
     PosixPath('/tmp/out/.vectors.npy.lock')
     """
     path = Path(os.path.abspath(output))
-    return path.parent.resolve() / f".{path.name}.lock"
+    return helper_path(path.parent.resolve() / path.name, ".", ".lock")
 
 
 @contextlib.contextmanager
@@ -51,20 +54,25 @@ def exclusive_output(output: str | os.PathLike[str]) -> Iterator[None]:
 @contextlib.contextmanager
 def exclusive_outputs(outputs: Iterable[str | os.PathLike[str]]) -> Iterator[None]:
     """Hold the locks of all ``outputs`` (``-`` skipped) for the block, as :func:`exclusive_output` does. ``-`` with
-    standard output closed (``>&-``) is an error before any work: what the run would write there would be lost."""
+    standard output closed (``>&-``) is an error before any work: what the run would write there would be lost; so is
+    an output whose name is longer than its file system takes (:func:`~xlsent.atomic.check_name_length`)."""
     outputs = list(outputs)
     if sys.stdout is None and any(str(output) == STDOUT for output in outputs):
         raise OSError("- names standard output, which is closed: write to a file instead")
-    locks = sorted({lock_path(output) for output in outputs if str(output) != STDOUT})
+    files = [output for output in outputs if str(output) != STDOUT]
+    for output in files:
+        check_name_length(output)
+    locks = {lock_path(output): lock_path(output).with_name(Path(os.path.abspath(output)).name) for output in files}
     with contextlib.ExitStack() as stack:
-        for lock in locks:
-            stack.enter_context(_held(lock))
+        for lock in sorted(locks):
+            stack.enter_context(_held(lock, locks[lock]))
         yield
 
 
 @contextlib.contextmanager
-def _held(lock: Path) -> Iterator[None]:
-    """Hold ``lock``, creating the folders above it as needed and removing those that stay empty."""
+def _held(lock: Path, output: Path) -> Iterator[None]:
+    """Hold ``lock``, the lock of ``output``, creating the folders above it as needed and removing those that stay
+    empty."""
     try:
         created = _make_folders(lock.parent)
     except (NotADirectoryError, FileExistsError):  # a file where a folder should be: no run can write there
@@ -74,7 +82,7 @@ def _held(lock: Path) -> Iterator[None]:
         raise OSError(f"{lock.parent}: cannot create the output's folder ({exc.strerror}); choose another output "
                       "path") from None
     try:
-        file_lock = _acquire(lock)
+        file_lock = _acquire(lock, output)
         try:
             lock.write_text(f"{os.getpid()}\n", encoding="ascii")
             yield
@@ -94,9 +102,9 @@ def _make_folders(folder: Path) -> list[Path]:
     return missing
 
 
-def _acquire(lock: Path) -> BaseFileLock:
-    """``lock`` held: at once, or within :data:`DEAD_HOLDER_GRACE_S` where its recorded holder is dead; else
-    :class:`OutputBusyError` naming the output and the holder."""
+def _acquire(lock: Path, output: Path) -> BaseFileLock:
+    """``lock``, the lock of ``output``, held: at once, or within :data:`DEAD_HOLDER_GRACE_S` where its recorded
+    holder is dead; else :class:`OutputBusyError` naming the output and the holder."""
     file_lock = FileLock(lock, timeout=0)
     try:
         try:
@@ -109,7 +117,6 @@ def _acquire(lock: Path) -> BaseFileLock:
         if problem := _cannot_create(lock):  # no lock file to hold: no run holds it, the folder takes no file
             raise PermissionError(f"{lock}: cannot create the lock file of the output beside it ({problem}); write "
                                   "the output into a folder you can write to") from None
-        output = lock.with_name(lock.name[1:-len(".lock")])
         raise OutputBusyError(
             f"{output}: busy: another xlsent run (process {_holder(lock)}) is writing this output, holding "
             f"{lock.name}; wait for it to finish or write to another path") from None

@@ -245,6 +245,17 @@ def test_export_round_trip_gives_identical_vectors(exportable: Path, tmp_path: P
         export_st(back, tmp_path / "again")  # type: ignore[arg-type]
 
 
+def test_a_model_without_tokenizer_config_exports_one_derived_from_the_model(tiny_model_dir: Path, tmp_path: Path,
+                                                                            home: Path) -> None:
+    """The tiny model has no tokenizer_config.json, and its export was refused although it loads and encodes."""
+    assert not (tiny_model_dir / "tokenizer_config.json").exists()
+    out = export_st(TransformerEncoder(tiny_model_dir), tmp_path / "st")
+    assert json.loads((out / "tokenizer_config.json").read_text(encoding="utf-8")) == {
+        "tokenizer_class": "XLMRobertaTokenizerFast", "model_max_length": 64}
+    assert not (tiny_model_dir / "tokenizer_config.json").exists()
+    np.testing.assert_array_equal(load_encoder(out).encode(SENTENCES), load_encoder(tiny_model_dir).encode(SENTENCES))
+
+
 def lora_model(backbone: Path, out: Path) -> Path:
     """A LoRA model directory over ``backbone`` whose adapters change the vectors (B is not zero)."""
     from xlsent.encoders.trainable import TrainableTransformer
@@ -270,9 +281,16 @@ def test_a_lora_model_exports_with_its_adapters_merged(exportable: Path, tmp_pat
     assert min_cosine(theirs, lora.encode(SENTENCES)) >= 0.9999
 
 
-def test_a_failed_export_leaves_nothing_behind(tiny_model_dir: Path, tmp_path: Path, home: Path) -> None:
-    lora = load_encoder(lora_model(tiny_model_dir, tmp_path / "lora"), "torch")  # its backbone: no tokenizer_config
-    with pytest.raises(ModelDirError, match=r"tokenizer_config.json missing; cannot export"):
+def test_a_failed_export_leaves_nothing_behind(tiny_model_dir: Path, tmp_path: Path, home: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from xlsent.encoders import export
+
+    def full_disk(encoder: TransformerEncoder, path: Path) -> None:
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(export, "_write_weights", full_disk)
+    lora = load_encoder(lora_model(tiny_model_dir, tmp_path / "lora"), "torch")
+    with pytest.raises(OSError, match="No space left on device"):
         export_st(lora, tmp_path / "st")  # type: ignore[arg-type]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lora"]
 

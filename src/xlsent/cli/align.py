@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_engine, add_model, positive_int, ray_config
+from xlsent.cli.options import add_engine, add_model, path_arg, positive_int, ray_config
 
 
 def max_beads(text: str) -> int:
@@ -55,13 +55,15 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     from xlsent.align.job import FORMATS
 
     d = AlignConfig()
-    p.add_argument("src", nargs="?", help="source document, one sentence a line (UTF-8 text); - (or /dev/stdin, a "
+    p.add_argument("src", nargs="?", type=path_arg,
+                   help="source document, one sentence a line (UTF-8 text); - (or /dev/stdin, a "
                    "pipe) reads standard input")
-    p.add_argument("tgt", nargs="?", help="target document, the translation of SRC, one sentence a line; - reads "
+    p.add_argument("tgt", nargs="?", type=path_arg,
+                   help="target document, the translation of SRC, one sentence a line; - reads "
                    "standard input")
-    p.add_argument("-o", "--output",
+    p.add_argument("-o", "--output", type=path_arg,
                    help="bead file to write; - writes to standard output (default: none; required unless --pairs)")
-    p.add_argument("--pairs", metavar="LIST.tsv",
+    p.add_argument("--pairs", metavar="LIST.tsv", type=path_arg,
                    help="align many document pairs: a file of `src TAB tgt TAB out` rows, no header (paths relative "
                    "to the list's folder, - being standard input or output wherever it is; blank rows skipped), with "
                    "a fourth column `gold` in every row to score them (--gold), instead of SRC TGT -o OUTPUT "
@@ -130,7 +132,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    "follows, and align those pieces; the beads number them, and OUTPUT.src-sentences.tsv and "
                    "OUTPUT.tgt-sentences.tsv map each to its line and character span (default: a sentence a line "
                    "already)")
-    p.add_argument("--gold", metavar="GOLD",
+    p.add_argument("--gold", metavar="GOLD", type=path_arg,
                    help="a gold alignment of SRC and TGT ([i, j]:[k] beads, one a line: Bleualign's and Vecalign's "
                    "format): the beads written are scored against it, Bleualign's strict and lax precision, recall "
                    "and F1 with the 95%% interval of the strict F1, on the last line; with --pairs, each row's "

@@ -11,6 +11,7 @@ from xlsent.cli.options import (
     add_model,
     add_output,
     input_spec,
+    path_arg,
     positive_int,
     ray_config,
 )
@@ -26,7 +27,8 @@ def add_commands(sub: Commands) -> None:
         "Paths and options are checked before anything is computed; a failed run leaves nothing behind but "
         "finished chunks that --resume can reuse (OUTPUT.parts/, and it says so).",
     )
-    p.add_argument("input", help="input file: .txt (a sentence a line), .tsv, .jsonl or .parquet; - for standard "
+    p.add_argument("input", type=path_arg,
+                   help="input file: .txt (a sentence a line), .tsv, .jsonl or .parquet; - for standard "
                    "input (also /dev/stdin and other pipes)")
     add_output(p, "output file: .npy (with a .npy.json sidecar) or .parquet, chosen by the extension")
     add_model(p)

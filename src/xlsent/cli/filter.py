@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from xlsent.cli.commands import Commands
 from xlsent.cli.mine import add_search_options, engine_options, pair_inputs, search_config, threshold_type
-from xlsent.cli.options import add_input_options, add_output, positive_float
+from xlsent.cli.options import add_input_options, add_output, path_arg, positive_float
 
 if TYPE_CHECKING:
     from xlsent.mining.filter_config import FilterConfig
@@ -41,14 +41,16 @@ def add_commands(sub: Commands) -> None:
         "instead. A summary (pairs dropped per reason, the cut) ends the run. Resumable like mine; nothing is "
         "written on error.",
     )
-    p.add_argument("pairs", metavar="PAIRS.tsv|SRC",
+    p.add_argument("pairs", metavar="PAIRS.tsv|SRC", type=path_arg,
                    help="the pairs: one TSV file of exactly two columns, or the first of two files of as many rows")
-    p.add_argument("tgt_file", nargs="?", metavar="TGT", help="the second file, with SRC (default: none, PAIRS.tsv)")
+    p.add_argument("tgt_file", nargs="?", metavar="TGT", type=path_arg,
+                   help="the second file, with SRC (default: none, PAIRS.tsv)")
     add_output(p, "kept pairs, TSV (.tsv or .txt), src TAB tgt; - writes them to standard output")
-    p.add_argument("--scores", metavar="ALL.tsv",
+    p.add_argument("--scores", metavar="ALL.tsv", type=path_arg,
                    help="also write every input pair, in input order after a header line, with keep, score, p_clean, "
                    "reason and the per-filter values (default: not written)")
-    p.add_argument("--histogram", metavar="SCORES.png", help="also draw a histogram of the scores (default: none)")
+    p.add_argument("--histogram", metavar="SCORES.png", type=path_arg,
+                   help="also draw a histogram of the scores (default: none)")
     p.add_argument("--threshold", type=threshold_type, default="auto",
                    help="the score cut: a score of the --margin (a cosine with --margin absolute; a number sets the "
                    "learned scorer aside), or auto for the encoder's learned scorer, else its calibrated filter cut "
@@ -57,14 +59,14 @@ def add_commands(sub: Commands) -> None:
     p.add_argument("--keep", type=positive_float,
                    help="instead of a cut, keep this fraction (0 to 1) of the pairs the other filters pass, the best "
                    "by p_clean (by score without a scorer); not with --threshold (default: none, the cut decides)")
-    p.add_argument("--scorer", metavar="auto|none|SCORER",
+    p.add_argument("--scorer", metavar="auto|none|SCORER", type=path_arg,
                    help="the learned scorer: auto (the one shipped for the encoder; the margin cut where none is), "
                    "none (the margin cut), or a scorer file or folder of `xlsent train filter`, trained with --model "
                    "(default auto)")
     p.add_argument("--min-p-clean", type=float, metavar="P",
                    help="keep a pair when the scorer's p_clean is at least P (default: the scorer's own cut, chosen "
                    "on the dev tune split)")
-    p.add_argument("--config", metavar="FILTER.toml",
+    p.add_argument("--config", metavar="FILTER.toml", type=path_arg,
                    help="filter settings from a TOML file (fields of xlsent.mining.filter_config.FilterConfig, at the "
                    "top level or under [filter]); the options here override it (default: none, the built-in defaults)")
     for name, what in SWITCHES:
@@ -95,7 +97,7 @@ def _rules(args: argparse.Namespace) -> FilterConfig:
     if args.threshold != "auto":
         given.update(threshold=args.threshold, keep=None)
     given.update({key: value for key in ("scorer", "min_p_clean") if (value := getattr(args, key)) is not None})
-    return FilterConfig.from_toml(args.config, **given) if args.config else FilterConfig(**given)
+    return FilterConfig.from_toml(args.config, **given)
 
 
 def _filter(args: argparse.Namespace) -> int:

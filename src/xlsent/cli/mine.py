@@ -17,6 +17,7 @@ from xlsent.cli.options import (
     add_model,
     add_output,
     input_spec,
+    path_arg,
     positive_float,
     positive_int,
     ray_config,
@@ -73,9 +74,11 @@ def add_search_options(p: argparse.ArgumentParser) -> None:
               default=None)
     p.add_argument("--src-lang", help="source language code (default: none)")
     p.add_argument("--tgt-lang", help="target language code (default: none)")
-    p.add_argument("--src-emb", help="embeddings of SRC from `xlsent embed`, checked against SRC: the same file, "
+    p.add_argument("--src-emb", type=path_arg,
+                   help="embeddings of SRC from `xlsent embed`, checked against SRC: the same file, "
                    "column (or field) and language (default: embed SRC)")
-    p.add_argument("--tgt-emb", help="embeddings of TGT from `xlsent embed`, checked against TGT as --src-emb is "
+    p.add_argument("--tgt-emb", type=path_arg,
+                   help="embeddings of TGT from `xlsent embed`, checked against TGT as --src-emb is "
                    "(default: embed TGT); with both --src-emb and --tgt-emb the encoder is not loaded (but for "
                    "--threshold auto)")
     p.add_argument("--margin", default="ratio", choices=["ratio", "distance", "absolute"],
@@ -121,9 +124,10 @@ def _add_mine(sub: Commands) -> None:
         "and options are checked before anything is computed; a failed run leaves nothing behind but the "
         "finished stages that a re-run reuses (OUTPUT.work/, and it says so).",
     )
-    p.add_argument("src", help="source sentences (one a line; or TSV/JSONL/Parquet with --column/--field); - for "
+    p.add_argument("src", type=path_arg,
+                   help="source sentences (one a line; or TSV/JSONL/Parquet with --column/--field); - for "
                    "standard input")
-    p.add_argument("tgt", help="target sentences (as SRC; at most one of them can be -)")
+    p.add_argument("tgt", type=path_arg, help="target sentences (as SRC; at most one of them can be -)")
     add_output(p, "output TSV (.tsv or .txt); - writes the pairs to standard output (not resumable)")
     add_search_options(p)
     p.add_argument("--mode", default="max", choices=["forward", "backward", "max", "intersect"],
@@ -154,9 +158,10 @@ def _add_score(sub: Commands) -> None:
         "neighbours: the scores are then cosines, with a warning saying so. Resumable like mine; nothing is "
         "written on error.",
     )
-    p.add_argument("src", nargs="?", help="source sentences, one a line (or TSV/JSONL/Parquet with --column/--field)")
-    p.add_argument("tgt", nargs="?", help="target sentences, as many rows as SRC")
-    p.add_argument("--tsv", metavar="PAIRS.tsv",
+    p.add_argument("src", nargs="?", type=path_arg,
+                   help="source sentences, one a line (or TSV/JSONL/Parquet with --column/--field)")
+    p.add_argument("tgt", nargs="?", type=path_arg, help="target sentences, as many rows as SRC")
+    p.add_argument("--tsv", metavar="PAIRS.tsv", type=path_arg,
                    help="the pairs as a TSV file of exactly two columns, source TAB target (instead of SRC TGT); "
                    "say whether line 1 is a header with --header or --no-header (default: none, the pairs are SRC TGT)")
     add_output(p, "output TSV (.tsv or .txt); - writes the scores to standard output (not resumable)")
@@ -233,9 +238,10 @@ def pair_inputs(args: argparse.Namespace, tsv: str | None, src: str | None, tgt:
             raise ValueError(f"{flag} reads columns 0 and 1 of a TSV file: leave out --column and --format")
         pairs = input_spec(tsv, args)
         if pairs.is_stream():
-            raise ValueError(f"{flag} needs a file (its two columns are read one after the other), not standard input "
-                             "or a pipe; save it to a file first")
+            raise ValueError(f"{tsv}: {flag} needs a file (its two columns are read one after the other), not "
+                             "standard input, a device or a pipe; save it to a file first")
         pairs = replace(pairs, format="tsv", header=pairs.header if pairs.header is not None else tsv_header)
+        pairs.check()
         check_tsv_columns(pairs, 2)
         return replace(pairs, column="0"), replace(pairs, column="1")
     if src and tgt:

@@ -16,6 +16,18 @@ if TYPE_CHECKING:
 MODEL_HELP = "encoder: a registered name (me5-small, muse), a model directory, or module:function (default me5-small)"
 
 
+def path_arg(text: str) -> str:
+    """argparse type of an argument naming a file, a folder or a model: any text but the empty one (which the
+    operating system would take for the current folder).
+
+    >>> path_arg("out.tsv")
+    'out.tsv'
+    """
+    if not text:
+        raise argparse.ArgumentTypeError("empty value: give a file or folder (. for the current folder)")
+    return text
+
+
 def positive_int(text: str) -> int:
     """argparse type: a whole number of at least 1."""
     try:
@@ -41,7 +53,7 @@ def positive_float(text: str) -> float:
 def add_model(p: argparse.ArgumentParser, help: str = MODEL_HELP, default: str | None = "me5-small") -> None:
     """``--model``, the encoder a command uses (``default`` None: the command decides, and knows whether it was
     given), and ``--backend``, what runs it."""
-    p.add_argument("--model", default=default, help=help)
+    p.add_argument("--model", type=path_arg, default=default, help=help)
     add_backend(p)
 
 
@@ -85,14 +97,14 @@ def ray_config(args: argparse.Namespace) -> RayConfig | None:
 
 def add_data(p: argparse.ArgumentParser) -> None:
     """``--data``, the benchmark data folder."""
-    p.add_argument("--data", help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
+    p.add_argument("--data", type=path_arg, help="benchmark data folder (default $XLSENT_DATA or ../shared/data)")
 
 
 def add_output(p: argparse.ArgumentParser, help: str, default: str | None = None) -> None:
     """``-o/--output``, the one spelling of every command's output (``--out`` still accepted where it was)."""
-    p.add_argument("-o", "--output", required=default is None, default=default, help=help)
+    p.add_argument("-o", "--output", type=path_arg, required=default is None, default=default, help=help)
     if default is not None:
-        p.add_argument("--out", dest="output", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        p.add_argument("--out", dest="output", type=path_arg, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 def add_input_options(p: argparse.ArgumentParser) -> None:

@@ -12,6 +12,7 @@ from xlsent.cli.options import (
     add_model,
     add_output,
     input_spec,
+    path_arg,
     positive_int,
     ray_config,
 )
@@ -20,7 +21,8 @@ from xlsent.cli.options import (
 def add_commands(sub: Commands) -> None:
     """Add ``index`` and ``search``."""
     p = sub.add_parser("index", help="embed a text file into a saved FAISS index for `xlsent search`")
-    p.add_argument("input", help="sentences (one a line; or TSV/JSONL/Parquet with --column/--field); - for "
+    p.add_argument("input", type=path_arg,
+                   help="sentences (one a line; or TSV/JSONL/Parquet with --column/--field); - for "
                    "standard input")
     add_output(p, "index folder to write")
     add_model(p)
@@ -32,9 +34,10 @@ def add_commands(sub: Commands) -> None:
     p.set_defaults(func=_index, writes=("output",))
 
     p = sub.add_parser("search", help="nearest sentences of a saved index for each query")
-    p.add_argument("index", help="index folder from `xlsent index`")
+    p.add_argument("index", type=path_arg, help="index folder from `xlsent index`")
     p.add_argument("query", nargs="*", help="query sentences")
-    p.add_argument("--file", help="more queries, one a line (read as plain text whatever the file's extension); - "
+    p.add_argument("--file", type=path_arg,
+                   help="more queries, one a line (read as plain text whatever the file's extension); - "
                    "for standard input (default: none)")
     p.add_argument("-k", "--k", type=positive_int, default=5, help="results per query (default 5)")
     p.set_defaults(func=_search, writes=())
@@ -58,7 +61,7 @@ def _search(args: argparse.Namespace) -> int:
     if args.file:
         with readable(InputSpec(Path(args.file), format="txt")) as spec:
             queries += list(iter_rows(spec))
-    check_queries(queries)
+    check_queries(queries, args.file)
     index = SentenceIndex.open(args.index)
     for query, hits in zip(queries, index.search_sentences(queries, load(index.model), args.k), strict=True):
         print(f"query: {shortened(query)}")

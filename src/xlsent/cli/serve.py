@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import MODEL_HELP, add_backend
+from xlsent.cli.options import MODEL_HELP, add_backend, path_arg
 
 
 def add_commands(sub: Commands) -> None:
@@ -24,13 +24,13 @@ def add_commands(sub: Commands) -> None:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", action="append", metavar="[NAME=]MODEL",
+    p.add_argument("--model", action="append", metavar="[NAME=]MODEL", type=path_arg,
                    help=f"{MODEL_HELP}; clients ask for it by NAME (default: MODEL as written); repeat to serve "
                    "several, each with its own worker")
     add_backend(p)
     p.add_argument("--host", help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, help="port (default 8000; 0 picks a free one)")
-    p.add_argument("--config", type=Path, help="TOML file of serve settings: limits, batching, queue, timeouts "
+    p.add_argument("--config", type=path_arg, help="TOML file of serve settings: limits, batching, queue, timeouts "
                    "(default: the built-in ones, see xlsent.serve.ServeSettings)")
     p.add_argument("--api-key-env", help="environment variable holding the API key that /v1/* requires "
                    "(default XLSENT_API_KEY; no key set: no key needed)")
@@ -62,8 +62,9 @@ def _serve(args: argparse.Namespace) -> int:
     from xlsent.serve import ServeSettings, run
 
     models = served_models(args.model)
-    settings, given = ServeSettings.load(args.config, {"host": args.host, "port": args.port,
-                                                       "api_key_env": args.api_key_env})
+    config = Path(args.config) if args.config else None
+    settings, given = ServeSettings.load(config, {"host": args.host, "port": args.port,
+                                                  "api_key_env": args.api_key_env})
     run({name: partial(load, model, args.backend) for name, model in models.items()}, settings,
         access_log=args.access_log, log_level="info", given=given)
     return 0

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_input_options, add_output, input_spec
+from xlsent.cli.options import add_input_options, add_output, input_spec, path_arg
 
 
 def add_commands(sub: Commands) -> None:
@@ -20,7 +20,8 @@ def add_commands(sub: Commands) -> None:
         "Thai, Khmer, Lao and Myanmar mark no sentence end: each paragraph stays one sentence, with a warning. "
         "Nothing is written on error.",
     )
-    p.add_argument("input", help="paragraphs, one a row: .txt, .tsv, .jsonl or .parquet; - for standard input")
+    p.add_argument("input", type=path_arg,
+                   help="paragraphs, one a row: .txt, .tsv, .jsonl or .parquet; - for standard input")
     add_output(p, "sentences: .txt (one a line), .tsv (line, start, end, sentence) or - (standard output)")
     p.add_argument("--lang", required=True, help="the language of the text (sentence ends depend on it), e.g. de")
     add_input_options(p)

@@ -6,7 +6,7 @@ import argparse
 import shlex
 
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_data
+from xlsent.cli.options import add_data, path_arg
 
 
 def add_commands(sub: Commands) -> None:
@@ -57,8 +57,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("method", choices=[*method_names(), "filter"], metavar="METHOD",
                    help=" | ".join(method_names()) + " | filter (the learned scorer of `xlsent filter` for --model: "
                    "noisy bitexts made from the shipped pairs and your --bitext, see docs/filter.md)")
-    p.add_argument("--out", "-o", required=True, help="model directory to write")
-    p.add_argument("--config", action="append", metavar="FILE",
+    p.add_argument("--out", "-o", required=True, type=path_arg, help="model directory to write")
+    p.add_argument("--config", action="append", metavar="FILE", type=path_arg,
                    help="TOML file overriding the defaults (repeatable); the relative paths of its [[bitext]] tables "
                    "are read from its folder")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -74,7 +74,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                         "FILE_X,FILE_EN two line-aligned files; a seeded part is held out to choose the checkpoint")
     p.add_argument("--bitext-only", action="store_true",
                    help="train on the --bitext pairs alone (default: they join the shipped bitext, replayed)")
-    p.add_argument("--model", default=None,
+    p.add_argument("--model", default=None, type=path_arg,
                    help="filter only: the encoder whose vectors the scorer's features use (default me5-small)")
     p.add_argument("--backend", default="auto", help="filter only: the encoder's backend (default auto)")
     p.add_argument("--ship", action="store_true",

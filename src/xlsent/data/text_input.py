@@ -141,8 +141,18 @@ class InputSpec:
     def source(self) -> dict[str, object]:
         """What an output records about this input (its checksum is added by the caller)."""
         fmt = self.resolved_format()
-        return {"path": self.name, "format": fmt, "column": self.column, "field": self.field,
+        return {"path": printable_name(self.name), "format": fmt, "column": self.column, "field": self.field,
                 "header": self.tsv_header() if fmt == "tsv" else None}
+
+
+def printable_name(name: str) -> str:
+    """The file name ``name`` as UTF-8 text (JSON metadata) can hold it: the bytes of a name that are not UTF-8, which
+    Python keeps as lone surrogates, written as ``\\xff`` escapes.
+
+    >>> printable_name("bad\\udcff.txt")
+    'bad\\\\xff.txt'
+    """
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def reading(spec: InputSpec) -> dict[str, object]:

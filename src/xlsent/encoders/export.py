@@ -14,8 +14,14 @@ from xlsent.encoders.lora import LoraEncoder
 from xlsent.encoders.model_dir import ModelDirError
 from xlsent.encoders.transformer import TransformerEncoder
 
-_COPIED = ("config.json", "tokenizer.json", "tokenizer_config.json")
+_COPIED = ("config.json", "tokenizer.json")
 """Files copied from the folder holding the model's configuration and tokenizer (a LoRA model's backbone)."""
+TOKENIZER_CONFIG = "tokenizer_config.json"
+"""Copied too where the model has one, else derived from the model (:func:`_tokenizer_config`)."""
+TOKENIZER_CLASSES = {"xlm-roberta": "XLMRobertaTokenizerFast", "roberta": "RobertaTokenizerFast",
+                     "bert": "BertTokenizerFast"}
+"""Hugging Face ``model_type`` (each of :data:`xlsent.encoders.transformer_model.ARCHITECTURES`) -> the tokenizer
+class that reads its ``tokenizer.json``, with that architecture's special tokens."""
 WEIGHTS = "model.safetensors"
 
 
@@ -36,7 +42,8 @@ def export_sentence_transformers(encoder: TransformerEncoder, out: str | Path) -
     missing = [name for name in _COPIED if not (encoder.files_dir / name).is_file()]
     if missing:
         raise ModelDirError(f"{encoder.files_dir}: {', '.join(missing)} missing; cannot export")
-    _check_json_object(encoder.files_dir / "tokenizer_config.json")
+    if (encoder.files_dir / TOKENIZER_CONFIG).is_file():
+        _check_json_object(encoder.files_dir / TOKENIZER_CONFIG)
     tmp = out.with_name(f".{out.name}.partial")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
@@ -67,6 +74,10 @@ def _write_folder(encoder: TransformerEncoder, folder: Path) -> None:
     (folder / "2_Normalize").mkdir()
     for name in _COPIED:
         shutil.copyfile(encoder.files_dir / name, folder / name)
+    if (encoder.files_dir / TOKENIZER_CONFIG).is_file():
+        shutil.copyfile(encoder.files_dir / TOKENIZER_CONFIG, folder / TOKENIZER_CONFIG)
+    else:
+        write_json(folder / TOKENIZER_CONFIG, _tokenizer_config(encoder))
     _write_weights(encoder, folder / WEIGHTS)
     write_json(folder / "modules.json", [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
@@ -83,6 +94,12 @@ def _write_folder(encoder: TransformerEncoder, folder: Path) -> None:
     write_json(folder / "config_sentence_transformers.json", {
         "prompts": prompts, "default_prompt_name": "query" if prompts else None, "similarity_fn_name": "cosine",
     })
+
+
+def _tokenizer_config(encoder: TransformerEncoder) -> dict[str, object]:
+    """The ``tokenizer_config.json`` of a model that has none: the tokenizer class of its architecture and its
+    longest input (special tokens included), as the model reads its ``tokenizer.json``."""
+    return {"tokenizer_class": TOKENIZER_CLASSES[encoder.config.model_type], "model_max_length": encoder.max_tokens}
 
 
 def _write_weights(encoder: TransformerEncoder, path: Path) -> None:

@@ -16,7 +16,8 @@ field's type (:mod:`xlsent.settings_file`: ``"false"`` is no boolean, ``1.5`` no
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,35 +72,11 @@ class FilterConfig:
 
     def problems(self) -> list[str]:
         """What is wrong with the settings, one message each (empty when they are fine)."""
-        share = (("min_letter_share", self.min_letter_share), ("max_digit_share", self.max_digit_share),
-                 ("max_similarity", self.max_similarity), ("langid_min_prob", self.langid_min_prob))
-        checks = [(0 <= value <= 1, f"{name} must be between 0 and 1, not {value}") for name, value in share]
-        checks += [(self.max_length >= 1, f"max_length must be at least 1, not {self.max_length}"),
-                   (self.max_ratio >= 1, f"max_ratio must be at least 1, not {self.max_ratio}"),
-                   (self.ratio_min_length >= 0, f"ratio_min_length must be 0 or more, not {self.ratio_min_length}"),
-                   (self.threshold == "auto" or (isinstance(self.threshold, int | float) and
-                                                 math.isfinite(self.threshold)),
-                    f"threshold must be a finite number or 'auto', not {self.threshold!r}"),
-                   (self.keep is None or 0 < self.keep <= 1, f"keep must be above 0 and at most 1, not {self.keep}"),
-                   (self.min_p_clean == "auto" or (isinstance(self.min_p_clean, int | float) and
-                                                   0 <= self.min_p_clean <= 1),
-                    f"min_p_clean must be 'auto' or a probability between 0 and 1, not {self.min_p_clean!r}"),
-                   (bool(self.scorer.strip()), "scorer must be 'auto', 'none' or the path of a scorer"),
-                   (self.keep is None or self.threshold == "auto",
-                    f"keep ({self.keep}) and threshold ({self.threshold!r}) both set the score cut: give one"),
-                   (self.min_p_clean == "auto" or (self.scorer != "none" and self.threshold == "auto"),
-                    f"min_p_clean ({self.min_p_clean}) is the learned scorer's cut, which "
-                    + ("scorer = 'none' turns off" if self.scorer == "none" else
-                       f"threshold ({self.threshold!r}) sets aside") + ": give one"),
-                   (self.score or not self.cuts_given(),
-                    f"score is off (--no-score), so no score cut applies: drop {', '.join(self.cuts_given())} or "
-                    "turn score on")]
-        return [message for ok, message in checks if not ok]
+        return [message for _, message in setting_problems(asdict(self))]
 
     def cuts_given(self) -> list[str]:
         """The settings of the score cut given a value (``keep``, ``threshold``, ``min_p_clean``), by name."""
-        return [name for name, given in (("keep", self.keep is not None), ("threshold", self.threshold != "auto"),
-                                         ("min_p_clean", self.min_p_clean != "auto")) if given]
+        return cuts_given(asdict(self))
 
     def __post_init__(self) -> None:
         problems = self.problems()
@@ -107,15 +84,18 @@ class FilterConfig:
             raise ValueError("; ".join(problems))
 
     @classmethod
-    def from_toml(cls, path: str | Path, **overrides: Any) -> FilterConfig:
-        """The configuration in the TOML file ``path`` (its ``[filter]`` table, else its top level), then
-        ``overrides``; ``ValueError`` naming the file for a key that is no field, a value of the wrong type
-        (:func:`xlsent.settings_file.read_settings`) or out of range."""
-        values = read_settings(cls, path, table="filter", what="filter setting")
-        try:
-            return cls(**{**values, **overrides})
-        except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from None
+    def from_toml(cls, path: str | Path | None, **overrides: Any) -> FilterConfig:
+        """The configuration in the TOML file ``path`` (its ``[filter]`` table, else its top level; None: the
+        defaults), then ``overrides`` (the command line's options); ``ValueError`` for a key that is no field, a
+        value of the wrong type (:func:`xlsent.settings_file.read_settings`, naming the file) or out of range,
+        naming where each value at fault came from: the file's key, or the option as typed (:func:`_given_as`)."""
+        values = read_settings(cls, path, table="filter", what="filter setting") if path else {}
+        merged = {**asdict(cls()), **values, **overrides}
+        problems = [_sourced(message, [_given_as(name, merged[name], path, overrides, values) for name in names])
+                    for names, message in setting_problems(merged)]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return cls(**merged)
 
     def active(self) -> list[str]:
         """The filters that run, as :data:`REASONS` names them (``empty`` always runs).
@@ -138,3 +118,72 @@ class FilterConfig:
         (True, False)
         """
         return self.score and self.threshold == "auto" and self.scorer != "none"
+
+
+def cuts_given(values: Mapping[str, Any]) -> list[str]:
+    """The settings of the score cut that ``values`` (every field of :class:`FilterConfig`) give a value, by name."""
+    return [name for name, given in (("keep", values["keep"] is not None), ("threshold", values["threshold"] != "auto"),
+                                     ("min_p_clean", values["min_p_clean"] != "auto")) if given]
+
+
+def setting_problems(values: Mapping[str, Any]) -> list[tuple[tuple[str, ...], str]]:
+    """What is wrong with ``values`` (every field of :class:`FilterConfig`): the settings at fault and the message,
+    one pair each (empty when they are fine)."""
+    share = ("min_letter_share", "max_digit_share", "max_similarity", "langid_min_prob")
+    threshold, keep, min_p_clean, scorer = (values[k] for k in ("threshold", "keep", "min_p_clean", "scorer"))
+    cuts = cuts_given(values)
+    checks: list[tuple[tuple[str, ...], bool, str]] = [
+        ((name,), 0 <= values[name] <= 1, f"{name} must be between 0 and 1, not {values[name]}") for name in share]
+    checks += [
+        (("max_length",), values["max_length"] >= 1, f"max_length must be at least 1, not {values['max_length']}"),
+        (("max_ratio",), values["max_ratio"] >= 1, f"max_ratio must be at least 1, not {values['max_ratio']}"),
+        (("ratio_min_length",), values["ratio_min_length"] >= 0,
+         f"ratio_min_length must be 0 or more, not {values['ratio_min_length']}"),
+        (("threshold",), threshold == "auto" or (isinstance(threshold, int | float) and math.isfinite(threshold)),
+         f"threshold must be a finite number or 'auto', not {threshold!r}"),
+        (("keep",), keep is None or 0 < keep <= 1, f"keep must be above 0 and at most 1, not {keep}"),
+        (("min_p_clean",), min_p_clean == "auto" or (isinstance(min_p_clean, int | float) and 0 <= min_p_clean <= 1),
+         f"min_p_clean must be 'auto' or a probability between 0 and 1, not {min_p_clean!r}"),
+        (("scorer",), bool(scorer.strip()), "scorer must be 'auto', 'none' or the path of a scorer"),
+        (("keep", "threshold"), keep is None or threshold == "auto",
+         f"keep ({keep}) and threshold ({threshold!r}) both set the score cut: give one"),
+        (("min_p_clean", "scorer" if scorer == "none" else "threshold"),
+         min_p_clean == "auto" or (scorer != "none" and threshold == "auto"),
+         f"min_p_clean ({min_p_clean}) is the learned scorer's cut, which "
+         + ("scorer = 'none' turns off" if scorer == "none" else f"threshold ({threshold!r}) sets aside")
+         + ": give one"),
+        (("score", *cuts), values["score"] or not cuts,
+         f"score is off, so no score cut applies: drop {', '.join(cuts)} or turn score on")]
+    return [(names, message) for names, ok, message in checks if not ok]
+
+
+def _given_as(name: str, value: Any, path: str | Path | None, options: Mapping[str, Any],
+              read: Mapping[str, Any]) -> str:
+    """Where the setting ``name`` holding ``value`` came from: the option as typed where ``options`` (the command
+    line's) give it, else the key of the file ``path`` where its values ``read`` give it; else "" (the default).
+
+    >>> _given_as("score", False, None, {"score": False}, {})
+    '--no-score'
+    >>> _given_as("min_p_clean", 2.0, None, {"min_p_clean": 2.0}, {})
+    '--min-p-clean 2'
+    >>> _given_as("score", False, "c.toml", {}, {"score": False}), _given_as("keep", None, "c.toml", {}, {})
+    ('c.toml: score = false', '')
+    """
+    flag = "--" + name.replace("_", "-")
+    if name in options and isinstance(value, bool):
+        return flag if value else f"--no-{name}"
+    if name in options:
+        return f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
+    if name in read:
+        return f"{path}: {name} = " + (str(value).lower() if isinstance(value, bool) else repr(value))
+    return ""
+
+
+def _sourced(message: str, sources: list[str]) -> str:
+    """``message`` after the ``sources`` of its values that the user gave (empty ones: defaults).
+
+    >>> _sourced("bad", ["--keep 2", ""]), _sourced("bad", [""])
+    ('--keep 2: bad', 'bad')
+    """
+    given = " and ".join(filter(None, sources))
+    return f"{given}: {message}" if given else message

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xlsent.atomic import atomic_open, check_folders_above, write_json, write_lines
+from xlsent.atomic import atomic_open, check_folders_above, helper_path, write_json, write_lines
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import (
@@ -92,6 +92,12 @@ OUTPUT_SUFFIXES = (".tsv", ".txt")
 log = logging.getLogger(__name__)
 
 
+def work_path(output: Path) -> Path:
+    """The folder of the finished stages of a job writing ``output``: ``OUTPUT.work`` (shortened where that name is
+    too long: :func:`~xlsent.atomic.helper_path`)."""
+    return helper_path(output, "", ".work")
+
+
 def check_output(output: str | Path) -> None:
     """Raise ValueError for an output that a job cannot write: a folder, another suffix than ``.tsv``/``.txt``, or a
     work folder path taken by a file."""
@@ -103,7 +109,7 @@ def check_output(output: str | Path) -> None:
     if output.suffix.lower() not in OUTPUT_SUFFIXES:
         raise ValueError(f"{output}: the output is TSV: name a .tsv (or .txt) file, or - for standard output")
     check_folders_above(output)
-    work = output.with_name(output.name + ".work")
+    work = work_path(output)
     if work.exists() and not work.is_dir():
         raise ValueError(f"{work}: exists and is not a folder; remove it (it would hold the run's finished stages)")
 
@@ -135,6 +141,9 @@ def check_job(src: InputSpec, tgt: InputSpec, output: str | Path, embs: tuple[Pa
     check_not_an_input([output], embs)
     for spec, given, flag, lang in zip((src, tgt), embs, EMB_FLAGS, langs, strict=True):
         if given is not None:
+            if Path(given).is_dir():
+                raise EmbeddingFileError(f"{flag} {given}: is a directory; give the .npy or .parquet file that "
+                                         "`xlsent embed` wrote")
             meta = read_metadata(given)
             if not spec.is_stream():  # a stream is checked once copied
                 check_made_from(given, meta, spec, flag, lang)
@@ -308,7 +317,7 @@ def _file_job(kind: str, src: InputSpec, tgt: InputSpec, output: Path, cfg: Sear
         key = {"job": kind, **job_key(src, tgt, src_sha, tgt_sha, str(made_by), cfg, langs), **engine.job_key()}
         temporary = str(output) == STDOUT and work_dir is None
         work = Path(tempfile.mkdtemp(prefix=f"xlsent-{kind}-")) if temporary else (
-            work_dir or output.with_name(output.name + ".work"))
+            work_dir or work_path(output))
         check_work_folder(work, [src.path, tgt.path, *embs])
         prepare_work(work, key)
         try:

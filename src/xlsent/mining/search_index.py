@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from xlsent.atomic import atomic_open, atomic_path, write_json
+from xlsent.atomic import atomic_open, atomic_path, check_folders_above, write_json
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
-from xlsent.data.text_input import InputSpec, iter_rows, lone_surrogate
+from xlsent.data.text_input import InputSpec, iter_rows, lone_surrogate, printable_name
 from xlsent.encoders.base import Encoder
 from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.model_dir import INDEX_TYPE
@@ -38,18 +38,20 @@ class Hit:
 def check_indexable(spec: InputSpec) -> None:
     """``ValueError`` naming the input when it holds no text to index (no rows, or only blank ones)."""
     if all(is_empty(row) for row in iter_rows(spec)):
-        raise ValueError(f"{spec.path}: no text to index (the input is empty or blank); give a file with sentences")
+        raise ValueError(f"{spec.name}: no text to index (the input is empty or blank); give a file with sentences")
 
 
-def check_queries(queries: Sequence[str]) -> None:
+def check_queries(queries: Sequence[str], file: str | None = None) -> None:
     """ValueError unless there is a query and each has text that is valid Unicode, naming the query by its 1-based
-    number (those of ``xlsent search --file`` counted after those of the command line).
+    number (those of ``xlsent search --file``, ``file``, counted after those of the command line).
 
     >>> check_queries(["Wo ist der Bahnhof?", " "])
     Traceback (most recent call last):
     ...
     ValueError: query 2 of 2 is empty: give text to search for (queries from --file count after those on the ...
     """
+    if not queries and file is not None:
+        raise ValueError(f"--file {file}: holds no query, and none is on the command line; give one query a line")
     if not queries:
         raise ValueError("give at least one QUERY or --file")
     order = "queries from --file count after those on the command line"
@@ -62,7 +64,9 @@ def check_queries(queries: Sequence[str]) -> None:
 
 
 def check_index_output(out: Path, *, overwrite: bool) -> None:
-    """``FileExistsError`` when ``out`` is a folder holding files (an earlier index?) and ``overwrite`` is false."""
+    """``FileExistsError`` when ``out`` is a folder holding files (an earlier index?) and ``overwrite`` is false;
+    ``ValueError`` when a file stands where a folder above it must be."""
+    check_folders_above(out, "-o")
     if not overwrite and out.is_dir() and any(out.iterdir()):
         what = "an index" if (out / MANIFEST).is_file() else "files"
         raise FileExistsError(f"-o {out}: the folder already holds {what}; replace it with --overwrite, or name a "
@@ -92,7 +96,7 @@ def build_sentence_index(spec: InputSpec, out_dir: str | Path, vectors_file: str
         fh.writelines(t.replace("\n", " ") + "\n" for t in texts)
     write_json(out / MANIFEST, {"type": INDEX_TYPE, "model": model, "encoder": meta["encoder"],
                                 "rows": len(texts), "dim": int(vecs.shape[1]), "kind": kind,
-                                "source": {"path": str(spec.path), "sha256": sha},
+                                "source": {"path": printable_name(spec.name), "sha256": sha},
                                 "files": {n: sha256_file(out / n) for n in (INDEX_FILE, TEXTS_FILE)}})
     return out
 
