@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from xlsent.evaluation.results import TaskResult
+from xlsent.methods.distill import study as distill_study
 from xlsent.methods.distill.config import DistillConfig
 from xlsent.methods.distill.study import (
     DEFAULT_ROW,
@@ -46,6 +47,7 @@ from xlsent.methods.distill.study import (
     study_recipe_scaled,
 )
 from xlsent.report.curves import CURVES_KEY
+from xlsent.studies.command import main, parser_for
 from xlsent.studies.study import StudyRun
 from xlsent.training.record import DataRecord, TrainingRecord, ValidationRecord
 
@@ -526,3 +528,34 @@ def test_the_bitext_start_study_starts_each_student_from_the_shipped_recipe_with
     verdicts = study.claims_bitext(run.rows, "error ug", study.V2_METHOD_ROW)
     assert study.START_ROW in verdicts[0].claim
     assert any(f"starts from {start}" in note for note in run.notes)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--study-steps", "0"], "argument --study-steps: must be a whole number of at least 1, not '0'"),
+    (["--bitext-runs", "qaa:300", "garbage"], "argument --bitext-runs: 'garbage': expected LANG:PAIRS[:VARIANT]"),
+    (["--v2-runs", "qaa:300:nosuch"], "argument --v2-runs: 'qaa:300:nosuch': expected LANG:PAIRS[:VARIANT]"),
+])
+def test_a_bad_option_value_is_refused_when_parsed(argv: list[str], message: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        parser_for(distill_study).parse_args(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_main_model_folder_without_a_model_is_refused_not_trained(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--studies", "main", "--main-model", str(tmp_path / "nosuch"), "--out", str(tmp_path / "out"),
+            "--models", str(tmp_path / "m")]
+    assert main(distill_study, argv) == 2
+    err = capsys.readouterr().err
+    assert f"error: --main-model {tmp_path / 'nosuch'}: no model there" in err and "Traceback" not in err
+    assert not (tmp_path / "nosuch").exists() and not (tmp_path / "out").exists()
+    assert "--main-model DIR" in parser_for(distill_study).format_help()
+
+
+def test_a_main_model_of_another_kind_is_a_usage_error(tiny_model_dir: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--studies", "main", "--main-model", str(tiny_model_dir), "--out", str(tmp_path / "out")]
+    assert main(distill_study, argv) == 2
+    err = capsys.readouterr().err
+    assert f"error: {tiny_model_dir} holds a model of another configuration" in err and "Traceback" not in err

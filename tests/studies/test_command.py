@@ -6,9 +6,11 @@ import json
 import types
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from xlsent.cli.options import positive_int
 from xlsent.studies.command import main
 from xlsent.studies.numbers import versus
 from xlsent.studies.settings import StudySettings, option
@@ -19,7 +21,7 @@ from xlsent.studies.verdict import Verdict
 @dataclass(frozen=True)
 class ToySettings(StudySettings):
     models_dir: Path = Path("models/toy")
-    steps: int = option(3, "steps of every model")
+    steps: int = option(3, "steps of every model", type=positive_int)
     langs: tuple[str, ...] = option(("de",), "languages")
     splits: tuple[str, ...] = option(("a", "b"), "one result each", choices=("a", "b"))
     plots: bool = option(True, "draw the plots")
@@ -100,8 +102,7 @@ def test_rescore_rewrites_score_and_verdicts_from_the_saved_rows_only(tmp_path: 
     empty = tmp_path / "empty"
     empty.mkdir()
     main(TOY, ["--out", str(empty), "--rescore"])  # nothing saved, nothing asked: no error
-    with pytest.raises(FileNotFoundError, match="no saved toy 'x' result .* run the study first"):
-        main(TOY, ["--out", str(empty), "--rescore", "--studies", "x"])
+
 
 
 def test_an_invalid_model_configuration_is_a_one_line_usage_error(tmp_path: Path,
@@ -116,3 +117,74 @@ def test_an_invalid_model_configuration_is_a_one_line_usage_error(tmp_path: Path
         main(module, ["--out", str(tmp_path)])
     assert exit_info.value.code == 2
     assert "steps must be >= 1" in capsys.readouterr().err
+
+
+def _refused(module: types.SimpleNamespace, argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """What ``main`` prints on stderr when it refuses ``argv`` as a usage error (exit 2, no traceback)."""
+    assert main(module, argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.count("error: ") == 1
+    return err
+
+
+def test_an_error_of_what_was_asked_is_one_line_on_stderr_and_exit_2(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    def wrong(lab: ToyLab, run: StudyRun[ToySettings]) -> None:
+        raise ValueError("unknown language 'xyz'")
+
+    module = types.SimpleNamespace(**{**vars(TOY), "STUDIES": {"x": Study(wrong, "method")}})
+    assert "error: unknown language 'xyz'" in _refused(module, ["--out", str(tmp_path)], capsys)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    err = _refused(TOY, ["--out", str(empty), "--rescore", "--studies", "x"], capsys)
+    assert "no saved toy 'x' result" in err and "run the study first" in err
+
+
+def test_a_bad_option_value_is_refused_before_anything_runs(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(TOY, ["--out", str(tmp_path), "--steps", "-5"])
+    assert exit_info.value.code == 2
+    assert "argument --steps: must be a whole number of at least 1, not '-5'" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_rescore_refuses_an_out_that_is_not_a_folder(kind: str, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "afile.txt"
+    if kind == "file":
+        out.write_text("not a folder", encoding="utf-8")
+    err = _refused(TOY, ["--out", str(out), "--rescore"], capsys)
+    assert f"--out {out}" in err and ("is not a folder" if kind == "file" else "no such folder") in err
+
+
+@pytest.mark.parametrize(("damage", "wrong"), [
+    (lambda saved: saved.update(scores={}), "no row 'method' (its method row)"),
+    (lambda saved: saved["scores"]["method"].update(score="x"), "'method' / 'score' is 'x', not a number"),
+    (lambda saved: saved["scores"].pop("base"), "lacks the row or column 'base'"),
+])
+def test_rescore_names_the_damaged_result_file_and_what_is_wrong(damage: Any, wrong: str, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    main(TOY, ["--out", str(tmp_path), "--studies", "x"])
+    path = tmp_path / "toy-x__toy.json"
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    damage(saved)
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    err = _refused(TOY, ["--out", str(tmp_path), "--rescore"], capsys)
+    assert f"{path}: cannot re-score it: " in err and wrong in err
+    assert json.loads(path.read_text(encoding="utf-8")) == saved  # left as it was
+
+
+def test_rescore_names_a_file_that_is_not_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "broken.json").write_text("{not json", encoding="utf-8")
+    assert f"{tmp_path / 'broken.json'}: not a readable result JSON" in _refused(
+        TOY, ["--out", str(tmp_path), "--rescore"], capsys)
+
+
+def test_record_refuses_a_folder_without_a_model_before_loading_anything(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    recorded: list[object] = []
+    module = types.SimpleNamespace(**vars(TOY), record=lambda dirs, settings: recorded.append(dirs))
+    err = _refused(module, ["--record", str(tmp_path / "nosuch")], capsys)
+    assert f"--record {tmp_path / 'nosuch'}: no model there" in err and not recorded

@@ -6,6 +6,8 @@
 ``--rescore`` rewrites the summary score and the verdicts of the saved results from their own rows with the
 current claims: nothing is trained or evaluated. A module with a ``record(model_dirs, settings)`` function also
 gets ``--record MODEL_DIR ...``: score those trained models as its studies do and store the numbers in their cards.
+What the user asked that cannot be done (a ``ValueError``, ``FileNotFoundError`` or ``FileExistsError``) is one
+``error:`` line on stderr and exit status 2, as in the ``xlsent`` command.
 """
 
 from __future__ import annotations
@@ -13,16 +15,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import sys
 import types
 import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from xlsent.evaluation.results import TaskResult, load_result, load_results
+from xlsent.evaluation.results import ResultFileError, TaskResult, load_result, load_results
 from xlsent.report.formatting import verdict_text
 from xlsent.studies.settings import StudySettings, declarations
-from xlsent.studies.study import StudyModule, StudyRun, judged, study_result
+from xlsent.studies.study import Study, StudyModule, StudyRun, judged, study_result
+from xlsent.studies.trained import require_model
 from xlsent.training.config import ConfigError
 
 log = logging.getLogger(__name__)
@@ -60,8 +64,11 @@ def saved_result(out_dir: Path, task: str, variant: str, encoder: str) -> TaskRe
 def rescore(module: StudyModule, names: Sequence[str] | None, out_dir: Path) -> list[Path]:
     """Rewrite the summary score and the verdicts of ``module``'s saved study results in ``out_dir`` from their own
     rows (every study with a saved result when ``names`` is None); nothing is trained or evaluated. A named study
-    without a saved result is an error."""
+    without a saved result is an error, and so is a saved result that cannot be re-scored (its file is named)."""
     _check_names(module, names or ())
+    if not out_dir.is_dir():
+        raise FileNotFoundError(f"--out {out_dir}: {'is not a folder' if out_dir.exists() else 'no such folder'}: "
+                                "name the results folder the studies wrote")
     saved = [r for r in load_results(out_dir) if r.task == module.TASK]
     paths = []
     for name in names or list(module.STUDIES):
@@ -69,8 +76,35 @@ def rescore(module: StudyModule, names: Sequence[str] | None, out_dir: Path) -> 
         mine = [r for r in saved if r.variant == name or (study.split and r.variant.startswith(f"{name}-"))]
         if not mine and names:
             raise FileNotFoundError(f"no saved {module.TASK} '{name}' result in {out_dir}: run the study first")
-        paths += [judged(r, study).save(out_dir, overwrite=True) for r in mine]
+        paths += [_rescored(r, study, out_dir / r.file_name()).save(out_dir, overwrite=True) for r in mine]
     return paths
+
+
+def _rescored(result: TaskResult, study: Study, path: Path) -> TaskResult:
+    """:func:`judged` ``result``, read from ``path``; :class:`ResultFileError` naming the file and what is wrong
+    where its rows cannot be judged."""
+    wrong = _unjudgeable(result)
+    if wrong is None:
+        try:
+            return judged(result, study)
+        except KeyError as exc:
+            wrong = f"it lacks the row or column {exc} that the study's claims read"
+    raise ResultFileError(f"{path}: cannot re-score it: {wrong}: restore the file, or run the study again")
+
+
+def _unjudgeable(result: TaskResult) -> str | None:
+    """What keeps a saved study result's rows from being judged (a value that is not a number, its method row gone
+    or empty); None where nothing does."""
+    wrong = [f"{row!r} / {col!r} is {value!r}, not a number" for row, cols in result.scores.items()
+             for col, value in cols.items() if isinstance(value, bool) or not isinstance(value, int | float)]
+    method_row = result.options.get("method_row")
+    if wrong:
+        return "; ".join(wrong)
+    if not isinstance(method_row, str) or method_row not in result.scores:
+        return f"no row {method_row!r} (its method row)"
+    if not result.scores[method_row]:
+        return f"its method row {method_row!r} has no column"
+    return None
 
 
 def _check_names(module: StudyModule, names: Sequence[str]) -> None:
@@ -111,7 +145,7 @@ def _setting_options(parser: argparse.ArgumentParser, settings: type[StudySettin
             extra["action"] = "append"
         elif many:
             extra["nargs"] = meta.get("nargs") or "+"
-        parser.add_argument(flag, dest=f.name, type=kind, default=None, help=text, **extra)
+        parser.add_argument(flag, dest=f.name, type=meta.get("type") or kind, default=None, help=text, **extra)
 
 
 def _settings(args: argparse.Namespace, settings: type[StudySettings]) -> StudySettings:
@@ -142,7 +176,9 @@ def parser_for(module: StudyModule) -> argparse.ArgumentParser:
 
 
 def main(module: StudyModule, argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` and run, re-score or record as it asks; print every file written."""
+    """Parse ``argv`` and run, re-score or record as it asks; print every file written. What cannot be done as
+    asked is an ``error:`` line on stderr: exit status 2 (1 where the machine failed the run: permissions, a full
+    disk)."""
     parser = parser_for(module)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
@@ -150,6 +186,8 @@ def main(module: StudyModule, argv: Sequence[str] | None = None) -> int:
         if args.rescore:
             paths = rescore(module, args.studies, args.out)
         elif getattr(args, RECORD, None):
+            for folder in args.record:
+                require_model(Path(folder), "--record")
             getattr(module, RECORD)(args.record, _settings(args, module.Settings))
             return 0
         else:
@@ -157,6 +195,12 @@ def main(module: StudyModule, argv: Sequence[str] | None = None) -> int:
             paths = run_studies(module, names, _settings(args, module.Settings), args.out)
     except ConfigError as exc:
         parser.error(f"a model's configuration is invalid: {exc} (check --set and the study's own options)")
+    except (FileNotFoundError, ValueError, FileExistsError) as exc:  # what was asked for cannot be done: usage
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the machine failed the run
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 1
     for path in paths:
         print(f"wrote {path}")
     return 0

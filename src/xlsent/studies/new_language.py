@@ -66,6 +66,22 @@ SIMULATED = {s.code: s for s in (
 )}
 
 
+def simulated_run(spec: str, variants: Sequence[str] = ()) -> tuple[Simulated, int, str]:
+    """``LANG:PAIRS`` (``LANG:PAIRS[:VARIANT]`` where ``variants`` are named) -> the simulated language, the pairs
+    given (at least 1) and the variant ('' for none).
+
+    >>> lang, n, variant = simulated_run("qaa:300:share0", ["share0"]); (lang.code, n, variant)
+    ('qaa', 300, 'share0')
+    """
+    code, _, rest = spec.partition(":")
+    pairs, _, variant = rest.partition(":")
+    if code not in SIMULATED or not pairs.isdecimal() or int(pairs) < 1 or (variant and variant not in variants):
+        shape = "LANG:PAIRS[:VARIANT]" if variants else "LANG:PAIRS"
+        raise ValueError(f"{spec!r}: expected {shape} with LANG one of {', '.join(SIMULATED)} and PAIRS a whole "
+                         "number of at least 1" + (f", VARIANT one of {', '.join(variants)}" if variants else ""))
+    return SIMULATED[code], int(pairs), variant
+
+
 def evaluation_pairs(lang: Simulated, root: str | Path | None) -> tuple[list[str], list[str]]:
     """The simulated language's test pairs (NTREX lines from :data:`POOL_LINES` on) and their English."""
     xx, en = load_ntrex(lang.ntrex, "eng", root)

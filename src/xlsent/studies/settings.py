@@ -1,26 +1,59 @@
 """What every study is run with: the settings its command line sets, one option per dataclass field.
 
 A study module's ``Settings`` subclasses :class:`StudySettings` (frozen dataclass, every field with a default);
-each field declared with :func:`option` gets its help text, and may name its flag, its choices or repeated use.
+each field declared with :func:`option` gets its help text, and may name its flag, its choices, the argparse type
+that checks each value (:func:`share`, :func:`parsed_by`, :func:`xlsent.cli.options.positive_int`) or repeated use.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 
 def option(default: Any, help: str, *, flag: str = "", metavar: str = "", choices: Sequence[Any] = (),
-           nargs: str = "", repeat: bool = False, recorded: bool = True) -> Any:
+           nargs: str = "", repeat: bool = False, recorded: bool = True,
+           type: Callable[[str], Any] | None = None) -> Any:
     """A settings field and its command-line option: ``--<field-name>`` unless ``flag`` names another; a tuple
-    field takes its values after one flag (``nargs``, default ``+``) or, with ``repeat``, one per repeated flag.
-    A setting that says where or how to run, not what, is not ``recorded`` in the results."""
+    field takes its values after one flag (``nargs``, default ``+``) or, with ``repeat``, one per repeated flag;
+    ``type`` reads (and checks) each value given, instead of the field's own type. A setting that says where or how
+    to run, not what, is not ``recorded`` in the results."""
     meta = {"help": help, "flag": flag, "metavar": metavar, "choices": tuple(choices), "nargs": nargs,
-            "repeat": repeat, "recorded": recorded}
+            "repeat": repeat, "recorded": recorded, "type": type}
     return field(default=default, metadata=meta)
+
+
+def share(text: str) -> float:
+    """argparse type: a share of the whole, above 0 and at most 1.
+
+    >>> share("0.2"), share("1")
+    (0.2, 1.0)
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a share in (0, 1], not {text!r}")
+    return value
+
+
+def parsed_by(parse: Callable[[str], object]) -> Callable[[str], str]:
+    """argparse type: the text as given, once ``parse`` reads it without a ``ValueError`` (whose message is then
+    the usage error's)."""
+    def checked(text: str) -> str:
+        try:
+            parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+
+    return checked
 
 
 @dataclass(frozen=True)

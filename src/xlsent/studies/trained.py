@@ -19,6 +19,13 @@ class StaleModelError(ValueError):
     """A study's model folder holds a model trained with another configuration."""
 
 
+def require_model(folder: Path, option: str) -> None:
+    """Refuse ``folder``, given by ``option`` (or its default), unless it holds a model (its manifest)."""
+    if not (folder / MANIFEST).is_file():
+        raise FileNotFoundError(f"{option} {folder}: no model there ({(folder / MANIFEST).absolute()} is missing): "
+                                "name a trained model's folder (a relative path is read from the current folder)")
+
+
 def config_differences(config: TrainConfig, manifest: dict[str, Any]) -> list[str]:
     """The fingerprinted keys on which the model of ``manifest`` and ``config`` differ, as ``key: model's value,
     wanted value``.

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from xlsent.cli.options import positive_int
 from xlsent.data.held_out import held_out_sentences
 from xlsent.data.retrieval_pk import load_set
 from xlsent.encoders.base import l2_normalize
@@ -49,7 +50,7 @@ from xlsent.methods.mapping.data import build_pair_data
 from xlsent.methods.mapping.encoder import MappedEncoder
 from xlsent.studies.command import main
 from xlsent.studies.numbers import apart, listing
-from xlsent.studies.settings import StudySettings, option
+from xlsent.studies.settings import StudySettings, option, share
 from xlsent.studies.study import Rows, Study, StudyRun
 from xlsent.studies.trained import ensure_trained
 from xlsent.studies.verdict import Verdict
@@ -97,13 +98,14 @@ class Settings(StudySettings):
     datasets: tuple[str, ...] = option(tuple(DATASETS), "datasets of Table 1", choices=tuple(DATASETS))
     detail_datasets: tuple[str, ...] = option(tuple(DATASETS), "datasets of Table 2 and Figure 3",
                                               choices=tuple(DATASETS))
-    ratios: tuple[float, ...] = option((0.1, 0.2, 0.4, 1.0), "shares of parallel pairs of Figure 3")
-    steps: int = option(1000, "generator steps per GAN model")
-    max_pairs: int | None = option(None, "cap on the training pairs of each language pair")
-    valid_pairs: int = option(300, "parallel pairs held out for ABSent's model selection")
+    ratios: tuple[float, ...] = option((0.1, 0.2, 0.4, 1.0), "shares of parallel pairs of Figure 3", type=share)
+    steps: int = option(1000, "generator steps per GAN model", type=positive_int)
+    max_pairs: int | None = option(None, "cap on the training pairs of each language pair", type=positive_int)
+    valid_pairs: int = option(300, "parallel pairs held out for ABSent's model selection", type=positive_int)
     low_resource: tuple[str, ...] = option(LOW_RESOURCE, "low-resource languages of the lowres study")
     backbone: str = option("me5-small", "the encoder whose vectors the maps take")
-    threads: int | None = option(None, "torch threads (default: torch's; 1 on a shared machine)", recorded=False)
+    threads: int | None = option(None, "torch threads (default: torch's; 1 on a shared machine)", recorded=False,
+                                 type=positive_int)
 
 
 def _percent(ratio: float) -> str:

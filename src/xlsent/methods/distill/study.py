@@ -70,6 +70,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from xlsent.cli.options import positive_int
 from xlsent.data.multilingual import english_languages
 from xlsent.data.sts import STS17_TRACKS
 from xlsent.data.user_bitext import BitextFile
@@ -89,11 +90,11 @@ from xlsent.paths import data_root
 from xlsent.report.curves import CURVES_KEY, curves
 from xlsent.report.training_runs import ValidationPoint, read_train_log
 from xlsent.studies.command import main
-from xlsent.studies.new_language import SIMULATED, Simulated, evaluation_error, write_user_file
+from xlsent.studies.new_language import SIMULATED, Simulated, evaluation_error, simulated_run, write_user_file
 from xlsent.studies.numbers import versus
-from xlsent.studies.settings import StudySettings, option
+from xlsent.studies.settings import StudySettings, option, parsed_by
 from xlsent.studies.study import Rows, Study, StudyRun
-from xlsent.studies.trained import ensure_trained
+from xlsent.studies.trained import ensure_trained, require_model
 from xlsent.studies.verdict import Verdict
 from xlsent.training.model_card import record_metrics
 from xlsent.training.record import TrainingRecord, read_training
@@ -357,33 +358,43 @@ MAX_OTHERS_LOSS = 1.0
 """... while the other held-back languages lose at most this many points of mean error."""
 
 
+def bitext_run(spec: str) -> tuple[Simulated, int, str]:
+    """``LANG:PAIRS[:VARIANT]`` -> (the simulated language, its pairs, the variant of :data:`VARIANTS`).
+
+    >>> lang, n, variant = bitext_run("qaa:300:share0"); (lang.code, n, variant)
+    ('qaa', 300, 'share0')
+    """
+    return simulated_run(spec, [v for v in VARIANTS if v])
+
+
 @dataclass(frozen=True)
 class Settings(StudySettings):
     """Where the models live, the backend every row is scored on and the loss study's training length."""
 
     models_dir: Path = Path("models/distill-study")
-    main_dir: Path = option(Path("models/me5-distill"), "the shipped model's folder", flag="--main-model",
-                            metavar="DIR")
-    v1_dir: Path = option(V1_DIR, "the first shipped model's folder (the losses, recipe and bitext studies' base row)",
-                          flag="--v1-model", metavar="DIR")
-    v2_dir: Path = option(V2_DIR, "the second shipped model's folder (the base row of the studies beside v2)",
-                          flag="--v2-model", metavar="DIR")
+    main_dir: Path = option(Path("models/me5-distill"), "the shipped model's folder (it must hold the model: "
+                            "`xlsent train distill --out DIR` trains one)", flag="--main-model", metavar="DIR")
+    v1_dir: Path = option(V1_DIR, "the first shipped model's folder (the losses, recipe and bitext studies' base row; "
+                          "trained there with the v1 recipe where missing)", flag="--v1-model", metavar="DIR")
+    v2_dir: Path = option(V2_DIR, "the second shipped model's folder (the base row of the studies beside v2; trained "
+                          "there with the v2 recipe where missing)", flag="--v2-model", metavar="DIR")
     backend: str = option("auto", "inference backend of every row (the default encoder's too)",
                           choices=(*BACKENDS, "auto"))
     study_steps: int | None = option(None, "training steps of each model the losses study compares (default: the "
-                                     "shipped configuration's, whose row is then the shipped model)", metavar="N")
+                                     "shipped configuration's, whose row is then the shipped model)", metavar="N",
+                                     type=positive_int)
     reuse: bool = option(True, "reuse a saved result (results/) of the same encoder id on unchanged dataset files "
                          "instead of scoring it again", recorded=False)
     bitext_runs: tuple[str, ...] = option(BITEXT_RUNS, "the bitext study's students, LANG:PAIRS[:VARIANT] each (a "
                                           "simulated language of xlsent.studies.new_language; VARIANT one of "
                                           f"{', '.join(v for v in VARIANTS if v)}: see VARIANTS)",
-                                          metavar="RUN")
+                                          metavar="RUN", type=parsed_by(bitext_run))
     recipe_runs: tuple[str, ...] = option(RECIPE_RUNS, "the bitext-recipes study's students, LANG:PAIRS:VARIANT each",
-                                          metavar="RUN")
+                                          metavar="RUN", type=parsed_by(bitext_run))
     v2_runs: tuple[str, ...] = option(V2_RUNS, "the bitext-v2 study's students, LANG:PAIRS[:VARIANT] each",
-                                      metavar="RUN")
+                                      metavar="RUN", type=parsed_by(bitext_run))
     start_runs: tuple[str, ...] = option(START_RUNS, "the bitext-start study's students, LANG:PAIRS[:VARIANT] each",
-                                         metavar="RUN")
+                                         metavar="RUN", type=parsed_by(bitext_run))
 
 
 def bitext_langs(tatoeba_langs: Sequence[str], trained: Sequence[str]) -> list[str]:
@@ -513,6 +524,7 @@ def sts17_mean(result: TaskResult, *, mono: bool) -> float:
 
 
 def setup(settings: Settings, out_dir: Path) -> Lab:
+    require_model(settings.main_dir, "--main-model")  # never trained anew into a folder named by mistake
     return Lab(settings, out_dir)
 
 
@@ -644,20 +656,6 @@ def independent_of(code: str) -> list[str]:
     """
     lang = SIMULATED[code]
     return [c for c, other in SIMULATED.items() if c != code and not (lang.cipher and other.cipher)]
-
-
-def bitext_run(spec: str) -> tuple[Simulated, int, str]:
-    """``LANG:PAIRS[:VARIANT]`` -> (the simulated language, its pairs, the variant of :data:`VARIANTS`).
-
-    >>> lang, n, variant = bitext_run("qaa:300:share0"); (lang.code, n, variant)
-    ('qaa', 300, 'share0')
-    """
-    lang, _, rest = spec.partition(":")
-    pairs, _, variant = rest.partition(":")
-    if lang not in SIMULATED or not pairs.isdecimal() or variant not in VARIANTS:
-        raise ValueError(f"--bitext-runs {spec!r}: expected LANG:PAIRS[:VARIANT] with LANG one of "
-                         f"{', '.join(SIMULATED)} and VARIANT one of {', '.join(v for v in VARIANTS if v)}")
-    return SIMULATED[lang], int(pairs), variant
 
 
 def _validations(model_dir: Path, training: TrainingRecord | None = None

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from xlsent.cli.options import positive_int
 from xlsent.data.bitext import PAPER_MULTI_PAIRS, build_training_data
 from xlsent.data.tatoeba import XTREME36, tatoeba_languages
 from xlsent.encoders.base import HiddenStateEncoder, l2_normalize
@@ -77,10 +78,10 @@ class Settings(StudySettings):
     models_dir: Path = Path("models/dual-pivot")
     langs: tuple[str, ...] = option(XTREME36, "Tatoeba languages ('all': all 112)")
     bucc_sets: tuple[str, ...] = option(("zh",), "BUCC sets: zh (the sample) and newstest languages",
-                                        flag="--bucc", nargs="*")
-    max_pairs: int = option(10_000, "training pairs of each model")
-    steps: int = option(3000, "steps of the main models")
-    ablation_steps: int = option(1000, "steps of the ablation models")
+                                        flag="--bucc", nargs="*", choices=tuple(bucc.SETS))
+    max_pairs: int = option(10_000, "training pairs of each model", type=positive_int)
+    steps: int = option(3000, "steps of the main models", type=positive_int)
+    ablation_steps: int = option(1000, "steps of the ablation models", type=positive_int)
     backbone: str = option("me5-small", "the frozen backbone whose layers the modules mix")
 
 

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
+from xlsent.cli.options import positive_int
 from xlsent.data.parallel import load_ntrex
 from xlsent.data.sts import load_sts17
 from xlsent.encoders.cache import encoder_id
@@ -82,9 +83,9 @@ class Settings(StudySettings):
     """How long each model trains (CPU-sized, see the defaults) and what the studies evaluate on."""
 
     models_dir: Path = Path("models/dueam")
-    steps: int = option(1500, "steps of the main and zero-shot models")
-    ablation_steps: int = option(500, "steps of the Figure 2 and 3 models")
-    max_pairs: int = option(20000, "training pairs sampled from XNLI dev")
+    steps: int = option(1500, "steps of the main and zero-shot models", type=positive_int)
+    ablation_steps: int = option(500, "steps of the Figure 2 and 3 models", type=positive_int)
+    max_pairs: int = option(20000, "training pairs sampled from XNLI dev", type=positive_int)
     tatoeba_langs: tuple[str, ...] = option((), "Tatoeba languages of the main study (none given: all 112); "
                                                 "'paper': the 18 of the paper's tables (TATOEBA_GROUPS)")
     full: bool = option(False, "main study: also a fully fine-tuned weakly supervised model (paper lr 2e-5)")

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.tatoeba import PAPER14
-from xlsent.data.xsid import load_xsid
+from xlsent.data.xsid import XSID_LANGS, load_xsid
 from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.transformer import TransformerEncoder
 from xlsent.evaluation import intent, tatoeba
@@ -76,10 +76,12 @@ class Settings(StudySettings):
     """What the study evaluates and the backbone every model starts from."""
 
     models_dir: Path = Path("models/emu")
-    langs: tuple[str, ...] = option((), "xSID languages besides English (none given: all)", nargs="*")
+    langs: tuple[str, ...] = option((), "xSID languages besides English (none given: all)", nargs="*",
+                                    choices=XSID_LANGS)
     tatoeba: str = option("emu", "Tatoeba paper-14 for no model, the original and EMU, or every model",
                           choices=tuple(TATOEBA_ROWS))
-    table3_langs: tuple[str, ...] = option(("en", "de", "it"), "the languages of Table 3's training subsets")
+    table3_langs: tuple[str, ...] = option(("en", "de", "it"), "the languages of Table 3's training subsets",
+                                           choices=XSID_LANGS)
     tsne: bool = option(True, "draw the t-SNE maps of Figure 2")
     backbone: str = option("me5-small", "the encoder every model fine-tunes")
 

@@ -31,11 +31,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from xlsent.cli.options import positive_float, positive_int
 from xlsent.data.parallel import load_ntrex
 from xlsent.data.user_bitext import BitextFile
 from xlsent.data.xnli import XNLI_LANGS
@@ -52,11 +54,17 @@ from xlsent.languages import TATOEBA_CHALLENGE, TATOEBA_CHALLENGE_TO_V1, ntrex_c
 from xlsent.methods.laser import METHOD
 from xlsent.methods.laser.config import OBJECTIVES, LaserConfig, loss_terms
 from xlsent.studies.command import main
-from xlsent.studies.new_language import POOL_LINES, SIMULATED, evaluation_error, evaluation_mining_f1, write_user_file
+from xlsent.studies.new_language import (
+    POOL_LINES,
+    evaluation_error,
+    evaluation_mining_f1,
+    simulated_run,
+    write_user_file,
+)
 from xlsent.studies.numbers import versus
-from xlsent.studies.settings import StudySettings, option
+from xlsent.studies.settings import StudySettings, option, parsed_by
 from xlsent.studies.study import Rows, Study, StudyRun
-from xlsent.studies.trained import ensure_trained
+from xlsent.studies.trained import ensure_trained, require_model
 from xlsent.studies.verdict import Verdict
 from xlsent.training.model_card import record_metrics
 from xlsent.training.record import TrainingRecord
@@ -91,6 +99,16 @@ NEW_ERROR = "error new language"
 NEW_F1 = "mining f1 new language"
 SHIPPED_ERROR = "ntrex error shipped languages"
 SMALL_CONFIG = "src/xlsent/configs/laser-small.toml"
+"""The default config layer as the results record it: the package's own file (:func:`config_file`), read from the
+installed package whatever the current folder."""
+
+
+def config_file(layer: str) -> Path:
+    """The file of a ``--config`` layer: the package's ``laser-small.toml`` for :data:`SMALL_CONFIG`, else the path
+    as given."""
+    if layer == SMALL_CONFIG:
+        return Path(str(resources.files("xlsent") / "configs" / Path(SMALL_CONFIG).name))
+    return Path(layer)
 
 
 @dataclass(frozen=True)
@@ -98,20 +116,21 @@ class Settings(StudySettings):
     """Where the models live and the config layers every model uses."""
 
     models_dir: Path = Path("models/laser-study")
-    main_dir: Path = option(Path("models/laser-small"), "the main (3-layer) model's folder", flag="--main-model",
+    main_dir: Path = option(Path("models/laser-small"), "the main model's folder (it must hold the model: `xlsent "
+                            f"train laser --config {SMALL_CONFIG} --out DIR` trains one)", flag="--main-model",
                             metavar="DIR")
     configs: tuple[str, ...] = option((SMALL_CONFIG,), "config layers of every model", flag="--config",
                                       metavar="FILE", repeat=True)
     study_minutes: float = option(5.0, "training minutes of each model the objective and bitext studies compare",
-                                  metavar="MIN")
+                                  metavar="MIN", type=positive_float)
     depth_steps: int = option(300, "SCALED DOWN for CPU: training steps of both models the depth study compares "
                               "(equal steps, as the paper's equal epochs; validated halfway and at the end)",
-                              metavar="N")
+                              metavar="N", type=positive_int)
     bitext_run: str = option("qaa:1000", "the bitext study's user file: LANG:PAIRS of a simulated language of "
-                             "xlsent.studies.new_language", metavar="LANG:PAIRS")
+                             "xlsent.studies.new_language", metavar="LANG:PAIRS", type=parsed_by(simulated_run))
     bitext_max_pairs: int = option(5000, "SCALED DOWN for CPU: the bitext study's students take at most this many "
                                    "pairs of each shipped language pair (the teacher encodes their English once)",
-                                   metavar="N")
+                                   metavar="N", type=positive_int)
 
 
 def tatoeba_code(lang: str) -> str:
@@ -155,7 +174,7 @@ class Lab:
 
     def config(self, **overrides: Any) -> LaserConfig:
         """The settings' configuration with a row's typed ``overrides``."""
-        cfg = METHOD.config(list(self.settings.configs), self.settings.sets, **overrides)
+        cfg = METHOD.config([config_file(layer) for layer in self.settings.configs], self.settings.sets, **overrides)
         assert isinstance(cfg, LaserConfig)
         return cfg
 
@@ -239,6 +258,7 @@ class Lab:
 
 
 def setup(settings: Settings, out_dir: Path) -> Lab:
+    require_model(settings.main_dir, "--main-model")  # never trained anew into a folder named by mistake
     return Lab(settings, out_dir)
 
 
@@ -417,11 +437,8 @@ def shipped_ntrex_error(encoder: Encoder, languages: Sequence[str], root: Path |
 def study_bitext(lab: Lab, run: StudyRun[Settings]) -> None:
     """The shipped configuration with and without a simulated user's bitext, for the same minutes."""
     settings = run.settings
-    code, _, pairs = settings.bitext_run.partition(":")
-    if code not in SIMULATED or not pairs.isdecimal():
-        raise ValueError(f"--bitext-run {settings.bitext_run!r}: expected LANG:PAIRS with LANG one of "
-                         f"{', '.join(SIMULATED)}")
-    lang, n, root = SIMULATED[code], int(pairs), settings.data
+    lang, n, _ = simulated_run(settings.bitext_run)
+    code, root = lang.code, settings.data
     path = write_user_file(lang, n, settings.models_dir / "bitext-files", root, seed=lab.config().seed)
     shipped = [x for x in lab.config().languages if x != "en"]
     minutes = settings.study_minutes
