@@ -80,6 +80,8 @@ def test_an_output_name_of_legal_length_is_written(work: Path, tiny_model_dir: P
     if length <= 250:  # room for the sidecar's name, .npy.json
         assert run(["embed", "en.txt", "-o", f"{name}.npy", *model], capsys)[0] == 0
         outputs += [f"{name}.npy", f"{name}.npy.json"]
+    assert run(["index", "en.txt", "-o", f"{name}.idx", *model], capsys)[0] == 0  # a folder: its .work beside it
+    outputs.append(f"{name}.idx")
     assert sorted(p.name for p in work.iterdir()) == sorted(["en.txt", "de.txt", "pairs.tsv", *outputs])
 
 

@@ -186,7 +186,7 @@ def index(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODE
     :mod:`xlsent.mining.search_index`."""
     from xlsent.data.text_input import check_options_apply, check_work_folder, iter_rows, readable
     from xlsent.mining.faiss_index import INDEX_KINDS, check_index_rows
-    from xlsent.mining.job import prepare_work
+    from xlsent.mining.job import prepare_work, work_path
     from xlsent.mining.search_index import build_sentence_index, check_index_output, check_indexable
 
     spec = _spec(source)
@@ -201,7 +201,7 @@ def index(source: Input, output: str | Path, *, model: str | Path = DEFAULT_MODE
         raise ValueError(f"-o {output}: an index is a folder; name a new or existing folder")
     check_index_output(out, overwrite=overwrite)
     opts = EmbedOptions(resume=True, progress=progress)
-    work = out.with_name(out.name + ".work")  # the embedding, resumable: a killed run continues from its chunks
+    work = work_path(out)  # the embedding, resumable: a killed run continues from its chunks
     check_work_folder(work, [spec.path])
     with readable(spec) as spec:
         check_indexable(spec)

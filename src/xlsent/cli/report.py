@@ -6,18 +6,21 @@ import argparse
 from pathlib import Path
 
 from xlsent.cli.commands import Commands
+from xlsent.cli.options import path_arg
 
 
 def add_commands(sub: Commands) -> None:
     """Add ``report``."""
     p = sub.add_parser("report", help="render docs/results.md and plots from results, benchmarks and training logs")
-    p.add_argument("--results", default="results", help="folder of result JSON (default results/)")
-    p.add_argument("--bench", help="folder of benchmark JSON written by `make bench` (default RESULTS/bench)")
+    p.add_argument("--results", default="results", type=path_arg, help="folder of result JSON (default results/)")
+    p.add_argument("--bench", type=path_arg,
+                   help="folder of benchmark JSON written by `make bench` (default RESULTS/bench)")
     p.add_argument("--train-logs", default="models/*/train.jsonl", metavar="GLOB",
                    help="training logs to plot, ** matching any folders (default models/*/train.jsonl: the shipped "
                         "models; '' for none)")
-    p.add_argument("--docs", default="docs/results.md", help="markdown to write (default docs/results.md)")
-    p.add_argument("--plots", default="docs/plots", help="folder for PNG plots (default docs/plots)")
+    p.add_argument("--docs", default="docs/results.md", type=path_arg,
+                   help="markdown to write (default docs/results.md)")
+    p.add_argument("--plots", default="docs/plots", type=path_arg, help="folder for PNG plots (default docs/plots)")
     p.set_defaults(func=_report, writes=("docs", "plots"))
 
 
