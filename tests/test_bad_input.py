@@ -971,6 +971,11 @@ CASES = [
     case("eval-record-subset-over-full-score", "eval tatoeba --langs kat --model {w}/model --data {w}/data "
          "-o {w}/sub --record -q", 2, "records tatoeba over 3 subset(s); this run scores 1, and replacing it would "
          "lose deu, fra. Not recorded", setup=full_tatoeba_recorded),
+    case("eval-langs-files-missing-from-the-data", "eval tatoeba --langs ita --data {w}/data -o {w}/results {nothing}",
+         2, "the files of Tatoeba language(s) ['ita'] are not under"),
+    case("eval-langs-unknown-to-one-of-several-tasks", "eval sts tatoeba --langs stsb-en,deu --data {w}/data "
+         "-o {w}/results {nothing}", 2, "--langs applies to every task named (sts, tatoeba)",
+         setup=with_files({"data/stsb_multi_mt/data/stsb-en-test.csv": ""})),
     case("eval-langs-comma-list-before-task", "eval --langs kat,fra tatoeba --model toy:onehot --data {w}/data "
          "-o {w}/results -q", 0, "tatoeba: mean 100.00", left=("results", "results/tatoeba__toy.json")),
     # align: every document and output checked before the model loads; empty lines are null beads

@@ -240,3 +240,16 @@ def test_a_missing_textberg_file_says_what_the_data_folder_should_hold(tmp_path:
     with pytest.raises(ValueError, match=r"dev.de is missing; the data folder \(--data\) must hold "
                                          r"align_textberg/dev.de, dev.fr and dev.defr"):
         load_textberg(tmp_path)
+
+
+def test_a_set_whose_corpus_is_missing_from_the_data_is_named_with_its_files(tmp_path: Path) -> None:
+    """`eval align --langs 'eng-deu ntrex'` on data without NTREX-128 said "unknown alignment set(s)"."""
+    from xlsent.evaluation.task import NoDataError, UnknownSubsetError
+
+    (tmp_path / "align_textberg").mkdir()
+    (tmp_path / "align_textberg" / "dev.defr").write_text("", encoding="utf-8")
+    with pytest.raises(NoDataError, match=r"alignment set\(s\) \['eng-deu ntrex from paragraphs'\] are not under "
+                                          r".*: parallel/ntrex128/NTREX-128/newstest2019-\*.txt missing"):
+        Align.check_data(langs=["eng-deu ntrex from paragraphs"], root=tmp_path)
+    with pytest.raises(UnknownSubsetError, match=r"unknown alignment set\(s\) \['zzz'\]"):
+        Align.check_data(langs=["zzz"], root=tmp_path)

@@ -66,3 +66,28 @@ def test_a_folder_where_the_result_file_goes_is_refused_before_the_tasks_run(
                  str(work / "results"), "-q"]) == 2
     err = capsys.readouterr().err
     assert f"{work / 'results' / 'tatoeba__toy.json'}: is a folder" in err and "Errno" not in err
+
+
+def test_a_language_whose_files_the_data_lack_is_named_missing_not_unknown(
+        work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`eval tatoeba --langs kat` on data holding deu and fra said "unknown Tatoeba language(s) ['kat']"."""
+    assert main(["eval", "tatoeba", "--langs", "kat", "--model", "evaltoy:unloadable", "--data", str(work / "data"),
+                 "-o", str(work / "results"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"the files of Tatoeba language(s) ['kat'] are not under {work / 'data'}: tatoeba_v1/tatoeba.kat-eng.kat" \
+        in err and "unknown" not in err
+
+
+def test_langs_unknown_to_one_of_several_tasks_says_langs_applies_to_every_task(
+        work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`eval sts tatoeba --langs stsb-en,deu` said "unknown STS subset(s) ['deu']" alone."""
+    (work / "data" / "stsb_multi_mt" / "data").mkdir(parents=True)
+    (work / "data" / "stsb_multi_mt" / "data" / "stsb-en-test.csv").write_text("", encoding="utf-8")
+    assert main(["eval", "sts", "tatoeba", "--langs", "stsb-en,deu", "--model", "evaltoy:unloadable", "--data",
+                 str(work / "data"), "-o", str(work / "results"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "sts: unknown STS subset(s) ['deu']" in err
+    assert "--langs applies to every task named (sts, tatoeba): run the tasks one by one" in err
+    assert main(["eval", "sts", "--langs", "deu", "--model", "evaltoy:unloadable", "--data", str(work / "data"),
+                 "-o", str(work / "results"), "-q"]) == 2
+    assert "every task named" not in capsys.readouterr().err

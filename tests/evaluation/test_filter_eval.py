@@ -20,3 +20,10 @@ def test_langs_name_dev_pairs_in_any_case_or_spelling(tmp_path: Path, langs: lis
 def test_an_unknown_pair_is_named_as_given(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"unknown dev pair\(s\) \['XX-en'\]"):
         Filter(None, tmp_path, threshold=math.nan).select(["de", "XX-en"])
+
+
+def test_an_unknown_pair_is_the_error_that_eval_explains_for_several_tasks(tmp_path: Path) -> None:
+    from xlsent.evaluation.task import UnknownSubsetError
+
+    with pytest.raises(UnknownSubsetError):
+        Filter(None, tmp_path, threshold=math.nan).select(["XX-en"])

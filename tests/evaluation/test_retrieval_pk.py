@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -78,3 +79,18 @@ def test_evaluate_on_the_real_sets_with_known_answers() -> None:
     assert result.scores["deu"]["csls mean p@5"] == 100.0
     wrong = retrieval_pk.evaluate(_position_embed("es"), encoder_id="pos", root=root, langs=["news-de-es"])
     assert wrong.scores["news-de-es"]["mean p@1"] == 0.0  # 490 rows: e_i never meets e_(489-i)
+
+
+def test_a_tatoeba_set_missing_from_the_data_is_named_with_its_files(tmp_path: Path) -> None:
+    """`eval retrieval_pk --langs fra` on data without tatoeba.fra-eng.* said "unknown retrieval_pk set(s)"."""
+    from xlsent.evaluation.task import NoDataError, UnknownSubsetError
+
+    (tmp_path / "tatoeba_v1").mkdir()
+    for side in ("deu", "eng"):
+        (tmp_path / "tatoeba_v1" / f"tatoeba.deu-eng.{side}").write_text("a\n", encoding="utf-8")
+    with pytest.raises(NoDataError, match=r"retrieval_pk set\(s\) \['fra'\] are not under .*"
+                                          r"tatoeba_v1/tatoeba.fra-eng.fra, tatoeba_v1/tatoeba.fra-eng.eng missing"):
+        retrieval_pk.RetrievalPk.check_data(langs=["fra"], root=tmp_path)
+    with pytest.raises(UnknownSubsetError, match=r"unknown retrieval_pk set\(s\) \['zzz'\]"):
+        retrieval_pk.RetrievalPk.check_data(langs=["zzz"], root=tmp_path)
+    assert retrieval_pk.RetrievalPk.check_data(langs=["deu"], root=tmp_path) == ["deu"]

@@ -130,3 +130,27 @@ def test_a_data_folder_without_the_tasks_files_is_refused_before_any_model(task:
 
     with pytest.raises(NoDataError, match=f"{task}: no data under {tmp_path} "):
         check_task_data(task, root=tmp_path)
+
+
+class Catalogue(Languages):
+    """The toy task over a benchmark of three languages, of which the data folder may hold fewer."""
+
+    def all_subsets(self) -> list[str]:
+        return ["deu", "fra", "kat"]
+
+    def subset_files(self, subset: str) -> list[str]:
+        return [f"{subset}.txt"]
+
+
+def test_a_subset_missing_from_the_data_is_told_apart_from_one_the_benchmark_lacks(tmp_path: Path) -> None:
+    """`eval tatoeba --langs fra` on a folder holding deu alone said "unknown Tatoeba language(s) ['fra']"."""
+    from xlsent.evaluation.task import UnknownSubsetError
+
+    (tmp_path / "deu.txt").write_text("1\n", encoding="utf-8")
+    with pytest.raises(NoDataError, match=re.escape(f"the files of toy file(s) ['fra'] are not under {tmp_path}: "
+                                                    "fra.txt missing") + ".*--data.*--langs.*under it: deu"):
+        Catalogue.check_data(langs=["deu", "fr"], root=tmp_path)
+    with pytest.raises(UnknownSubsetError, match=re.escape("unknown toy file(s) ['zzz']; known: deu fra kat "
+                                                           f"(with files under {tmp_path}: deu)")):
+        Catalogue.check_data(langs=["zzz", "fra"], root=tmp_path)
+    assert Catalogue.check_data(langs=["de"], root=tmp_path) == ["deu"]

@@ -116,3 +116,24 @@ def test_a_margin_k_larger_than_a_set_records_the_k_used_and_notes_the_cut(
     assert "fra: margin k 3, not 4: the set has 3 pairs" in result.notes
     assert not any(note.startswith("deu:") for note in result.notes)
     assert "fra: margin k 3, not 4" in caplog.text
+
+
+def test_a_tatoeba_language_missing_from_the_folder_is_named_with_its_files(tmp_path: Path) -> None:
+    """`eval tatoeba --langs fra` on a folder holding deu alone said "unknown Tatoeba language(s) ['fra']"."""
+    from xlsent.evaluation.task import NoDataError, UnknownSubsetError
+
+    root = fake_tatoeba(tmp_path, {"deu": 3})
+    with pytest.raises(NoDataError, match=r"the files of Tatoeba language\(s\) \['fra'\] are not under "
+                                          r".*tatoeba_v1/tatoeba.fra-eng.fra, tatoeba_v1/tatoeba.fra-eng.eng missing"):
+        tatoeba.Tatoeba.check_data(langs=["fr"], root=root)
+    with pytest.raises(UnknownSubsetError, match=r"unknown Tatoeba language\(s\) \['zzz'\]; known: afr amh .* "
+                                                 r"\(with files under .*: deu\)"):
+        tatoeba.Tatoeba.check_data(langs=["zzz"], root=root)
+
+
+def test_the_release_languages_are_those_of_the_shared_data() -> None:
+    from xlsent.data.tatoeba import LANGUAGES, RELEASE_LANGUAGES, tatoeba_languages
+    from xlsent.testing import dataset_or_skip
+
+    assert len(RELEASE_LANGUAGES) == LANGUAGES == len(set(RELEASE_LANGUAGES))
+    assert list(RELEASE_LANGUAGES) == tatoeba_languages(dataset_or_skip("tatoeba_v1"))

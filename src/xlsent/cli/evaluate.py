@@ -61,6 +61,7 @@ def _eval(args: argparse.Namespace) -> int:
     from xlsent.api import load
     from xlsent.atomic import check_folder_output
     from xlsent.evaluation.runner import TASKS, check_task_data, run_task
+    from xlsent.evaluation.task import UnknownSubsetError
 
     tasks = list(dict.fromkeys([*args.tasks, *args.more_tasks]))
     unknown = [task for task in tasks if task not in TASKS]
@@ -72,7 +73,13 @@ def _eval(args: argparse.Namespace) -> int:
         _check_record_target(args.model)
     options = {task: {"margin_k": args.margin_k} if task == "tatoeba" else {} for task in tasks}
     for task in tasks:  # every task's data found before the model loads
-        check_task_data(task, langs=args.langs, root=args.data, **options[task])
+        try:
+            check_task_data(task, langs=args.langs, root=args.data, **options[task])
+        except UnknownSubsetError as exc:
+            if len(tasks) == 1:
+                raise
+            raise UnknownSubsetError(f"{task}: {exc}. --langs applies to every task named ({', '.join(tasks)}): run "
+                                     "the tasks one by one, each with --langs of its own subsets") from exc
     encoder = load(args.model, args.backend)
     from xlsent.encoders.cache import encoder_id
     from xlsent.evaluation.results import check_saveable

@@ -11,6 +11,18 @@ FOLDER = "tatoeba_v1"
 LANGUAGES = 112
 """The languages of the Tatoeba v1 release (each ``tatoeba.xx-eng.xx`` with its ``.eng``)."""
 
+RELEASE_LANGUAGES: tuple[str, ...] = (
+    "afr", "amh", "ang", "ara", "arq", "arz", "ast", "awa", "aze", "bel", "ben", "ber", "bos", "bre", "bul", "cat",
+    "cbk", "ceb", "ces", "cha", "cmn", "cor", "csb", "cym", "dan", "deu", "dsb", "dtp", "ell", "epo", "est", "eus",
+    "fao", "fin", "fra", "fry", "gla", "gle", "glg", "gsw", "heb", "hin", "hrv", "hsb", "hun", "hye", "ido", "ile",
+    "ina", "ind", "isl", "ita", "jav", "jpn", "kab", "kat", "kaz", "khm", "kor", "kur", "kzj", "lat", "lfn", "lit",
+    "lvs", "mal", "mar", "max", "mhr", "mkd", "mon", "nds", "nld", "nno", "nob", "nov", "oci", "orv", "pam", "pes",
+    "pms", "pol", "por", "ron", "rus", "slk", "slv", "spa", "sqi", "srp", "swe", "swg", "swh", "tam", "tat", "tel",
+    "tgl", "tha", "tuk", "tur", "tzl", "uig", "ukr", "urd", "uzb", "vie", "war", "wuu", "xho", "yid", "yue", "zsm",
+)
+"""The codes of the :data:`LANGUAGES` languages of the Tatoeba v1 release, sorted: those
+``--langs`` may name, whether or not the data folder holds their files."""
+
 XTREME36: tuple[str, ...] = (
     "ara", "heb", "vie", "ind", "jav", "tgl", "eus", "mal", "tel", "afr", "nld", "deu", "ell", "ben", "hin", "mar",
     "urd", "tam", "fra", "ita", "por", "spa", "bul", "rus", "jpn", "kat", "kor", "tha", "swh", "cmn", "kaz", "tur",

@@ -17,19 +17,23 @@ import numpy as np
 from xlsent.align.config import AlignConfig
 from xlsent.data.align_sets import (
     NEWSTEST_YEARS,
+    NTREX,
     TEXTBERG,
     AlignSet,
     align_set_langs,
     align_set_names,
     load_align_set,
     set_available,
+    set_corpus,
 )
 from xlsent.data.empty_text import is_empty
 from xlsent.evaluation.bead_scores import BOOTSTRAP_BLOCK, BOOTSTRAP_SAMPLES, bead_scores, strict_f1_interval
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
-_DATA_FILES = ("align_textberg/dev.*", "parallel/ntrex128/NTREX-128/newstest2019-*.txt",
-               *(f"parallel/wmt_newstest/{year}/newstest{year}.*" for year in NEWSTEST_YEARS))
+_CORPUS_FILES = {"textberg": "align_textberg/dev.*", NTREX: "parallel/ntrex128/NTREX-128/newstest2019-*.txt",
+                 **{year: f"parallel/wmt_newstest/{year}/newstest{year}.*" for year in NEWSTEST_YEARS}}
+"""The files of each corpus the sets are made of (:func:`~xlsent.data.align_sets.set_corpus`), under the data root."""
+_DATA_FILES = tuple(_CORPUS_FILES.values())
 _LANGUAGES = ("de", "fr", "en", "ru", "zh", "ar", "ja", "th", "ko", "es", "hu", "it")
 _REFERENCE = ("Sennrich & Volk (2010), Bleualign: Text+Berg de-fr dev set; documents built here from NTREX-128 "
               f"(Federmann et al. 2022) and WMT newstest {' and '.join(NEWSTEST_YEARS)} by xlsent.data.doc_perturb")
@@ -225,6 +229,15 @@ def options(cfg: AlignConfig) -> dict[str, object]:
     return {k: (v.value if isinstance(v, StrEnum) else v) for k, v in asdict(cfg).items()} | {"null_cost": cfg.null}
 
 
+def subsets_of(sets: Sequence[str]) -> list[str]:
+    """The subsets of :class:`Align` made of the dev sets ``sets``: each set, Text+Berg also cut into
+    :data:`PIECES`, and each set in a language that marks the ends of sentences also aligned from paragraphs."""
+    from xlsent.data.sentence_split import NO_SENTENCE_MARK
+
+    split = [f"{name}{PARAGRAPHS}" for name in sets if not set(align_set_langs(name)) & set(NO_SENTENCE_MARK)]
+    return [*sets, *([TEXTBERG_PIECES] if TEXTBERG in sets else []), *split]
+
+
 class Align(Task):
     """Strict / lax P, R, F1 of ``xlsent align``'s beads on each dev set (``langs`` picks sets by name)."""
 
@@ -239,11 +252,14 @@ class Align(Task):
         self.embedded = Embedded(embed, base, max(OVERLAPS, self.config.overlaps))
 
     def known_subsets(self) -> list[str]:
-        from xlsent.data.sentence_split import NO_SENTENCE_MARK
+        return subsets_of(available(self.base))
 
-        sets = available(self.base)
-        split = [f"{name}{PARAGRAPHS}" for name in sets if not set(align_set_langs(name)) & set(NO_SENTENCE_MARK)]
-        return [*sets, *([TEXTBERG_PIECES] if TEXTBERG in sets else []), *split]
+    def all_subsets(self) -> list[str]:
+        return subsets_of(align_set_names())
+
+    def subset_files(self, subset: str) -> list[str]:
+        name = TEXTBERG if subset == TEXTBERG_PIECES else subset.removesuffix(PARAGRAPHS)
+        return [_CORPUS_FILES[set_corpus(name)]]
 
     def score(self, subset: str) -> SubsetScore:
         if subset.endswith(PARAGRAPHS):

@@ -20,7 +20,7 @@ import numpy as np
 
 from xlsent.data.noisy_bitext import DEV_PAIRS, NOISE_KINDS, NoisyBitext, build_noisy_bitext
 from xlsent.encoders.base import Encoder
-from xlsent.evaluation.task import SubsetScore, Summary, Task, TaskMetadata
+from xlsent.evaluation.task import SubsetScore, Summary, Task, TaskMetadata, UnknownSubsetError
 from xlsent.languages import named_among
 from xlsent.mining.filter_config import FilterConfig
 
@@ -117,7 +117,7 @@ class Filter(Task):
         pairs = [pair for pair in DEV_PAIRS if {pair, pair.split("-")[0]} & named]
         unknown = sorted(named - set(codes))
         if unknown:
-            raise ValueError(f"unknown dev pair(s) {unknown}; known: {' '.join(DEV_PAIRS)}")
+            raise UnknownSubsetError(f"unknown dev pair(s) {unknown}; known: {' '.join(DEV_PAIRS)}")
         return [f"{pair}: {method}" for pair in pairs for method in METHODS]
 
     @lru_cache(maxsize=8)  # noqa: B019 -- one task object per run; the rows of a pair share its measurements

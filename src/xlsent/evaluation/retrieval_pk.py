@@ -25,10 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from xlsent.data.retrieval_pk import CHALLENGE_FOLDER, DEFAULT_SETS, NEWSTEST_FOLDER, load_set
-from xlsent.data.tatoeba import FOLDER, tatoeba_languages
+from xlsent.data.tatoeba import FOLDER, RELEASE_LANGUAGES, tatoeba_languages
 from xlsent.encoders.base import l2_normalize
 from xlsent.evaluation.selection import csls
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
+from xlsent.evaluation.tatoeba import tatoeba_files
 
 ScoreRule = Callable[[np.ndarray], np.ndarray]
 """A retrieval rule: the cosine matrix (queries x targets) -> scores whose row maxima are the retrieved targets."""
@@ -129,6 +130,14 @@ class RetrievalPk(Task):
     def known_subsets(self) -> list[str]:
         tatoeba = tatoeba_languages(self.base) if (self.base / FOLDER).is_dir() else []
         return list(dict.fromkeys([*DEFAULT_SETS, *tatoeba]))
+
+    def all_subsets(self) -> list[str]:
+        return list(dict.fromkeys([*DEFAULT_SETS, *RELEASE_LANGUAGES]))
+
+    def subset_files(self, subset: str) -> list[str]:
+        """The files of a Tatoeba v1 set (:meth:`known_subsets` holds the other sets whether or not their data are
+        there: their loaders name what they lack)."""
+        return tatoeba_files(subset)
 
     def default_subsets(self) -> list[str]:
         return list(DEFAULT_SETS)

@@ -81,7 +81,12 @@ class SubsetScore:
 
 
 class NoDataError(ValueError):
-    """A task's data folder offers nothing to score: no subset, a subset without sentences, or no score."""
+    """A task's data folder offers nothing to score: no subset, a subset without sentences, or no score; or it
+    lacks the files of a subset that ``langs`` names."""
+
+
+class UnknownSubsetError(ValueError):
+    """``langs`` names a subset that the task's benchmark does not have, whatever the data folder holds."""
 
 
 def _refusing_empty(embed: EmbedFn, metadata: TaskMetadata, base: Path) -> EmbedFn:
@@ -183,19 +188,40 @@ class Task(ABC):
     def known_subsets(self) -> list[str]:
         """Every subset the data under ``self.base`` offer, as ``langs`` names them."""
 
+    def all_subsets(self) -> list[str]:
+        """Every subset of the benchmark, as ``langs`` names them, whether or not the data under ``self.base`` hold
+        it: :meth:`known_subsets`, unless the task finds its subsets in its data folder."""
+        return self.known_subsets()
+
+    def subset_files(self, subset: str) -> list[str]:
+        """The files (relative to ``self.base``, glob patterns allowed) that hold ``subset``, one of
+        :meth:`all_subsets`: :attr:`metadata`'s ``data_files``, unless the task says otherwise."""
+        return list(self.metadata.data_files)
+
     def default_subsets(self) -> list[str]:
         """The subsets a run scores when ``langs`` names none: all of them."""
         return self.known_subsets()
 
     def select(self, langs: Sequence[str] | None) -> list[str]:
-        """The subsets a run on ``langs`` scores, in order; ``ValueError`` naming those the data lack. A language
-        code names the subset the task spells another way (``de`` or ``deu``: see
-        :func:`xlsent.languages.same_language`)."""
+        """The subsets a run on ``langs`` scores, in order. A language code names the subset the task spells
+        another way (``de`` or ``deu``: see :func:`xlsent.languages.same_language`). :class:`UnknownSubsetError`
+        names the codes that are no subset of the benchmark, then :class:`NoDataError` the subsets whose files the
+        data lack, and those files."""
         known = self.known_subsets()
-        chosen = list(dict.fromkeys(named_among(code, known) for code in langs)) if langs else self.default_subsets()
-        unknown = sorted(set(chosen) - set(known))
+        benchmark = list(dict.fromkeys([*self.all_subsets(), *known]))
+        chosen = (list(dict.fromkeys(_named(code, known, benchmark) for code in langs)) if langs
+                  else self.default_subsets())
+        unknown = sorted(set(chosen) - set(benchmark))
         if unknown:
-            raise ValueError(f"unknown {self.subset_kind}(s) {unknown}; known: {' '.join(known)}")
+            held = (f" (with files under {self.base}: {' '.join(known) or 'none'})"
+                    if set(known) != set(benchmark) else "")
+            raise UnknownSubsetError(f"unknown {self.subset_kind}(s) {unknown}; known: {' '.join(benchmark)}{held}")
+        missing = [subset for subset in chosen if subset not in known]
+        if missing:
+            files = dict.fromkeys(f for subset in missing for f in self.subset_files(subset))
+            raise NoDataError(f"the files of {self.subset_kind}(s) {missing} are not under {self.base}: "
+                              f"{', '.join(files)} missing; fetch them, point --data at a folder that holds them, or "
+                              f"leave them out of --langs (under it: {' '.join(known) or 'none'})")
         return chosen
 
     def row(self, subset: str) -> str:
@@ -210,3 +236,9 @@ class Task(ABC):
     def summarise(self, scores: dict[str, dict[str, float]]) -> Summary:
         """Main score, averages, options, notes and data files of a run, from every subset's metrics (by row)."""
 
+
+def _named(code: str, held: Sequence[str], benchmark: Sequence[str]) -> str:
+    """The subset ``code`` names (:func:`~xlsent.languages.named_among`): among those the data hold first, so that
+    a code naming one of them is not made ambiguous by subsets of the benchmark the data lack."""
+    found = named_among(code, held)
+    return found if found in held else named_among(code, benchmark)

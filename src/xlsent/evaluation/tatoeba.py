@@ -8,7 +8,15 @@ from pathlib import Path
 
 import numpy as np
 
-from xlsent.data.tatoeba import FOLDER, LANGUAGES, PAPER14, XTREME36, load_tatoeba, tatoeba_languages
+from xlsent.data.tatoeba import (
+    FOLDER,
+    LANGUAGES,
+    PAPER14,
+    RELEASE_LANGUAGES,
+    XTREME36,
+    load_tatoeba,
+    tatoeba_languages,
+)
 from xlsent.evaluation.retrieval import retrieval_accuracy
 from xlsent.evaluation.task import EmbedFn, SubsetScore, Summary, Task, TaskMetadata
 
@@ -59,6 +67,15 @@ def language_averages(scores: dict[str, dict[str, float]], all_langs: Sequence[s
             for name, group in groups.items() if all(lang in scores for lang in group)}
 
 
+def tatoeba_files(lang: str) -> list[str]:
+    """The two files of the Tatoeba language ``lang``, relative to the data root.
+
+    >>> tatoeba_files("fra")
+    ['tatoeba_v1/tatoeba.fra-eng.fra', 'tatoeba_v1/tatoeba.fra-eng.eng']
+    """
+    return [f"{FOLDER}/tatoeba.{lang}-eng.{side}" for side in (lang, "eng")]
+
+
 class Tatoeba(Task):
     """Accuracy xx->en, en->xx and their mean for every language (or those in ``langs``); standard averages.
 
@@ -75,6 +92,12 @@ class Tatoeba(Task):
 
     def known_subsets(self) -> list[str]:
         return tatoeba_languages(self.base)
+
+    def all_subsets(self) -> list[str]:
+        return list(RELEASE_LANGUAGES)
+
+    def subset_files(self, subset: str) -> list[str]:
+        return tatoeba_files(subset)
 
     def score(self, subset: str) -> SubsetScore:
         """The language's metrics; with ``margin_k``, also the k used (``margin_k``), which a set of fewer pairs
@@ -99,7 +122,7 @@ class Tatoeba(Task):
             dataset="tatoeba_v1 (Artetxe & Schwenk 2019)", main_score=main, main_metric="mean", averages=averages,
             options={"retrieval": retrieval, "main": main_name or "langs"},
             notes=["accuracy = 100 - error rate; nearest neighbour over the whole set of each language"],
-            files=[self.base / FOLDER / f"tatoeba.{lang}-eng.{side}" for lang in scores for side in (lang, "eng")],
+            files=[self.base / name for lang in scores for name in tatoeba_files(lang)],
             variant="margin" if self.margin_k else "",
         )
 
