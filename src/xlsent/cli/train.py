@@ -67,7 +67,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resume", action="store_true",
                    help="continue a killed run from its last checkpoint, with the same configuration (steps included)")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], help="where to train (default: config, auto)")
-    p.add_argument("--seed", type=int, help="random seed (default: config, 0)")
+    p.add_argument("--seed", type=_seed, help="random seed (default: config, 0)")
     p.add_argument("--bitext", action="append", default=[], metavar="LANG=FILE",
                    help="your own pairs of LANG with English (distill, laser; repeatable): FILE a TSV `text TAB "
                         "english`, a JSONL with the text under LANG or text and the English under en, or "
@@ -82,6 +82,19 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     add_data(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_train, writes=("out",))
+
+
+def _seed(text: str) -> int:
+    """argparse type of ``--seed``: a whole number from 0 to below 2**32 (what NumPy's generator takes)."""
+    from xlsent.training.config import SEED_LIMIT
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0 and < 2**32, not {text}")
+    return value
 
 
 def _train(args: argparse.Namespace) -> int:

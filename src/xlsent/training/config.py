@@ -3,8 +3,10 @@
 Layers, each overriding the one before: the method's packaged defaults (``xlsent/configs/<method>.toml``), the
 files given with ``--config``, then ``--set`` pairs. Inside each TOML layer, top-level keys come first and the
 table named after the chosen mode (e.g. ``[supervised]``) after them. Values are checked against the dataclass
-field types, so ``--set steps=abc`` is an error naming the key and the type it expects, and every float is checked
-finite (``--set lr=inf`` or a weight of ``nan`` in a TOML file is an error naming the key).
+field types, so ``--set steps=abc`` is an error naming the pair and the type it expects, and every float is checked
+finite (``--set lr=inf`` or a weight of ``nan`` in a TOML file is an error naming the file and the key). Every mode
+table of a ``--config`` file is checked, the ones the run does not pick too, and each error names where its values
+came from: ``t.toml [supervised]: steps = 0`` or ``--set steps=0``.
 
 Every method's config derives from :class:`TrainConfig` (the keys the training loop reads). A fingerprint of the
 effective configuration goes into every checkpoint and model directory; resuming with another one is an error.
@@ -27,10 +29,11 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import tomllib
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -231,7 +234,7 @@ def parse_assignment(raw: str, kind: Any, key: str = "value") -> Any:
             raise typed from None
 
 
-def _layer(table: dict[str, Any], mode: str | None, modes: Sequence[str]) -> dict[str, Any]:
+def _layer(table: Mapping[str, Any], mode: str | None, modes: Sequence[str]) -> dict[str, Any]:
     merged = {k: v for k, v in table.items() if not (k in modes and isinstance(v, dict))}
     if mode is not None and isinstance(table.get(mode), dict):
         merged.update(table[mode])
@@ -239,17 +242,49 @@ def _layer(table: dict[str, Any], mode: str | None, modes: Sequence[str]) -> dic
 
 
 def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: Sequence[str] = (),
-                 mode: str | None = None, overrides: Mapping[str, Any] | None = None, checked: bool = True) -> C:
+                 mode: str | None = None, overrides: Mapping[str, Any] | None = None,
+                 adjust: Callable[[C], C] | None = None, what: str | None = None) -> C:
     """A ``cls`` from TOML ``layers`` (texts or parsed tables, later ones win), ``key=value`` sets, then
-    ``overrides`` (typed values, which win over both: what a study fixes for one of its rows); its values typed, and
-    checked unless ``checked`` is False (the caller adds values and checks them).
+    ``overrides`` (typed values, which win over both: what a study fixes for one of its rows); its values typed,
+    then ``adjust`` applied (values the caller adds), then checked.
 
     ``mode`` picks the per-mode tables; without it the last ``mode`` key of the layers (or of ``sets``) is used.
-    Tables named after any mode are never read as keys.
+    Tables named after any mode are never read as keys. Every value of a ``--config`` file (a :class:`FileLayer`) is
+    typed, in every mode table, and each mode table the run does not pick is checked as that mode would read it:
+    a file holds no wrong value that a later run would meet. Each error names where its values came from (the file
+    and its table, or the ``--set`` pair) and ``what`` the settings are for (the method; by default the class).
     """
     tables = [tomllib.loads(t) if isinstance(t, str) else t for t in layers]
     types_ = _field_types(cls)
-    assignments: dict[str, Any] = {}
+    what = what or cls.__name__
+    assignments = _assignments(sets, types_)
+    modes = [t for table in tables for t, v in table.items() if isinstance(v, dict)]
+    if mode is None:
+        mode = assignments["mode"][0] if "mode" in assignments else next(
+            (t["mode"] for t in reversed(tables) if "mode" in t), None)
+    else:
+        check_mode_given_once(mode, {k: v for k, (v, _) in assignments.items()}, tables)
+    if mode is not None and not isinstance(mode, str):
+        raise ConfigError(f"mode expects str (the name of a mode), got {mode!r}")
+    _refuse_unknown_keys(tables, set(overrides or {}), types_, modes, what)
+    _type_files(tables, types_)
+    config, origin = _merged(cls, tables, mode, modes, assignments, overrides or {}, adjust)
+    _refuse(config.problems(), origin, f"invalid {what} settings")
+    for table in [t for t in tables if isinstance(t, FileLayer)]:
+        for name in _other_modes(table, mode):
+            without = FileLayer({k: v for k, v in table.items() if k != name}, table.source)
+            other, origin = _merged(cls, tables, name, modes, assignments, overrides or {}, adjust)
+            before, _ = _merged(cls, [without if t is table else t for t in tables], name, modes, assignments,
+                                overrides or {}, adjust)
+            _refuse([p for p in other.problems() if p not in before.problems()], origin,
+                    f"{table.source} [{name}]: invalid {what} settings for mode {name}")
+    return config
+
+
+def _assignments(sets: Sequence[str], types_: Mapping[str, Any]) -> dict[str, tuple[Any, str]]:
+    """Each ``key=value`` of ``sets`` (``--set``) typed: key -> (value, the pair as given), an error naming the pair
+    otherwise."""
+    assignments = {}
     for item in sets:
         key, sep, raw = item.partition("=")
         key = key.strip().replace("-", "_")
@@ -257,47 +292,91 @@ def build_config(cls: type[C], layers: Sequence[str | dict[str, Any]], *, sets: 
             raise ConfigError(f"--set {item!r}: expected key=value")
         if key not in types_:
             raise ConfigError(f"--set {item!r}: unknown key {key!r}; known: {', '.join(sorted(types_))}")
-        assignments[key] = parse_assignment(raw, types_[key], key)
-    modes = [t for table in tables for t, v in table.items() if isinstance(v, dict)]
-    if mode is None:
-        mode = assignments.get("mode") or next((t["mode"] for t in reversed(tables) if "mode" in t), None)
-    else:
-        check_mode_given_once(mode, assignments, tables)
-    if mode is not None and not isinstance(mode, str):
-        raise ConfigError(f"mode expects str (the name of a mode), got {mode!r}")
+        try:
+            assignments[key] = (parse_assignment(raw, types_[key], key), f"--set {item}")
+        except ConfigError as exc:
+            raise ConfigError(f"--set {item}: {exc}") from None
+    return assignments
+
+
+def _refuse_unknown_keys(tables: Sequence[Mapping[str, Any]], overridden: set[str], types_: Mapping[str, Any],
+                         modes: Sequence[str], what: str) -> None:
+    """An error for the keys of ``tables`` (at their top level and in their mode tables) and of ``overridden``
+    that ``types_`` lacks, naming the first file that holds one (and a mode written as a key)."""
+    unknown = set().union(overridden, *(_table_keys(t) for t in tables)) - set(types_)
+    if unknown:
+        files = [t for t in tables if isinstance(t, FileLayer) and _table_keys(t) & unknown]
+        shown = sorted(_table_keys(files[0]) & unknown if files else unknown)
+        named = f"{files[0].source}: " if files else ""
+        hint = "".join(f" ({k} is a mode: its keys go under a table [{k}])" for k in shown if k in modes)
+        raise ConfigError(f"{named}unknown {what} key(s) {shown}{hint}; known: {', '.join(sorted(types_))}")
+
+
+def _type_files(tables: Sequence[Mapping[str, Any]], types_: Mapping[str, Any]) -> None:
+    """An error naming the file and table of the first value of a :class:`FileLayer` of ``tables`` (top level or
+    any mode table, picked or not) that is not of its key's type."""
+    for table in tables:
+        if isinstance(table, FileLayer):
+            for where, entries in [(str(table.source), table), *(
+                    (f"{table.source} [{name}]", own) for name, own in table.items() if isinstance(own, dict))]:
+                for key, value in entries.items():
+                    if not isinstance(value, dict):
+                        try:
+                            _coerce(key, value, types_[key])
+                        except ConfigError as exc:
+                            raise ConfigError(f"{where}: {exc}") from None
+
+
+def _merged(cls: type[C], tables: Sequence[Mapping[str, Any]], mode: str | None, modes: Sequence[str],
+            assignments: Mapping[str, tuple[Any, str]], overrides: Mapping[str, Any],
+            adjust: Callable[[C], C] | None) -> tuple[C, dict[str, str]]:
+    """The unchecked ``cls`` of ``tables`` as ``mode`` reads them, then ``assignments`` and ``overrides``, with
+    ``adjust`` applied; and, by key, where each value a user gave came from (``t.toml [supervised]: steps = 0``,
+    ``--set steps=0``)."""
     values: dict[str, Any] = {}
     origin: dict[str, str] = {}
     for table in tables:
-        layer = _layer(table, mode, modes)
-        values.update(layer)
-        for key in layer:  # the file a value came from, for a message about it
+        picked = table.get(mode) if mode is not None else None
+        for key, value in _layer(table, mode, modes).items():
+            values[key] = value
             if isinstance(table, FileLayer):
-                origin[key] = str(table.source)
+                where = f"{table.source} [{mode}]" if isinstance(picked, dict) and key in picked else table.source
+                origin[key] = f"{where}: {key} = {value!r}"
             else:
                 origin.pop(key, None)
-    if mode is not None and "mode" in types_:
+    for key, (value, item) in assignments.items():
+        values[key], origin[key] = value, item
+    types_ = _field_types(cls)
+    if mode is not None and "mode" in types_ and values.get("mode") != mode:
         values["mode"] = mode
-    values.update(assignments)
-    values.update(overrides or {})
-    every_key = {k for t in tables for k, v in t.items() if k not in modes} | {
-        k for t in tables for v in t.values() if isinstance(v, dict) for k in v} | set(values)
-    unknown = sorted(every_key - set(types_))
-    if unknown:
-        files = [t for t in tables if isinstance(t, FileLayer) and _table_keys(t, modes) & set(unknown)]
-        shown = sorted(_table_keys(files[0], modes) & set(unknown)) if files else unknown
-        named = f"{files[0].source}: " if files else ""
-        raise ConfigError(f"{named}unknown {cls.__name__} key(s) {shown}; known: {', '.join(sorted(types_))}")
-    typed = {}
-    for k, v in values.items():
-        try:
-            typed[k] = _coerce(k, v, types_[k])
-        except ConfigError as exc:
-            where = origin.get(k) if k not in assignments and k not in (overrides or {}) else None
-            raise ConfigError(f"{where}: {exc}" if where else str(exc)) from None
-    config = cls(**typed)
-    if checked:
-        config.check()
-    return config
+        origin.pop("mode", None)
+    values.update(overrides)
+    for key in overrides:
+        origin.pop(key, None)
+    config = cls(**{k: _coerce(k, v, types_[k]) for k, v in values.items()})
+    return (adjust(config) if adjust else config), origin
+
+
+def _other_modes(table: FileLayer, mode: str | None) -> list[str]:
+    """The names of the mode tables of ``table`` other than ``mode``'s."""
+    return [k for k, v in table.items() if isinstance(v, dict) and k != mode]
+
+
+def _refuse(problems: Sequence[str], origin: Mapping[str, str], heading: str) -> None:
+    """A :class:`ConfigError` of ``heading`` and the ``problems`` (if any), each naming where the values of the keys
+    it names came from (:func:`_sourced`)."""
+    if problems:
+        raise ConfigError(f"{heading}: " + "; ".join(_sourced(p, origin) for p in problems))
+
+
+def _sourced(problem: str, origin: Mapping[str, str]) -> str:
+    """``problem`` followed by the ``origin`` of each key it names (a value a user gave).
+
+    >>> _sourced("ridge must be >= 0", {"ridge": "t.toml: ridge = -1", "steps": "--set steps=2"})
+    'ridge must be >= 0 (t.toml: ridge = -1)'
+    """
+    named = [text for key, text in origin.items() if re.search(rf"\b{re.escape(key)}\b", problem)]
+    return f"{problem} ({'; '.join(named)})" if named else problem
 
 
 def check_mode_given_once(mode: str, assignments: Mapping[str, Any], tables: Sequence[Mapping[str, Any]]) -> None:
@@ -317,9 +396,10 @@ def check_mode_given_once(mode: str, assignments: Mapping[str, Any], tables: Seq
         raise ConfigError(f"--mode {mode} contradicts {given[0][0]}: give the mode once")
 
 
-def _table_keys(table: Mapping[str, Any], modes: Sequence[str]) -> set[str]:
+def _table_keys(table: Mapping[str, Any]) -> set[str]:
     """The config keys a TOML table sets, at its top level and in its mode tables."""
-    return {k for k in table if k not in modes} | {k for v in table.values() if isinstance(v, dict) for k in v}
+    return {k for k, v in table.items() if not isinstance(v, dict)} | {
+        k for v in table.values() if isinstance(v, dict) for k in v}
 
 
 class FileLayer(dict[str, Any]):
@@ -339,8 +419,11 @@ def read_layers(defaults: str, files: Sequence[str | Path] = (), modes: Sequence
         path = Path(f)
         if path.is_dir():
             raise ConfigError(f"config file {path} is a folder, not a file: give --config a TOML file")
-        if not path.is_file():
+        if not path.exists():
             raise FileNotFoundError(f"config file {path} not found")
+        if not path.is_file():
+            raise ConfigError(f"config file {path} is not a regular file (a device, a pipe or a socket): give "
+                              "--config a TOML file")
         try:
             table = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

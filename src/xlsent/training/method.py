@@ -87,17 +87,18 @@ class Method:
                **overrides: Any) -> TrainConfig:
         """The effective configuration: packaged defaults, then ``files``, then ``key=value`` ``sets`` (the
         command line's), then typed ``overrides`` (``steps=200``: what a study fixes)."""
-        return self._build(files, sets, mode, overrides, checked=True)
+        return self._build(files, sets, mode, overrides)
 
     def command_config(self, files: Sequence[str | Path], sets: Sequence[str], mode: str | None,
                        bitext: Sequence[str], bitext_only: bool) -> TrainConfig:
         """The configuration of ``xlsent train``: :meth:`config` of ``files``, ``sets`` and ``mode`` with the
-        ``--bitext`` entries and ``--bitext-only`` added (:func:`with_user_bitext`), checked once they are."""
-        return with_user_bitext(self._build(files, sets, mode, {}, checked=False), bitext, bitext_only)
+        ``--bitext`` entries and ``--bitext-only`` added (:func:`add_user_bitext`), checked once they are."""
+        return self._build(files, sets, mode, {}, adjust=lambda config: add_user_bitext(config, bitext, bitext_only))
 
     def _build(self, files: Sequence[str | Path], sets: Sequence[str], mode: str | None,
-               overrides: dict[str, Any], *, checked: bool) -> TrainConfig:
-        """The configuration of :meth:`config`, its values checked unless ``checked`` is False."""
+               overrides: dict[str, Any], adjust: Callable[[TrainConfig], TrainConfig] | None = None
+               ) -> TrainConfig:
+        """The configuration of :meth:`config`, ``adjust`` applied before its values are checked."""
         if mode is not None and mode not in self.modes:
             known = f"modes: {', '.join(self.modes)}" if self.modes else f"{self.name} has no modes: drop --mode"
             raise ValueError(f"{self.name}: unknown mode {mode!r}; {known}")
@@ -106,7 +107,8 @@ class Method:
             own = self.is_model_config(Path(path))
             layer.update(self.keys_before(Path(path), layer) if own else
                          self.config_class.file_values(layer, Path(path)))
-        return build_config(self.config_class, layers, sets=sets, mode=mode, overrides=overrides, checked=checked)
+        return build_config(self.config_class, layers, sets=sets, mode=mode, overrides=overrides, adjust=adjust,
+                            what=self.name)
 
     def is_model_config(self, path: Path) -> bool:
         """Whether ``path`` is a trained model's own ``config.toml`` (beside an ``xlsent.json`` of this method): its
@@ -154,15 +156,20 @@ def get_method(name: str) -> Method:
 
 
 def with_user_bitext(config: C, bitext: Sequence[str], bitext_only: bool) -> C:
-    """``config`` with the ``--bitext`` entries added to its ``bitext`` (and ``bitext_only`` set), checked; an error
-    for a method that does not learn from user bitext."""
+    """``config`` with the ``--bitext`` entries added (:func:`add_user_bitext`), checked."""
+    add_user_bitext(config, bitext, bitext_only).check()
+    return config
+
+
+def add_user_bitext(config: C, bitext: Sequence[str], bitext_only: bool) -> C:
+    """``config`` with the ``--bitext`` entries added to its ``bitext`` (and ``bitext_only`` set); an error for a
+    method that does not learn from user bitext."""
     if bitext or bitext_only:
         if not isinstance(config, UserBitextConfig):
             raise ConfigError(f"--bitext: {type(config).__name__} takes no user bitext; the methods that do are "
                               "those whose config has a bitext key (distill, laser)")
         config.bitext = [*config.bitext, *(parse_bitext_option(b) for b in bitext)]
         config.bitext_only = config.bitext_only or bitext_only
-    config.check()
     return config
 
 
