@@ -770,7 +770,7 @@ CASES = [
     case("train-out-stdout", "train dual-pivot --out - -q", 2,
          "--out -: this output is a folder, which standard output cannot take"),
     case("train-bitext-method-without-bitext", "train dual-pivot --out {w}/m --bitext kab={w}/de.txt,{w}/en.txt -q",
-         2, "DualPivotConfig takes no user bitext"),
+         2, "--bitext: dual-pivot takes no user bitext"),
     # interrupted and resumed runs: only resumable progress is kept, and every decision is said
     case("embed-interrupted-keeps-finished-chunks", "embed {w}/in.txt -o {w}/o.npy --chunk-rows 1 "
          "--model toy:dying -q", 130, "kept 1 finished chunk(s)",

@@ -93,7 +93,8 @@ class Method:
                        bitext: Sequence[str], bitext_only: bool) -> TrainConfig:
         """The configuration of ``xlsent train``: :meth:`config` of ``files``, ``sets`` and ``mode`` with the
         ``--bitext`` entries and ``--bitext-only`` added (:func:`add_user_bitext`), checked once they are."""
-        return self._build(files, sets, mode, {}, adjust=lambda config: add_user_bitext(config, bitext, bitext_only))
+        return self._build(files, sets, mode, {}, adjust=lambda config: add_user_bitext(config, bitext, bitext_only,
+                                                                                     self.name))
 
     def _build(self, files: Sequence[str | Path], sets: Sequence[str], mode: str | None,
                overrides: dict[str, Any], adjust: Callable[[TrainConfig], TrainConfig] | None = None
@@ -161,13 +162,13 @@ def with_user_bitext(config: C, bitext: Sequence[str], bitext_only: bool) -> C:
     return config
 
 
-def add_user_bitext(config: C, bitext: Sequence[str], bitext_only: bool) -> C:
-    """``config`` with the ``--bitext`` entries added to its ``bitext`` (and ``bitext_only`` set); an error for a
-    method that does not learn from user bitext."""
+def add_user_bitext(config: C, bitext: Sequence[str], bitext_only: bool, method: str | None = None) -> C:
+    """``config`` with the ``--bitext`` entries added to its ``bitext`` (and ``bitext_only`` set); an error naming the
+    ``method`` (by default the config's class) for one that does not learn from user bitext."""
     if bitext or bitext_only:
         if not isinstance(config, UserBitextConfig):
-            raise ConfigError(f"--bitext: {type(config).__name__} takes no user bitext; the methods that do are "
-                              "those whose config has a bitext key (distill, laser)")
+            raise ConfigError(f"--bitext: {method or type(config).__name__} takes no user bitext; the methods that "
+                              "do are those whose config has a bitext key (distill, laser)")
         config.bitext = [*config.bitext, *(parse_bitext_option(b) for b in bitext)]
         config.bitext_only = config.bitext_only or bitext_only
     return config
