@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,7 +17,7 @@ import pytest
 import torch
 
 from xlsent.encoders.transformer import TransformerEncoder
-from xlsent.testing import make_tiny_model_dir
+from xlsent.testing import load_script, make_tiny_model_dir
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -169,18 +168,7 @@ def gated_runs(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyP
     return lambda free: GatedRuns(tmp_path, tiny_model_dir, free, monkeypatch)
 
 
-def _load_script(name: str) -> ModuleType:
-    """``benchmarks/<name>.py`` as a module, registered under its name (its dataclasses look their module up)."""
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parents[1] / "benchmarks"
-                                                  / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def bench_script() -> Callable[[str], ModuleType]:
     """Loads ``benchmarks/<name>.py`` as a module (the scripts are not part of the package)."""
-    return _load_script
+    return lambda name: load_script(Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py")

@@ -5,13 +5,10 @@ until README says the new value; measured figures are pointers to the generated 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import inspect
 import re
-import sys
 import tomllib
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -24,6 +21,7 @@ from xlsent.mining.faiss_index import AUTO_FLAT_MAX_ROWS
 from xlsent.mining.precision import BF16_MIN_ROWS
 from xlsent.serve.schemas import MAX_SIDE
 from xlsent.serve.settings import OPENAI_MAX_INPUTS, ServeSettings
+from xlsent.testing import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "src" / "xlsent" / "configs"
@@ -36,12 +34,7 @@ def flat(text: str) -> str:
 
 def bench_defaults(name: str) -> argparse.Namespace:
     """The default options of ``benchmarks/<name>.py`` (its ``build_parser``)."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module: ModuleType = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module.build_parser().parse_args([])
+    return load_script(ROOT / "benchmarks" / f"{name}.py").build_parser().parse_args([])
 
 
 def packaged(config: str) -> dict[str, Any]:

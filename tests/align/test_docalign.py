@@ -403,7 +403,7 @@ def test_align_bench_embeds_and_records_the_model(align_bench: ModuleType, tiny_
     """The bench's embedded case loads the model it names and records its id (a dict once took the name's place)."""
     lines = [f"s{i} w{i}" for i in range(12)]
     monkeypatch.setattr(align_bench, "documents", lambda n: (lines[:n], lines[:n]))
-    row = align_bench.case_row(12, 12, str(tiny_model_dir), repeats=1)
+    row = align_bench.case_row(12, 12, str(tiny_model_dir), load_encoder(tiny_model_dir), repeats=1)
     assert row.checks == {"every line in one bead": True} and row.baseline is not None
     assert row.encoder is not None and row.encoder.startswith(load_encoder(tiny_model_dir).id)
 
