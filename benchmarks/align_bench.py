@@ -29,12 +29,11 @@ from bench_record import (  # noqa: E402
     BenchRecord,
     BenchRow,
     load_model,
-    non_negative,
     start_record,
     timed,
 )
 
-from xlsent.cli.options import positive_int  # noqa: E402
+from xlsent.arg_types import non_negative, positive_int  # noqa: E402
 
 if TYPE_CHECKING:
     from xlsent.encoders.base import Encoder

@@ -29,13 +29,12 @@ from bench_record import (  # noqa: E402
     BenchRecord,
     BenchRow,
     load_model,
-    non_negative,
     start_record,
 )
 from embed_bench import Contender, Measured, bench_sentences, run_case  # noqa: E402
 
+from xlsent.arg_types import non_negative, positive_int  # noqa: E402
 from xlsent.atomic import write_json  # noqa: E402
-from xlsent.cli.options import positive_int  # noqa: E402
 
 PACKAGES = ("numpy", "torch", "onnxruntime", "openvino", "nncf")
 REFERENCE = "torch"

@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import shlex
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from xlsent.atomic import write_json
 from xlsent.encoders.base import Encoder
@@ -41,7 +39,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "results" / "bench"
 OUT_HELP = "folder of the JSON record <bench>.json that `xlsent report` renders (default: results/bench/)"
 Check = bool | int | float | str
-Number = TypeVar("Number", int, float)
 
 
 def cpu_model() -> str:
@@ -186,23 +183,6 @@ def start_record(bench: str, title: str, script: str, argv: list[str], args: arg
     command = shlex.join([Path(sys.executable).name, os.path.relpath(script, ROOT), *argv])
     arguments = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in {*hidden, "out"}}
     return BenchRecord(bench, title, command, arguments, machine_info(packages))
-
-
-def non_negative(kind: type[Number]) -> Callable[[str], Number]:
-    """argparse type: a finite ``kind`` (int or float) of at least 0, for an option whose help says what 0 means (the
-    other counts and sizes take :func:`xlsent.cli.options.positive_int` or ``positive_float``)."""
-    what = "a whole number" if kind is int else "a finite number"
-
-    def parse(text: str) -> Number:
-        try:
-            value = kind(text)
-        except ValueError:
-            value = kind(-1)
-        if not (math.isfinite(value) and value >= 0):
-            raise argparse.ArgumentTypeError(f"must be {what} of at least 0, not {text!r}")
-        return value
-
-    return parse
 
 
 def load_model(parser: argparse.ArgumentParser, model: str, backend: str) -> Encoder:

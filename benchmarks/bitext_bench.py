@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also w
 from bench_record import DEFAULT_OUT, OUT_HELP, ROOT, BenchRow, start_record, timed  # noqa: E402
 
 import xlsent.api as api  # noqa: E402
-from xlsent.cli.options import positive_int  # noqa: E402
+from xlsent.arg_types import positive_int  # noqa: E402
 from xlsent.encoders.model_dir import read_manifest  # noqa: E402
 from xlsent.paths import data_root  # noqa: E402
 from xlsent.studies.new_language import (  # noqa: E402

@@ -51,12 +51,11 @@ from bench_record import (  # noqa: E402
     OUT_HELP,
     BenchRecord,
     BenchRow,
-    non_negative,
     start_record,
     timed,
 )
 
-from xlsent.cli.options import positive_int  # noqa: E402
+from xlsent.arg_types import non_negative, positive_int  # noqa: E402
 from xlsent.paths import data_root  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also w
 from bench_record import DEFAULT_OUT, OUT_HELP, BenchRow, load_model, start_record, timed  # noqa: E402
 
 import xlsent.api as api  # noqa: E402
-from xlsent.cli.options import positive_int  # noqa: E402
+from xlsent.arg_types import positive_int  # noqa: E402
 from xlsent.data.bitext import pair_bitext  # noqa: E402
 from xlsent.data.text_input import InputSpec  # noqa: E402
 from xlsent.inference import CHOICES  # noqa: E402

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_record, also w
 from bench_record import DEFAULT_OUT, OUT_HELP, BenchRow, load_model, start_record, timed  # noqa: E402
 from embed_bench import bench_sentences, news_sentences  # noqa: E402
 
-from xlsent.cli.options import positive_int  # noqa: E402
+from xlsent.arg_types import positive_int  # noqa: E402
 
 PACKAGES = ("numpy", "torch", "onnxruntime", "openvino", "nncf")
 

@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
-from xlsent.cli.options import positive_int
+from xlsent.arg_types import positive_int
 from xlsent.data.parallel import TATOEBA_CHALLENGE_VERSION
 from xlsent.languages import base_lang
 from xlsent.paths import data_root

@@ -114,11 +114,10 @@ from bench_record import (  # noqa: E402
     BenchRecord,
     BenchRow,
     cpu_model,
-    non_negative,
     start_record,
 )
 
-from xlsent.cli.options import positive_int  # noqa: E402
+from xlsent.arg_types import non_negative, positive_int  # noqa: E402
 
 if TYPE_CHECKING:
     from xlsent.mining.knn import KnnResult, SampleKnn

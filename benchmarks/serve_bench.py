@@ -40,13 +40,12 @@ from bench_record import (  # noqa: E402
     BenchRecord,
     BenchRow,
     load_model,
-    non_negative,
     start_record,
     timed,
 )
 from embed_bench import bench_sentences  # noqa: E402
 
-from xlsent.cli.options import positive_float, positive_int  # noqa: E402
+from xlsent.arg_types import non_negative, positive_float, positive_int  # noqa: E402
 from xlsent.inference import CHOICES  # noqa: E402
 
 if TYPE_CHECKING:

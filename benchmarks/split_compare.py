@@ -16,7 +16,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 
-from xlsent.cli.options import positive_int
+from xlsent.arg_types import positive_int
 from xlsent.data.parallel import load_ntrex
 from xlsent.languages import ntrex_code
 

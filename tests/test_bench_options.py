@@ -60,14 +60,6 @@ def test_zero_is_taken_where_the_help_gives_it_a_meaning(bench: str, argv: list[
     assert {key: args[key] for key in parsed} == parsed
 
 
-def test_the_non_negative_type_takes_zero_and_refuses_the_rest() -> None:
-    record = load("bench_record")
-    assert record.non_negative(int)("0") == 0 and record.non_negative(float)("0.5") == 0.5
-    for kind, text in ((int, "-1"), (int, "1.5"), (float, "-0.1"), (float, "inf"), (float, "nan")):
-        with pytest.raises(argparse.ArgumentTypeError, match=f"at least 0, not '{text}'"):
-            record.non_negative(kind)(text)
-
-
 FIRST_WORK = {"backend_bench": "bench_sentences", "serve_bench": "bench_sentences", "filter_bench": "bench_pairs",
               "align_bench": "case_row", "invariance_bench": "sentences"}
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from xlsent.cli.options import positive_int
+from xlsent.arg_types import positive_int
 from xlsent.studies.command import main
 from xlsent.studies.numbers import versus
 from xlsent.studies.settings import StudySettings, option

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from xlsent.arg_types import positive_int
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_engine, add_model, path_arg, positive_int, ray_config
+from xlsent.cli.options import add_engine, add_model, path_arg, ray_config
 
 
 def max_beads(text: str) -> int:

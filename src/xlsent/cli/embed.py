@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from xlsent.arg_types import positive_int
 from xlsent.cli.commands import Commands
 from xlsent.cli.options import (
     add_engine,
@@ -12,7 +13,6 @@ from xlsent.cli.options import (
     add_output,
     input_spec,
     path_arg,
-    positive_int,
     ray_config,
 )
 from xlsent.inference import DEFAULT_BATCH_TOKENS

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from xlsent.arg_types import positive_int
 from xlsent.cli.commands import Commands
-from xlsent.cli.options import add_data, add_model, add_output, positive_int
+from xlsent.cli.options import add_data, add_model, add_output
 
 
 def add_commands(sub: Commands) -> None:

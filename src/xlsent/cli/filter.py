@@ -7,9 +7,10 @@ import logging
 import sys
 from typing import TYPE_CHECKING
 
+from xlsent.arg_types import positive_float
 from xlsent.cli.commands import Commands
 from xlsent.cli.mine import add_search_options, engine_options, pair_inputs, search_config, threshold_type
-from xlsent.cli.options import add_input_options, add_output, path_arg, positive_float
+from xlsent.cli.options import add_input_options, add_output, path_arg
 
 if TYPE_CHECKING:
     from xlsent.mining.filter_config import FilterConfig

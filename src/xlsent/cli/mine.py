@@ -9,6 +9,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from xlsent.arg_types import positive_float, positive_int
 from xlsent.cli.commands import Commands
 from xlsent.cli.options import (
     add_data,
@@ -18,8 +19,6 @@ from xlsent.cli.options import (
     add_output,
     input_spec,
     path_arg,
-    positive_float,
-    positive_int,
     ray_config,
 )
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from xlsent.arg_types import positive_int
 from xlsent.inference import CHOICES
 
 if TYPE_CHECKING:
@@ -26,28 +26,6 @@ def path_arg(text: str) -> str:
     if not text:
         raise argparse.ArgumentTypeError("empty value: give a file or folder (. for the current folder)")
     return text
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a finite number above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, not {text!r}")
-    return value
 
 
 def add_model(p: argparse.ArgumentParser, help: str = MODEL_HELP, default: str | None = "me5-small") -> None:

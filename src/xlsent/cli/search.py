@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from xlsent.arg_types import positive_int
 from xlsent.cli.commands import Commands
 from xlsent.cli.options import (
     add_engine,
@@ -13,7 +14,6 @@ from xlsent.cli.options import (
     add_output,
     input_spec,
     path_arg,
-    positive_int,
     ray_config,
 )
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from xlsent.cli.options import positive_int
+from xlsent.arg_types import positive_int
 from xlsent.data.held_out import held_out_sentences
 from xlsent.data.retrieval_pk import load_set
 from xlsent.encoders.base import l2_normalize

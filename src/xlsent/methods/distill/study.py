@@ -70,7 +70,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from xlsent.cli.options import positive_int
+from xlsent.arg_types import positive_int
 from xlsent.data.multilingual import english_languages
 from xlsent.data.sts import STS17_TRACKS
 from xlsent.data.user_bitext import BitextFile

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from xlsent.cli.options import positive_int
+from xlsent.arg_types import positive_int
 from xlsent.data.bitext import PAPER_MULTI_PAIRS, build_training_data
 from xlsent.data.tatoeba import XTREME36, tatoeba_languages
 from xlsent.encoders.base import HiddenStateEncoder, l2_normalize

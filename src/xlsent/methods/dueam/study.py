@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import spearmanr
 
-from xlsent.cli.options import positive_int
+from xlsent.arg_types import positive_int
 from xlsent.data.parallel import load_ntrex
 from xlsent.data.sts import load_sts17
 from xlsent.encoders.cache import encoder_id

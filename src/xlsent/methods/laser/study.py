@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from xlsent.cli.options import positive_float, positive_int
+from xlsent.arg_types import positive_float, positive_int
 from xlsent.data.parallel import load_ntrex
 from xlsent.data.user_bitext import BitextFile
 from xlsent.data.xnli import XNLI_LANGS
