@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from xlsent import store
 from xlsent.checksum import sha256_file
 from xlsent.data.text_input import InputError, InputSpec
 from xlsent.embed_job import EmbedOptions, embed_file, parts_path
-from xlsent.store import load_embeddings
+from xlsent.store import EmbeddingFileError, base_metadata, load_embeddings, save_embeddings
 from xlsent.testing import LookupEncoder
 
 LINES = [f"sentence {i}" for i in range(7)]
@@ -70,3 +71,19 @@ def test_an_input_that_changes_during_the_run_is_refused(tmp_path: Path) -> None
         embed_file(InputSpec(source), tmp_path / "o.npy", Appending(source),  # type: ignore[arg-type]
                    EmbedOptions(chunk_rows=3, progress=False))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+
+
+def test_a_run_killed_between_the_vectors_and_their_sidecar_leaves_no_mismatched_pair(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "e.npy"
+    first = base_metadata(2, 3, "lookup", {"sha256": "a" * 64})
+    save_embeddings(out, np.eye(3, dtype=np.float32)[:2], first)
+
+    def killed(path: Path, obj: object) -> None:
+        raise KeyboardInterrupt  # the kill, after the new vectors are in place, before their sidecar
+
+    monkeypatch.setattr(store, "write_json", killed)
+    with pytest.raises(KeyboardInterrupt):
+        save_embeddings(out, np.ones((2, 3), np.float32), {**first, "source": {"sha256": "b" * 64}})
+    with pytest.raises(EmbeddingFileError, match=r"e.npy: missing sidecar e.npy.json; re-create it"):
+        load_embeddings(out, expect_sha256="a" * 64)

@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -119,6 +120,37 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a new empty folder beside ``path``; on success it takes the place of ``path`` (nothing, or a folder that
+    is then removed with all it holds), so that ``path`` is at every moment absent, the old folder or the new complete
+    one. On failure (an interrupt included) the new folder is removed and ``path`` stays as it was.
+
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> with atomic_folder(d / "idx") as tmp:
+    ...     _ = (tmp / "a.txt").write_text("new")
+    >>> sorted(p.name for p in d.iterdir()), (d / "idx" / "a.txt").read_text()
+    (['idx'], 'new')
+    """
+    target = Path(path).resolve() if Path(path).is_symlink() else Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    prefix = helper_path(target, ".", ".", room=len(".tmp") + TEMP_ROOM).name
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp
+        tmp.chmod(0o755)
+        if target.exists():
+            old = Path(tempfile.mkdtemp(prefix=prefix, suffix=".old", dir=target.parent))
+            os.replace(target, old / "folder")
+            os.replace(tmp, target)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -133,6 +133,9 @@ def save_embedding_parts(path: str | Path, parts: Sequence[np.ndarray | Path], m
             raise ValueError(f"{path}: wrote {row} rows, metadata says {meta['rows']}")
         out.flush()
         del out
+        # the old sidecar goes first: a kill before the new one is written leaves vectors without a sidecar (refused
+        # by their readers), never the new vectors beside the old sidecar
+        sidecar_path(path).unlink(missing_ok=True)
     write_json(sidecar_path(path), meta)
 
 

@@ -11,7 +11,8 @@ import pytest
 from xlsent.cli import main
 from xlsent.data.text_input import InputSpec
 from xlsent.embed_job import EmbedOptions, embed_file
-from xlsent.mining.search_index import SentenceIndex, build_sentence_index
+from xlsent.mining import search_index
+from xlsent.mining.search_index import SentenceIndex, build_sentence_index, check_index_output
 from xlsent.testing import LookupEncoder
 
 TABLE: dict[str, Sequence[float]] = {"the dog barks": [1.0, 0.0, 0.0], "a cat runs": [0.0, 1.0, 0.0],
@@ -91,3 +92,39 @@ def test_a_blank_row_keeps_its_place_but_is_never_a_hit(tmp_path: Path) -> None:
     build_sentence_index(InputSpec(corpus), tmp_path / "idx", tmp_path / "v.npy", "t", kind="flat")
     [hits] = SentenceIndex.open(tmp_path / "idx").search_sentences(["a cat runs"], LookupEncoder(table, name="t"), k=5)
     assert [(hit.rank, hit.row, hit.text) for hit in hits] == [(1, 2, "a cat runs"), (2, 0, "the dog barks")]
+
+
+def test_a_killed_build_leaves_the_old_index_whole_or_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text("".join(s + "\n" for s in TABLE), encoding="utf-8")
+    new.write_text("a cat runs\nthe dog barks\n", encoding="utf-8")
+    for corpus in (old, new):
+        embed_file(InputSpec(corpus), corpus.with_suffix(".npy"), LookupEncoder(TABLE, name="t"),
+                   EmbedOptions(progress=False))
+    build_sentence_index(InputSpec(old), tmp_path / "idx", old.with_suffix(".npy"), "t", kind="flat")
+    before = sorted(p.name for p in tmp_path.iterdir())
+
+    def killed(path: Path, obj: object) -> None:
+        raise KeyboardInterrupt  # the kill, after the index and its texts are written, before the manifest
+
+    monkeypatch.setattr(search_index, "write_json", killed)
+    for out in ("idx", "fresh"):
+        with pytest.raises(KeyboardInterrupt):
+            build_sentence_index(InputSpec(new), tmp_path / out, new.with_suffix(".npy"), "t", kind="flat")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert SentenceIndex.open(tmp_path / "idx").texts == list(TABLE)
+    monkeypatch.undo()
+    build_sentence_index(InputSpec(new), tmp_path / "idx", new.with_suffix(".npy"), "t", kind="flat")
+    assert SentenceIndex.open(tmp_path / "idx").texts == ["a cat runs", "the dog barks"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_an_index_replaces_no_folder_holding_other_files(tmp_path: Path) -> None:
+    (tmp_path / "idx").mkdir()
+    (tmp_path / "idx" / "index.faiss").write_bytes(b"")
+    (tmp_path / "idx" / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(FileExistsError, match=r"idx: the folder holds more than an index \(notes.txt\), and a new "
+                                              "index replaces the whole folder"):
+        check_index_output(tmp_path / "idx", overwrite=True)
+    check_index_output(tmp_path / "new", overwrite=False)

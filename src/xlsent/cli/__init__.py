@@ -12,9 +12,13 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from importlib import import_module
+from types import FrameType
 from typing import cast
 
 from xlsent.cli.commands import Commands, Handler
@@ -48,6 +52,42 @@ def _stdout_closed() -> int:
     return 1
 
 
+class Terminated(KeyboardInterrupt):
+    """The run was stopped by SIGTERM (sent by ``timeout``, Slurm, Kubernetes, systemd): a ``KeyboardInterrupt``, so
+    that it unwinds the cleanup that Ctrl-C does."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    """Stop the run on SIGINT or SIGTERM, once: the cleanup it starts is not interrupted by a further Ctrl-C (ignored
+    from now until the process ends, as it joins its threads) and a further SIGTERM ends the process at once."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+
+@contextmanager
+def _signals_stop_the_run() -> Iterator[None]:
+    """Within the block, SIGTERM stops the run as Ctrl-C does (:class:`Terminated`), and a second of either does not
+    break into the cleanup of the first (:func:`_stop`). A signal whose default the process did not inherit (SIGINT
+    ignored in a background job) is left alone; so is every signal outside the main thread. Where neither signal came,
+    the handlers are as before after the block; where one came, the process is ending and they stay as
+    :func:`_stop` left them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    defaults = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    before = {sig: signal.getsignal(sig) for sig in defaults}
+    ours = [sig for sig, default in defaults.items() if before[sig] is default]
+    for sig in ours:
+        signal.signal(sig, _stop)
+    try:
+        yield
+    finally:
+        for sig in ours:
+            if signal.getsignal(sig) is _stop:
+                signal.signal(sig, before[sig])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``xlsent`` console script."""
     try:
@@ -61,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         handler: Handler = args.func
         outputs = [getattr(args, dest) for dest in args.writes]  # an optional output not asked for is None
-        with exclusive_outputs(o for o in outputs if o is not None):  # one run per output at a time
+        with _signals_stop_the_run(), exclusive_outputs(o for o in outputs if o is not None):  # one run per output
             return handler(args)
     except BrokenPipeError:  # standard output closed early, e.g. `xlsent mine a b -o - | head`
         return _stdout_closed()
@@ -71,6 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # the machine failed the run (permissions, a full disk)
         print(f"xlsent: error: {exc}", file=sys.stderr)
         return 1
+    except Terminated:
+        print("xlsent: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("xlsent: interrupted", file=sys.stderr)
-        return 130
+        return 128 + signal.SIGINT

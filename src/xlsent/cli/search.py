@@ -28,7 +28,8 @@ def add_commands(sub: Commands) -> None:
     add_model(p)
     p.add_argument("--kind", default="auto", choices=["flat", "ivf", "ivfpq", "ivfsq", "ivfpqfs", "hnsw", "auto"],
                    help="FAISS index type (default auto: exact below ~200k rows, IVF above)")
-    p.add_argument("--overwrite", action="store_true", help="replace the index (or other files) already in -o")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the index already in -o (a folder holding other files is refused)")
     add_input_options(p)
     add_engine(p, "encoder actors embedding the input's chunks")
     p.set_defaults(func=_index, writes=("output",))

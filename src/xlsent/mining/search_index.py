@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from xlsent.atomic import atomic_open, atomic_path, check_folders_above, write_json
+from xlsent.atomic import atomic_folder, check_folders_above, write_json, write_lines
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import InputSpec, iter_rows, lone_surrogate, printable_name
@@ -23,6 +23,8 @@ from xlsent.encoders.cache import encoder_id
 from xlsent.encoders.model_dir import INDEX_TYPE
 
 INDEX_FILE, TEXTS_FILE, MANIFEST = "index.faiss", "texts.txt", "xlsent.json"
+INDEX_FILES = (INDEX_FILE, TEXTS_FILE, MANIFEST)
+"""The files of an index folder, which it is built with and replaced with as a whole."""
 
 
 @dataclass(frozen=True)
@@ -64,20 +66,27 @@ def check_queries(queries: Sequence[str], file: str | None = None) -> None:
 
 
 def check_index_output(out: Path, *, overwrite: bool) -> None:
-    """``FileExistsError`` when ``out`` is a folder holding files (an earlier index?) and ``overwrite`` is false;
-    ``ValueError`` when a file stands where a folder above it must be."""
+    """``FileExistsError`` when ``out`` is a folder holding files (an earlier index?) and ``overwrite`` is false, or
+    holding more than an index's files (the new index replaces the whole folder); ``ValueError`` when a file stands
+    where a folder above it must be."""
     check_folders_above(out, "-o")
-    if not overwrite and out.is_dir() and any(out.iterdir()):
+    held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if held and not overwrite:
         what = "an index" if (out / MANIFEST).is_file() else "files"
         raise FileExistsError(f"-o {out}: the folder already holds {what}; replace it with --overwrite, or name a "
                               "new folder")
+    if others := [name for name in held if name not in INDEX_FILES]:
+        raise FileExistsError(f"-o {out}: the folder holds more than an index ({', '.join(others[:3])}), and a new "
+                              "index replaces the whole folder; name a new folder, or move those files out")
 
 
 def build_sentence_index(spec: InputSpec, out_dir: str | Path, vectors_file: str | Path, model: str, *,
                          kind: str = "auto") -> Path:
     """Save a searchable index folder at ``out_dir`` of the rows of ``spec`` and their embedding file
-    ``vectors_file`` (as ``xlsent embed`` writes it: its sidecar names the encoder, its checksum the input);
-    ``ValueError`` for an input without text (:func:`check_indexable`)."""
+    ``vectors_file`` (as ``xlsent embed`` writes it: its sidecar names the encoder, its checksum the input), in place
+    of the index there, if any, as a whole: a failed or killed build leaves ``out_dir`` as it was; ``ValueError`` for
+    an input without text (:func:`check_indexable`), ``FileExistsError`` for an ``out_dir`` holding other files
+    (:func:`check_index_output`)."""
     import faiss
 
     from xlsent.mining.faiss_index import build_index
@@ -88,16 +97,15 @@ def build_sentence_index(spec: InputSpec, out_dir: str | Path, vectors_file: str
     texts = list(iter_rows(spec))
     vecs, meta = load_embeddings(vectors_file, expect_sha256=sha, expect_rows=len(texts))
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    check_index_output(out, overwrite=True)
     index = build_index(np.ascontiguousarray(vecs, dtype=np.float32), kind)
-    with atomic_path(out / INDEX_FILE) as tmp:
-        faiss.write_index(index, str(tmp))
-    with atomic_open(out / TEXTS_FILE) as fh:
-        fh.writelines(t.replace("\n", " ") + "\n" for t in texts)
-    write_json(out / MANIFEST, {"type": INDEX_TYPE, "model": model, "encoder": meta["encoder"],
-                                "rows": len(texts), "dim": int(vecs.shape[1]), "kind": kind,
-                                "source": {"path": printable_name(spec.name), "sha256": sha},
-                                "files": {n: sha256_file(out / n) for n in (INDEX_FILE, TEXTS_FILE)}})
+    with atomic_folder(out) as tmp:
+        faiss.write_index(index, str(tmp / INDEX_FILE))
+        write_lines(tmp / TEXTS_FILE, (t.replace("\n", " ") + "\n" for t in texts))
+        write_json(tmp / MANIFEST, {"type": INDEX_TYPE, "model": model, "encoder": meta["encoder"],
+                                    "rows": len(texts), "dim": int(vecs.shape[1]), "kind": kind,
+                                    "source": {"path": printable_name(spec.name), "sha256": sha},
+                                    "files": {n: sha256_file(tmp / n) for n in (INDEX_FILE, TEXTS_FILE)}})
     return out
 
 
