@@ -81,10 +81,12 @@ BUSY = {  # a command line writing {w}/out (or {w}/out.npy, {w}/out.tsv, {w}/out
 
 @pytest.mark.parametrize("command", list(BUSY))
 def test_every_writer_refuses_a_busy_output(command: str, tmp_path: Path, tiny_model_dir: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+                                            capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "in.txt").write_text("the dog\n", encoding="utf-8")
     if command == "calibrate":  # its outputs are named by the encoder: it locks the model directory it updates
         shutil.copytree(tiny_model_dir, tmp_path / "out")
+        monkeypatch.setenv("XLSENT_DATA", str(tmp_path / "no-data"))  # busy is said first, with or without data
     argv = BUSY[command].format(w=tmp_path).split()
     with exclusive_output(next(arg for arg in argv if arg.startswith(f"{tmp_path}/out"))):
         code = main(argv)

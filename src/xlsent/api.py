@@ -516,14 +516,15 @@ def calibrate(model: str | Path = DEFAULT_MODEL, *, backend: str = "auto", langs
     from xlsent.mining.calibration import calibrate as _calibrate
     from xlsent.output_lock import exclusive_outputs
 
-    sets = dev_sets(langs or CALIBRATION_SETS, data)  # the data checked before the model loads
-    encoder = load(model, backend)
-    with exclusive_outputs([calibration_path(encoder), *([model] if Path(model).is_dir() else [])]):
-        record = _calibrate(encoder, sets=sets, progress=progress)
-        saved = [str(save_threshold(encoder, record)), *([str(Path(model) / "xlsent.json")] if Path(model).is_dir()
-                                                         else [])]
-        if ship:
-            saved.append(str(ship_threshold(encoder, record)))
+    with exclusive_outputs([model] if Path(model).is_dir() else []):  # a busy model directory, named first
+        sets = dev_sets(langs or CALIBRATION_SETS, data)  # the data checked before the model loads
+        encoder = load(model, backend)
+        with exclusive_outputs([calibration_path(encoder)]):
+            record = _calibrate(encoder, sets=sets, progress=progress)
+            saved = [str(save_threshold(encoder, record)),
+                     *([str(Path(model) / "xlsent.json")] if Path(model).is_dir() else [])]
+            if ship:
+                saved.append(str(ship_threshold(encoder, record)))
     return {**record, "saved": saved}
 
 
