@@ -103,6 +103,27 @@ def test_auto_threshold_takes_the_filter_cut(toy: Path, tmp_path: Path, monkeypa
     assert f"kept {len(CLEAN)} of" in said
 
 
+def test_an_interrupt_while_the_kept_pairs_are_written_leaves_the_earlier_run_whole(
+        toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The --scores file and -o were renamed into place one after the other, each as soon as written: an interrupt
+    between them left this run's scores beside the earlier run's kept pairs."""
+    from xlsent.mining import job
+
+    kept, scores = tmp_path / "kept.tsv", tmp_path / "all.tsv"
+    argv = ["filter", str(toy), "-o", str(kept), "--scores", str(scores), "--src-lang", "de", "--tgt-lang", "en",
+            "--threshold", "1.0", "-q"]
+    assert main(argv) == 0
+    before = {p.name: p.read_bytes() for p in (kept, scores)}
+
+    def interrupted(*args: object) -> list[str]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(job, "kept_rows", interrupted)
+    assert main([*argv[:-3], "--threshold", "5", "-q"]) == 130  # a cut that keeps no pair: other scores rows
+    assert {p.name: p.read_bytes() for p in (kept, scores)} == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
 def test_a_cut_applies_to_the_scores_it_was_made_for(toy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """Three pairs and k=4: no margin, the scores are cosines; the auto cut is then the record's cosine cut, and a

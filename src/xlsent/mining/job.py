@@ -23,14 +23,14 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xlsent.atomic import atomic_open, check_folders_above, helper_path, write_json, write_lines
+from xlsent.atomic import atomic_open, atomic_path, check_folders_above, helper_path, write_json, write_lines
 from xlsent.checksum import sha256_file
 from xlsent.data.empty_text import is_empty
 from xlsent.data.text_input import (
@@ -475,12 +475,17 @@ def filter_files(src: InputSpec, tgt: InputSpec, output: str | Path, engine: Eng
             log.warning("the learned scorer needs the encoder to embed halves of lines; with embeddings given and no "
                         "encoder, the score cut decides (%s)", source)
         decisions = decide(values, scored.score, rules, threshold=threshold, threshold_source=source, p_clean=p_clean)
-        if scores_out is not None:
-            write_lines(scores_out, score_rows(job.src.texts, job.tgt.texts, scored.score, scored.cosine, values,
-                                               decisions, first_line=job.src.spec.first_line, p_clean=p_clean))
-        if histogram is not None:
-            save_histogram(histogram, scored.score, decisions)
-        write_lines(output, kept_rows(job.src.texts, job.tgt.texts, decisions))
+        with ExitStack() as written:  # the outputs take their places together, once every one is written
+            def staged(path: Path) -> Path:
+                return path if str(path) == "-" else written.enter_context(atomic_path(path))
+
+            if scores_out is not None:
+                write_lines(staged(scores_out), score_rows(job.src.texts, job.tgt.texts, scored.score, scored.cosine,
+                                                           values, decisions, first_line=job.src.spec.first_line,
+                                                           p_clean=p_clean))
+            if histogram is not None:
+                save_histogram(staged(histogram), scored.score, decisions)
+            write_lines(staged(Path(output)), kept_rows(job.src.texts, job.tgt.texts, decisions))
     return FilterSummary(output, len(decisions.keep), decisions.counts(), decisions.threshold,
                          decisions.threshold_source, values.langs, scored.measure if p_clean is None else "p_clean",
                          scores_out, histogram, time.perf_counter() - job.start)
