@@ -32,6 +32,21 @@ def positive_float(text: str) -> float:
     return value
 
 
+def share(text: str) -> float:
+    """argparse type: a share of the whole, above 0 and at most 1.
+
+    >>> share("0.2"), share("1")
+    (0.2, 1.0)
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a share in (0, 1], not {text!r}")
+    return value
+
+
 def non_negative(kind: type[Number]) -> Callable[[str], Number]:
     """argparse type: a finite ``kind`` (int or float) of at least 0, for an option whose help says what 0 means (the
     other counts and sizes take :func:`positive_int` or :func:`positive_float`)."""

@@ -530,18 +530,6 @@ def test_the_bitext_start_study_starts_each_student_from_the_shipped_recipe_with
     assert any(f"starts from {start}" in note for note in run.notes)
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--study-steps", "0"], "argument --study-steps: must be a whole number of at least 1, not '0'"),
-    (["--bitext-runs", "qaa:300", "garbage"], "argument --bitext-runs: 'garbage': expected LANG:PAIRS[:VARIANT]"),
-    (["--v2-runs", "qaa:300:nosuch"], "argument --v2-runs: 'qaa:300:nosuch': expected LANG:PAIRS[:VARIANT]"),
-])
-def test_a_bad_option_value_is_refused_when_parsed(argv: list[str], message: str,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        parser_for(distill_study).parse_args(argv)
-    assert exit_info.value.code == 2 and message in capsys.readouterr().err
-
-
 def test_a_main_model_folder_without_a_model_is_refused_not_trained(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--studies", "main", "--main-model", str(tmp_path / "nosuch"), "--out", str(tmp_path / "out"),

@@ -17,7 +17,7 @@ from xlsent.methods.dual_pivot.study import (
     claims_pairs,
     record,
 )
-from xlsent.studies.command import main, parser_for, run_studies
+from xlsent.studies.command import main, run_studies
 from xlsent.studies.study import StudyRun, study_result
 from xlsent.studies.trained import StaleModelError
 from xlsent.testing import dataset_or_skip
@@ -99,19 +99,6 @@ def test_every_study_runs_end_to_end_on_a_tiny_backbone(tmp_path: Path, tiny_mod
     with pytest.raises(StaleModelError, match="unsup-de-en holds a model of another configuration .*steps: 3 in the "
                                               "model, 4 wanted"):  # the study never scores a model of other settings
         run_studies(study, ["main"], dataclasses.replace(settings, steps=4), tmp_path / "results")
-
-
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--steps", "-3"], "argument --steps: must be a whole number of at least 1, not '-3'"),
-    (["--max-pairs", "-3"], "argument --max-pairs: must be a whole number of at least 1, not '-3'"),
-    (["--ablation-steps", "0"], "argument --ablation-steps: must be a whole number of at least 1, not '0'"),
-    (["--bucc", "xx"], "argument --bucc: invalid choice: 'xx'"),
-])
-def test_a_bad_option_value_is_refused_before_the_backbone_encodes(argv: list[str], message: str,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exit_info:
-        parser_for(study).parse_args(argv)
-    assert exit_info.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_record_refuses_a_folder_without_a_model_before_the_backbone_loads(

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from xlsent.methods.absent import study as absent_study
+from xlsent.methods.distill import study as distill_study
+from xlsent.methods.dual_pivot import study as dual_pivot_study
 from xlsent.methods.dueam import study as dueam_study
 from xlsent.methods.emu import study as emu_study
 from xlsent.methods.laser import study as laser_study
@@ -33,6 +35,16 @@ from xlsent.studies.command import main, parser_for
     (laser_study, ["--bitext-run", "garbage"], "argument --bitext-run: 'garbage': expected LANG:PAIRS with LANG "
                                                "one of qaa"),
     (laser_study, ["--bitext-run", "qaa:0"], "argument --bitext-run: 'qaa:0': expected LANG:PAIRS"),
+    (distill_study, ["--study-steps", "0"], "argument --study-steps: must be a whole number of at least 1, not '0'"),
+    (distill_study, ["--bitext-runs", "qaa:300", "garbage"],
+     "argument --bitext-runs: 'garbage': expected LANG:PAIRS[:VARIANT]"),
+    (distill_study, ["--v2-runs", "qaa:300:nosuch"],
+     "argument --v2-runs: 'qaa:300:nosuch': expected LANG:PAIRS[:VARIANT]"),
+    (dual_pivot_study, ["--steps", "-3"], "argument --steps: must be a whole number of at least 1, not '-3'"),
+    (dual_pivot_study, ["--max-pairs", "-3"], "argument --max-pairs: must be a whole number of at least 1, not '-3'"),
+    (dual_pivot_study, ["--ablation-steps", "0"], "argument --ablation-steps: must be a whole number of at least 1, "
+                                                  "not '0'"),
+    (dual_pivot_study, ["--bucc", "xx"], "argument --bucc: invalid choice: 'xx'"),
 ], ids=lambda x: " ".join(x) if isinstance(x, list) else "")
 def test_a_bad_option_value_is_a_usage_error_when_parsed(module: types.ModuleType, argv: list[str], message: str,
                                                          capsys: pytest.CaptureFixture[str]) -> None:

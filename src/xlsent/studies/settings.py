@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,21 +25,6 @@ def option(default: Any, help: str, *, flag: str = "", metavar: str = "", choice
     meta = {"help": help, "flag": flag, "metavar": metavar, "choices": tuple(choices), "nargs": nargs,
             "repeat": repeat, "recorded": recorded, "type": type}
     return field(default=default, metadata=meta)
-
-
-def share(text: str) -> float:
-    """argparse type: a share of the whole, above 0 and at most 1.
-
-    >>> share("0.2"), share("1")
-    (0.2, 1.0)
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"must be a share in (0, 1], not {text!r}")
-    return value
 
 
 def parsed_by(parse: Callable[[str], object]) -> Callable[[str], str]:

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from xlsent.arg_types import positive_int
+from xlsent.arg_types import positive_int, share
 from xlsent.data.held_out import held_out_sentences
 from xlsent.data.retrieval_pk import load_set
 from xlsent.encoders.base import l2_normalize
@@ -50,7 +50,7 @@ from xlsent.methods.mapping.data import build_pair_data
 from xlsent.methods.mapping.encoder import MappedEncoder
 from xlsent.studies.command import main
 from xlsent.studies.numbers import apart, listing
-from xlsent.studies.settings import StudySettings, option, share
+from xlsent.studies.settings import StudySettings, option
 from xlsent.studies.study import Rows, Study, StudyRun
 from xlsent.studies.trained import ensure_trained
 from xlsent.studies.verdict import Verdict
