@@ -170,17 +170,22 @@ def load_result(path: str | Path) -> TaskResult | None:
     return TaskResult(**{k: v for k, v in raw.items() if k in TaskResult.__dataclass_fields__})
 
 
-def load_results(results_dir: str | Path) -> list[TaskResult]:
-    """Every result JSON in ``results_dir``, sorted by task, variant and encoder; JSON of another shape is skipped
-    with a warning naming it, and :class:`ResultFileError` names a result file that cannot be read back."""
-    out = []
+def load_result_files(results_dir: str | Path) -> dict[Path, TaskResult]:
+    """Every result JSON in ``results_dir`` by its path, in path order; JSON of another shape is skipped with a warning
+    naming it, and :class:`ResultFileError` names a result file that cannot be read back."""
+    out = {}
     for path in sorted(Path(results_dir).glob("*.json")):
         result = load_result(path)
         if result is None:
             log.warning("%s: skipped, not a result JSON (no task and main_score fields)", path)
         else:
-            out.append(result)
-    return sorted(out, key=lambda r: (r.task, r.variant, r.encoder))
+            out[path] = result
+    return out
+
+
+def load_results(results_dir: str | Path) -> list[TaskResult]:
+    """Every result of :func:`load_result_files`, sorted by task, variant and encoder."""
+    return sorted(load_result_files(results_dir).values(), key=lambda r: (r.task, r.variant, r.encoder))
 
 
 def file_checksums(paths: list[Path], root: Path) -> dict[str, str]:

@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D
 from xlsent.atomic import atomic_open, check_folder_output, check_folders_above
 from xlsent.evaluation.intent import TSNE_KEY
 from xlsent.evaluation.published import Reported, published_for
-from xlsent.evaluation.results import ResultFileError, TaskResult, load_result
+from xlsent.evaluation.results import ResultFileError, TaskResult, load_result_files
 from xlsent.evaluation.runner import TASKS
 from xlsent.report.bench import bench_section, load_bench_records
 from xlsent.report.curves import CURVES_KEY, plot_curves
@@ -275,16 +275,10 @@ def read_results(results_dir: Path) -> list[TaskResult]:
     variant and encoder; :class:`ResultFileError` naming the file, before anything is written, when it cannot be
     read back (:func:`~xlsent.evaluation.results.load_result`), a field is not of the shape the report shows
     (:func:`result_problem`), or another file holds a result of the same model (:func:`check_one_per_model`)."""
-    results = {}
-    for path in sorted(results_dir.glob("*.json")):
-        result = load_result(path)
-        if result is None:
-            log.warning("%s: skipped, not a result JSON (no task and main_score fields)", path)
-            continue
-        problem = result_problem(result)
-        if problem:
+    results = load_result_files(results_dir)
+    for path, result in results.items():
+        if problem := result_problem(result):
             raise ResultFileError(f"{path}: {problem}: re-run its evaluation, or fix or remove the file")
-        results[path] = result
     check_one_per_model(results)
     return sorted(results.values(), key=lambda r: (r.task, r.variant, r.encoder))
 
