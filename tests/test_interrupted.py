@@ -21,9 +21,13 @@ from xlsent.cli import main
 
 @pytest.fixture(autouse=True)
 def signal_handlers() -> Iterator[None]:
-    """The handlers of SIGINT and SIGTERM as they were before the test: a run a signal stopped leaves its own (the
-    process is ending), which must not stay in the test process."""
+    """The default handlers of SIGINT and SIGTERM during the test, as a command started in a terminal has them (a
+    test process started in the background, as `make test &`, inherits SIGINT ignored, which xlsent leaves alone),
+    and as they were before it afterwards: a run a signal stopped leaves its own (the process is ending), which must
+    not stay in the test process."""
     before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     yield
     for sig, handler in before.items():
         signal.signal(sig, handler)
